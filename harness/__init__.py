@@ -1,0 +1,3 @@
+"""Overnight batch porting harness with test-driven termination."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,144 @@
+"""Provider protocol and the provider-agnostic values every adapter returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "AuthenticationError",
+    "CallRequest",
+    "Completion",
+    "ErrorKind",
+    "Prompt",
+    "Provider",
+    "ProviderError",
+    "Route",
+    "StopReason",
+    "Usage",
+]
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one step's call goes: a tier resolved to provider, model and output cap."""
+
+    tier: str
+    provider: str
+    model: str
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt split where caching starts to differ.
+
+    `stable` is identical across every attempt of one task (reference, tests, examples,
+    capabilities) and is what providers cache; `variable` is the per-attempt part
+    (current code, failing output) and always comes last.
+    """
+
+    system: str
+    stable: str
+    variable: str
+
+    @property
+    def text(self) -> str:
+        """The user message as one string: stable prefix, then the per-attempt part."""
+        return self.stable + self.variable
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """One paid request: what to send, where, and which task step it serves."""
+
+    route: Route
+    prompt: Prompt
+    task_id: str
+    step: str  # write | review | rewrite | fix
+    attempt: int
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Normalised token usage.
+
+    input_tokens are *fresh* input only (billed at the input price); cache reads and
+    writes are separate; output_tokens include any thinking tokens, which vendors bill
+    as output. Each adapter documents its vendor's quirk where it translates.
+    """
+
+    input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+
+class StopReason(StrEnum):
+    """Why a reply ended. Anything but END is an outcome to record, never a file to ship."""
+
+    END = "end"
+    MAX_TOKENS = "max_tokens"
+    REFUSAL = "refusal"
+    CONTEXT_TOO_LONG = "context_too_long"
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A provider's answer, already translated out of the vendor's types."""
+
+    text: str
+    usage: Usage
+    stop_reason: StopReason
+    model: str
+    provider: str
+    latency_s: float = 0.0
+    retries: int = 0
+    detail: str = ""  # vendor's own words for a non-END stop (finish reason, block reason)
+
+
+class ErrorKind(StrEnum):
+    """How the one retry policy treats a failure."""
+
+    RATE_LIMIT = "rate_limit"
+    TRANSIENT = "transient"
+    FATAL = "fatal"
+    AUTH = "auth"
+
+
+@dataclass
+class ProviderError(Exception):
+    """A call that produced no completion, classified for the retry policy."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+    retry_after_s: float | None = None
+    provider: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        status = f" (HTTP {self.status})" if self.status else ""
+        return f"{self.provider or 'provider'} {self.kind.value}{status}: {self.message}"
+
+
+class AuthenticationError(ProviderError):
+    """Credentials were refused: every later call would fail the same way, so the run stops."""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that turns a CallRequest into a Completion (or raises ProviderError)."""
+
+    name: str
+
+    def complete(self, request: CallRequest) -> Completion: ...

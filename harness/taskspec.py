@@ -1,0 +1,47 @@
+"""TaskSpec: one validated task, every path absolute."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TaskSpec"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task from the task list after validation.
+
+    Paths are absolute, resolved against `base_dir` (the task list's folder). `output`
+    is where the harness ships the best candidate; inside the test scratch directory the
+    candidate sits at `output_rel`. `solution` is read only by the simulator.
+    """
+
+    id: str
+    base_dir: Path
+    reference: tuple[Path, ...]
+    tests: tuple[Path, ...]
+    output: Path
+    type: str = "service_port"
+    examples: tuple[Path, ...] = ()
+    capabilities: Path | None = None
+    support: tuple[Path, ...] = ()
+    instructions: str = ""
+    max_attempts: int = 5
+    solution: Path | None = None
+    source: Path | None = None  # the task list file
+    line: int = 0  # line of the task's entry in `source`
+
+    @property
+    def output_rel(self) -> Path:
+        """The candidate's place in the test scratch dir: relative to the task list's folder,
+        or just its basename when the operator ships it outside that folder."""
+        try:
+            return self.output.relative_to(self.base_dir)
+        except ValueError:
+            return Path(self.output.name)
+
+    @property
+    def module_name(self) -> str:
+        """The basename tests import the candidate by."""
+        return self.output.stem
