@@ -1,0 +1,58 @@
+"""One function per CLI command; each returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.report import load_summary, render_markdown
+from harness.rundir import resolve_run
+
+__all__ = ["BadInput", "cmd_run", "cmd_summary", "cmd_tasks"]
+
+
+class BadInput(Exception):
+    """Bad task list, config, policy or arguments: exit 2, nothing ran, nothing was spent."""
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.runner import execute, exit_code
+    from harness.wiring import prepare_run
+
+    run = prepare_run(args)
+    try:
+        summary = execute(run)
+    finally:
+        run.close()
+    print(render_markdown(summary.to_json()))
+    print(f"run folder: {run.rundir.root}", file=sys.stderr)
+    return exit_code(summary)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    try:
+        run = resolve_run(args.run_dir)
+        data = load_summary(run)
+    except (FileNotFoundError, ValueError) as exc:
+        raise BadInput(str(exc)) from exc
+    print(render_markdown(data))
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from harness.wiring import load_task_list
+
+    if args.tasks_command == "add":
+        from harness.taskedit import add_task
+
+        add_task(args)
+        print(f"added task {args.id!r} to {args.file}")
+        return 0
+    specs = load_task_list(args.file)
+    if args.tasks_command == "validate":
+        print(f"{args.file}: {len(specs)} task(s), all valid")
+        return 0
+    for spec in specs:
+        refs = ", ".join(str(p.relative_to(spec.base_dir)) for p in spec.reference)
+        print(f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}")
+    return 0

@@ -1,0 +1,84 @@
+"""The one place structlog is configured: JSON lines to events.jsonl, readable lines to stderr."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+__all__ = ["configure_logging", "redact"]
+
+# Shapes of vendor credentials; a value that matches is never written anywhere.
+_SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-Za-z0-9]{20,})")
+
+
+def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Processor: mask anything shaped like an API key, whatever field it hides in."""
+    for key, value in event.items():
+        if isinstance(value, str) and _SECRET.search(value):
+            event[key] = _SECRET.sub("[REDACTED]", value)
+    return event
+
+
+class _JsonTee:
+    """Processor: append the event as one JSON line to a file, then pass it on unchanged."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, _logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps(event, default=str, sort_keys=False)
+        with self._lock:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        return event
+
+
+def configure_logging(events: Path | None = None, *, level: str = "info", console: bool = True):
+    """Route every event to `events` (JSON lines) and, at `level` and up, to stderr.
+
+    Returns the open events file (or None) so the caller can close it at run end.
+    """
+    stream = open(events, "a", encoding="utf-8") if events else None  # noqa: SIM115
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        redact,
+    ]
+    if stream is not None:
+        processors.append(_JsonTee(stream))
+    if console:
+        processors.append(_drop_below(level))
+        processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    else:
+        processors.append(_drop_all)
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    return stream
+
+
+def _drop_below(level: str):
+    threshold = logging.getLevelName(level.upper())
+
+    def processor(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+        if logging.getLevelName(event.get("level", "info").upper()) < threshold:
+            raise structlog.DropEvent
+        return event
+
+    return processor
+
+
+def _drop_all(_logger: Any, _name: str, _event: dict[str, Any]) -> dict[str, Any]:
+    raise structlog.DropEvent

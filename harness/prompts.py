@@ -1,0 +1,106 @@
+"""Render prompts/<type>/<step>.md strictly into a Prompt (system, stable prefix, variable tail)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from harness.providers.base import Prompt
+from harness.taskspec import TaskSpec
+
+__all__ = ["PromptError", "PromptSet", "default_prompts_dir", "known_types", "task_context"]
+
+_BLOCKS = ("system", "stable", "variable")
+STEP_TEMPLATES = ("write", "review", "rewrite", "fix")
+
+
+class PromptError(ValueError):
+    """A template is missing, malformed, or refers to a variable nobody supplied."""
+
+
+def default_prompts_dir() -> Path:
+    """The prompts/ folder shipped beside the package in a checkout."""
+    return Path(__file__).resolve().parent.parent / "prompts"
+
+
+def known_types(root: Path) -> frozenset[str]:
+    """Task types that have every step's template under `root`."""
+    if not root.is_dir():
+        return frozenset()
+    return frozenset(
+        d.name
+        for d in root.iterdir()
+        if d.is_dir() and all((d / f"{s}.md").is_file() for s in STEP_TEMPLATES)
+    )
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    text: str
+
+
+def _file(task: TaskSpec, path: Path) -> _File:
+    try:
+        shown = path.relative_to(task.base_dir)
+    except ValueError:
+        shown = Path(path.name)
+    return _File(str(shown), path.read_text())
+
+
+def task_context(task: TaskSpec, required_names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The stable, per-task template variables (read once per task)."""
+    return {
+        "task_id": task.id,
+        "module_name": task.module_name,
+        "references": [_file(task, p) for p in task.reference],
+        "tests": [_file(task, p) for p in task.tests],
+        "examples": [_file(task, p) for p in task.examples],
+        "capabilities": _file(task, task.capabilities) if task.capabilities else None,
+        "instructions": task.instructions,
+        "required_names": sorted(required_names),
+    }
+
+
+class PromptSet:
+    """The templates of one task type; every step renders to the same three blocks."""
+
+    def __init__(self, root: Path, task_type: str) -> None:
+        folder = root / task_type
+        if not folder.is_dir():
+            raise PromptError(f"no prompts for task type {task_type!r}: create {folder}/")
+        self._env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(folder),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            autoescape=False,
+        )
+        self._folder = folder
+        self._templates = {step: self._load(step) for step in STEP_TEMPLATES}
+
+    def _load(self, step: str) -> jinja2.Template:
+        try:
+            template = self._env.get_template(f"{step}.md")
+        except jinja2.TemplateNotFound as exc:
+            raise PromptError(f"missing template {self._folder / f'{step}.md'}") from exc
+        except jinja2.TemplateSyntaxError as exc:
+            raise PromptError(f"{exc.filename}:{exc.lineno}: {exc.message}") from exc
+        missing = [b for b in _BLOCKS if b not in template.blocks]
+        if missing:
+            raise PromptError(f"{self._folder / f'{step}.md'}: add block(s) {', '.join(missing)}")
+        return template
+
+    def render(self, step: str, variables: Mapping[str, Any]) -> Prompt:
+        """Render `step`; a variable the template uses but `variables` lacks is an error."""
+        template = self._templates[step]
+        context = template.new_context(dict(variables))
+        try:
+            parts = {b: "".join(template.blocks[b](context)).strip("\n") for b in _BLOCKS}
+        except jinja2.UndefinedError as exc:
+            raise PromptError(f"{self._folder / f'{step}.md'}: {exc.message}") from exc
+        return Prompt(parts["system"], parts["stable"] + "\n", "\n" + parts["variable"] + "\n")

@@ -1,0 +1,52 @@
+"""Shared fixtures: small task lists written on the fly."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+@pytest.fixture
+def task_dir(tmp_path: Path) -> Path:
+    """A folder with one legacy file, one test file and a solution, but no task list yet."""
+    write(tmp_path / "legacy" / "calc.py", "def add(a, b):\n    return (200, a + b)\n")
+    write(
+        tmp_path / "acceptance" / "test_calc.py",
+        """
+        from calc_service import add, sub
+
+        def test_add():
+            assert add(2, 3) == 5
+
+        def test_add_negative():
+            assert add(-2, -3) == -5
+
+        def test_sub():
+            assert sub(5, 3) == 2
+
+        def test_sub_zero():
+            assert sub(0, 0) == 0
+        """,
+    )
+    write(
+        tmp_path / "solutions" / "calc_service.py",
+        """
+        def add(a, b):
+            return a + b
+
+
+        def sub(a, b):
+            if a < b:
+                return -(b - a)
+            return a - b
+        """,
+    )
+    return tmp_path

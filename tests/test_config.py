@@ -1,0 +1,56 @@
+"""Operator config: shipped defaults, overrides, start-up checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.config import ConfigError, check_prices, load_config
+
+
+def test_override_merges_key_by_key(tmp_path) -> None:
+    """An operator file changes only what it names."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("routes:\n  mid: {provider: anthropic, model: claude-opus-4-6, max_tokens: 100}\n")
+
+    config = load_config(path)
+
+    assert config.routes["mid"].model == "claude-opus-4-6"
+    assert config.routes["cheap"].provider == "gemini"
+    assert config.loop.stop_after_no_improvement == 2
+
+
+def test_unknown_key_is_an_error(tmp_path) -> None:
+    """A typo in harness.yaml names the key."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("loop: {stop_after_no_improvment: 3}\n")
+
+    with pytest.raises(ConfigError, match="loop.stop_after_no_improvment"):
+        load_config(path)
+
+
+def test_step_pointing_at_a_missing_tier_is_an_error(tmp_path) -> None:
+    """Every step's tier needs a route."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("steps: {review: budget}\n")
+
+    with pytest.raises(ConfigError, match="tier\\(s\\) budget have no route"):
+        load_config(path)
+
+
+def test_a_route_whose_model_has_no_price_is_a_start_up_error(tmp_path) -> None:
+    """Never a silent $0: an unpriced model stops the run before it starts."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("routes:\n  cheap: {provider: gemini, model: gemini-9-ultra, max_tokens: 10}\n")
+
+    with pytest.raises(ConfigError, match="route 'cheap': model 'gemini-9-ultra' has no price"):
+        check_prices(load_config(path))
+
+
+def test_shipped_routes_are_priced_and_not_retiring_soon() -> None:
+    """The shipped defaults name priced models that are not past their retirement date."""
+    config = load_config()
+    table = check_prices(config)
+
+    for route in config.routes.values():
+        retires = table.get(route.model).retires
+        assert retires is None or retires > table.checked

@@ -1,0 +1,85 @@
+"""Prompt templates: strict rendering, cacheable prefix first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
+from harness.taskspec import TaskSpec
+
+
+@pytest.fixture
+def spec(task_dir: Path) -> TaskSpec:
+    return TaskSpec(
+        id="calc",
+        base_dir=task_dir,
+        reference=(task_dir / "legacy/calc.py",),
+        tests=(task_dir / "acceptance/test_calc.py",),
+        output=task_dir / "out/calc_service.py",
+        instructions="Keep the public names.",
+    )
+
+
+@pytest.fixture
+def prompts() -> PromptSet:
+    return PromptSet(default_prompts_dir(), "service_port")
+
+
+def test_service_port_is_a_known_type() -> None:
+    """The shipped prompts cover every step of service_port."""
+    assert "service_port" in known_types(default_prompts_dir())
+
+
+def test_write_carries_reference_tests_and_instructions(spec: TaskSpec, prompts: PromptSet) -> None:
+    """The write prompt's stable part holds the inputs; the job description comes last."""
+    prompt = prompts.render("write", task_context(spec, ("add", "sub")))
+
+    assert "return (200, a + b)" in prompt.stable
+    assert "def test_sub_zero" in prompt.stable
+    assert "Keep the public names." in prompt.stable
+    assert "It must define\nadd, sub." in prompt.variable
+    assert "Your job now" not in prompt.stable
+
+
+def test_every_step_shares_the_cacheable_prefix(spec: TaskSpec, prompts: PromptSet) -> None:
+    """write, rewrite and fix send the same system and stable text, so retries hit the cache."""
+    ctx = task_context(spec)
+    extra = {"code": "x = 1", "violations": ["v"], "failures": [], "passed": 0, "total": 4}
+
+    rendered = [prompts.render(step, {**ctx, **extra}) for step in ("write", "rewrite", "fix")]
+
+    assert len({(p.system, p.stable) for p in rendered}) == 1
+    assert len({p.variable for p in rendered}) == 3
+
+
+def test_fix_shows_best_code_and_only_the_failures_given(spec: TaskSpec, prompts: PromptSet) -> None:
+    """The fix prompt lists the failures it is handed and the read-only rule."""
+    failure = {"nodeid": "acceptance/test_calc.py::test_sub", "outcome": "failed",
+               "message": "AssertionError: assert 8 == 2", "details": "E   assert 8 == 2"}
+    ctx = {**task_context(spec), "code": "BEST_CODE", "failures": [failure], "passed": 3, "total": 4}
+
+    prompt = prompts.render("fix", ctx)
+
+    assert "```python\nBEST_CODE\n```" in prompt.variable
+    assert "### acceptance/test_calc.py::test_sub (failed)" in prompt.variable
+    assert "passes 3 of 4 tests" in prompt.variable
+    assert "Do NOT change the tests" in prompt.variable
+
+
+def test_a_missing_variable_is_an_error(spec: TaskSpec, prompts: PromptSet) -> None:
+    """Strict rendering: a template variable nobody supplied stops the render."""
+    with pytest.raises(PromptError, match="fix.md: 'code' is undefined"):
+        prompts.render("fix", {**task_context(spec), "failures": [], "passed": 0, "total": 1})
+
+
+def test_a_template_without_the_three_blocks_is_refused(tmp_path: Path) -> None:
+    """Every step template must define system, stable and variable."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    for step in ("write", "review", "rewrite", "fix"):
+        (folder / f"{step}.md").write_text("{% block system %}s{% endblock %}")
+
+    with pytest.raises(PromptError, match="add block\\(s\\) stable, variable"):
+        PromptSet(tmp_path, "t")
