@@ -11,7 +11,8 @@ from typing import Protocol
 import structlog
 
 from harness.pricing import PriceTable, cost
-from harness.providers.base import CallRequest, Completion, Provider
+from harness.providers._errors import billed_usage
+from harness.providers.base import CallRequest, Completion, Provider, ProviderError
 
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
@@ -70,6 +71,11 @@ class Caller:
         try:
             with self._slots[route.provider]:
                 completion = self._providers[route.provider].complete(request)
+        except ProviderError as exc:
+            # A stream cut part-way may already have been billed: charge what the vendor
+            # reported before the failure, never silently drop it.
+            self._budget.settle(reservation, cost(billed_usage(exc), price))
+            raise
         except BaseException:
             self._budget.release(reservation)
             raise

@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
     from harness import commands
+    from harness.log import configure_logging
+
+    configure_logging(None, level=getattr(args, "log_level", "info"))
 
     handler = {
         "run": commands.cmd_run,

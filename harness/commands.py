@@ -16,14 +16,25 @@ class BadInput(Exception):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.lock import LockHeld, RunLock
     from harness.runner import execute, exit_code
-    from harness.wiring import prepare_run
+    from harness.wiring import check_inputs, open_run
 
-    run = prepare_run(args)
+    inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
     try:
-        summary = execute(run)
+        lock = RunLock(args.run_dir)
+        lock.acquire()
+    except LockHeld as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return 75
+    try:
+        run = open_run(args, inputs)
+        try:
+            summary = execute(run)
+        finally:
+            run.close()
     finally:
-        run.close()
+        lock.release()
     print(render_markdown(summary.to_json()))
     print(f"run folder: {run.rundir.root}", file=sys.stderr)
     return exit_code(summary)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness.budget import BudgetConfig
 from harness.pricing import PriceError, PriceTable, load_prices
 
 __all__ = ["ConfigError", "HarnessConfig", "RouteConfig", "load_config", "STEPS"]
@@ -40,11 +42,20 @@ class LoopConfig(_Strict):
 class ConcurrencyConfig(_Strict):
     tasks: int = Field(default=4, ge=1)
     providers: dict[str, int] = {}
+    tests: int | None = Field(default=None, ge=1)  # test runs at once; null = CPU count
 
 
 class TestsConfig(_Strict):
+    __test__ = False
+
     timeout_s: float = Field(default=120, gt=0)
     per_test_timeout_s: float = Field(default=30, gt=0)
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+
+
+class MetricsConfig(_Strict):
+    path: Path | None = None  # a .prom file in node_exporter's textfile directory
+    labels: dict[str, str] = {}
 
 
 class HarnessConfig(_Strict):
@@ -55,6 +66,8 @@ class HarnessConfig(_Strict):
     tests: TestsConfig = TestsConfig()
     provider_timeout_s: float = Field(default=600, gt=0)
     prices: Path | None = None
+    budget: BudgetConfig = BudgetConfig()
+    metrics: MetricsConfig = MetricsConfig()
 
     @model_validator(mode="after")
     def _tiers_exist(self) -> HarnessConfig:
@@ -103,8 +116,9 @@ def load_config(path: Path | None = None) -> HarnessConfig:
     if path is not None:
         override = _read_yaml(Path(path))
         raw = _merge(raw, override)
-        if "prices" in override and override["prices"]:
-            raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
+        for key in ("prices",):
+            if override.get(key):
+                raw[key] = str((Path(path).parent / override[key]).resolve())
     try:
         return HarnessConfig.model_validate(raw)
     except ValidationError as exc:
@@ -113,15 +127,25 @@ def load_config(path: Path | None = None) -> HarnessConfig:
         raise ConfigError(f"{where}: invalid config:\n  " + "\n  ".join(lines)) from exc
 
 
-def check_prices(config: HarnessConfig) -> PriceTable:
-    """Load the price table and prove every route's model is priced (a start-up check)."""
+def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTable:
+    """Load the price table and prove every route's model is priced and not retired.
+
+    A model that no longer has a price, or whose announced retirement date has passed,
+    is a start-up error: the night would otherwise fail on every call.
+    """
+    today = today or dt.date.today()
     try:
         table = load_prices(config.prices)
         for tier, route in config.routes.items():
             try:
-                table.get(route.model)
+                price = table.get(route.model)
             except PriceError as exc:
                 raise PriceError(f"route {tier!r}: {exc}") from None
+            if price.retires is not None and price.retires <= today:
+                raise PriceError(
+                    f"route {tier!r}: model {route.model!r} retired on {price.retires}; "
+                    "route the tier to a current model in harness.yaml"
+                )
     except PriceError as exc:
         raise ConfigError(str(exc)) from exc
     return table

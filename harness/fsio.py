@@ -8,6 +8,9 @@ from pathlib import Path
 
 __all__ = ["write_atomic"]
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` via a synced temp file in the same folder and a rename."""
@@ -15,6 +18,12 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes 0600 files; keep the replaced file's mode, else the umask's default.
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import structlog
 
-__all__ = ["configure_logging", "redact"]
+__all__ = ["close_logging", "configure_logging", "redact"]
 
 # Shapes of vendor credentials; a value that matches is never written anywhere.
 _SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-Za-z0-9]{20,})")
@@ -82,3 +82,10 @@ def _drop_below(level: str):
 
 def _drop_all(_logger: Any, _name: str, _event: dict[str, Any]) -> dict[str, Any]:
     raise structlog.DropEvent
+
+
+def close_logging(stream: TextIO | None, *, level: str = "info") -> None:
+    """Detach the run's events file (later events go to stderr only), then close it."""
+    configure_logging(None, level=level)
+    if stream is not None:
+        stream.close()

@@ -22,7 +22,7 @@ from harness.review import parse_review
 from harness.router import Router
 from harness.taskspec import TaskSpec
 from harness.testresult import TestResult
-from harness.tracker import BestTracker
+from harness.tracker import Best, BestTracker
 
 __all__ = ["TaskEnv", "run_task"]
 
@@ -46,6 +46,23 @@ class TaskEnv:
     check_code: Callable[[str], list[str]] = lambda code: []
     check_write: Callable[[Path], str | None] = lambda path: None
     scar_tissue: Callable[[str], list[str]] = lambda code: []
+    record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (
+        lambda task_id, record, code, result: None
+    )
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What a task already has before this process touches it.
+
+    `attempts` are this run's finished attempts (a resume: they are not redone); `seed` is
+    the best candidate of an earlier night, re-tested now and used as attempt 0 so the
+    ratchet holds across nights; `spent` is what this run already paid for the task.
+    """
+
+    attempts: tuple[Any, ...] = ()  # harness.store.StoredAttempt
+    seed: Best | None = None
+    spent: Decimal = Decimal(0)
 
 
 @dataclass
@@ -145,7 +162,9 @@ def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     base = dict(n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review)
     if attempt.code is None:
         task.files.save_candidate(n, None, attempt.reason)
-        return AttemptRecord(**base, extraction_error=attempt.reason)
+        record = AttemptRecord(**base, extraction_error=attempt.reason)
+        task.env.record_attempt(task.spec.id, record, None, None)
+        return record
     task.files.save_candidate(n, attempt.code, None)
     violations = task.env.check_code(attempt.code)
     if violations:
@@ -156,11 +175,13 @@ def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     task.files.write_working(task.tracker.best.code)
     if regressed:
         log.warning("attempt_reverted", attempt=n, passed=result.passed, best_passed=task.tracker.best.result.passed)
-    return AttemptRecord(
+    record = AttemptRecord(
         **base, passed=result.passed, failed=result.failed, errors=result.errors,
         total=result.total, regressed=regressed, improved=improved,
         tampered=result.tampered, test_error=result.error,
     )
+    task.env.record_attempt(task.spec.id, record, attempt.code, result)
+    return record
 
 
 def _next_attempt(task: _Task, n: int) -> _Attempt:
@@ -173,18 +194,41 @@ def _stop_reason(task: _Task) -> str | None:
     best = task.tracker.best
     if best is not None and best.result.all_passed:
         return "all tests pass"
-    if task.since_best >= task.env.loop.stop_after_no_improvement:
+    # Without any scored attempt there is nothing to improve on: only max_attempts bounds it.
+    if best is not None and task.since_best >= task.env.loop.stop_after_no_improvement:
         return f"no improvement in {task.since_best} attempts"
     return None
 
 
+def _count(task: _Task, record: AttemptRecord) -> None:
+    """Fold one finished attempt into the counters that drive stopping and escalation."""
+    task.records.append(record)
+    task.since_best = 0 if record.improved else task.since_best + 1
+    if record.kind == "fix":
+        task.non_improving_fixes = 0 if record.improved else task.non_improving_fixes + 1
+
+
+def _restore(task: _Task, prior: Prior) -> None:
+    """Start from an earlier night's best, then replay this run's finished attempts."""
+    if prior.seed is not None:
+        task.tracker.update(0, prior.seed.code, prior.seed.result)
+    for stored in prior.attempts:
+        if stored.code is not None and stored.result is not None:
+            task.tracker.update(stored.record.n, stored.code, stored.result)
+        _count(task, stored.record)
+    if task.tracker.best is not None:
+        task.files.write_working(task.tracker.best.code)
+    task.spent = prior.spent
+
+
 def _loop(task: _Task) -> str:
-    for n in range(1, task.spec.max_attempts + 1):
+    first = task.records[-1].n + 1 if task.records else 1
+    stop = _stop_reason(task) if task.tracker.best else None
+    if stop:
+        return stop
+    for n in range(first, task.spec.max_attempts + 1):
         record = _evaluate(task, n, _next_attempt(task, n))
-        task.records.append(record)
-        task.since_best = 0 if record.improved else task.since_best + 1
-        if record.kind == "fix":
-            task.non_improving_fixes = 0 if record.improved else task.non_improving_fixes + 1
+        _count(task, record)
         log.info("attempt_finished", **record.to_json())
         stop = _stop_reason(task)
         if stop:
@@ -192,12 +236,13 @@ def _loop(task: _Task) -> str:
     return f"{task.spec.max_attempts} attempts used"
 
 
-def run_task(spec: TaskSpec, env: TaskEnv) -> TaskResult:
+def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskResult:
     """Run one task's attempts and ship its best candidate. Known stops become statuses;
     anything else propagates to the runner's one catch-all."""
     sources = [p.read_text() for p in spec.tests]
     required = required_names_from_tests(sources, spec.module_name)
     task = _Task(spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec))
+    _restore(task, prior or Prior())
     status: TaskStatus | None = None
     try:
         reason = _loop(task)

@@ -52,10 +52,13 @@ def load_summary(run: Path) -> dict[str, Any]:
 
 
 def write_summary(run: Path, summary: RunSummary) -> dict[str, Any]:
-    """Write summary.json and summary.md atomically; returns the JSON document."""
+    """Write summary.json, summary.md and summary.html atomically; returns the JSON document."""
+    from harness.report_html import render_html
+
     data = summary.to_json()
-    write_atomic(Path(run) / "summary.json", json.dumps(data, indent=2) + "\n")
     write_atomic(Path(run) / "summary.md", render_markdown(data))
+    write_atomic(Path(run) / "summary.html", render_html(data))
+    write_atomic(Path(run) / "summary.json", json.dumps(data, indent=2) + "\n")
     return data
 
 

@@ -9,13 +9,13 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
 import structlog
 
-from harness.pipeline import TaskEnv, run_task
+from harness.pipeline import Prior, TaskEnv, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
 from harness.results import RunStatus, TaskResult, TaskStatus
@@ -40,35 +40,100 @@ class Run:
     concurrency: int
     notes: tuple[str, ...] = ()
     close: Callable[[], None] = lambda: None
+    store: object | None = None  # harness.store.Store
+    digests: dict[str, str] | None = None
+    resumed: bool = False
+    rerun: bool = False
+    after_summary: Callable[[dict], None] = lambda data: None
+    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
 
 
 def _skipped(spec: TaskSpec, reason: str) -> TaskResult:
     return TaskResult(id=spec.id, status=TaskStatus.SKIPPED, reason=reason)
 
 
+UP_TO_DATE = "up to date"
+_FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
+
+
+def _already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
+    """A result that needs no work: finished earlier in this run, or up to date from a past night."""
+    if run.store is None:
+        return None
+    if run.resumed:
+        done = run.store.task_results(run.rundir.run_id).get(spec.id)
+        if done is not None and (done.status in _FINAL or done.reason.startswith(UP_TO_DATE)):
+            if not done.reason.startswith(("budget", "run stopping")):
+                return done
+    passed_in = None if run.rerun else run.store.passed_before(spec.id, run.digests[spec.id])
+    if passed_in and passed_in != run.rundir.run_id and spec.output.exists():
+        earlier = run.store.task_results(passed_in)[spec.id]
+        reason = f"{UP_TO_DATE}: passed in run {passed_in} with the same inputs"
+        return replace(earlier, status=TaskStatus.SKIPPED, reason=reason, cost_usd=Decimal(0),
+                       attempts=())
+    return None
+
+
+def _prior(run: Run, spec: TaskSpec) -> Prior:
+    """This run's finished attempts (resume) and the best candidate of earlier nights."""
+    if run.store is None:
+        return Prior()
+    run_id = run.rundir.run_id
+    attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
+    spent = run.store.spent(run_id, spec.id) if run.resumed else Decimal(0)
+    return Prior(attempts, _seed(run, spec), spent)
+
+
+def _seed(run: Run, spec: TaskSpec):
+    """Re-test an earlier night's best (no paid call); keep it only if it still passes something."""
+    from harness.tracker import Best
+
+    earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id)
+    if earlier is None or run.env.check_code(earlier.code):
+        return None
+    result = run.env.run_tests(spec, earlier.code)
+    if result.passed == 0:
+        return None
+    log.info("task_seeded", from_run=earlier.run_id, passed=result.passed, total=result.total)
+    return Best(0, earlier.code, result)
+
+
 def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
     """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
     if run.stop.is_set():
-        return _skipped(spec, "budget" if run.budget.stopped else "interrupted")
+        reason = run.halt_reason or ("budget" if run.budget.stopped else "interrupted")
+        return _skipped(spec, reason)
     with structlog.contextvars.bound_contextvars(task_id=spec.id):
-        log.info("task_started")
-        try:
-            result = run_task(spec, run.env)
-        except AuthenticationError as exc:
-            run.stop.set()
-            log.error("authentication_failed", error=str(exc))
-            result = TaskResult(spec.id, TaskStatus.ERROR, f"authentication failed: {exc}")
-        except ProviderError as exc:
-            log.error("task_provider_error", error=str(exc))
-            result = TaskResult(spec.id, TaskStatus.ERROR, f"provider: {exc}")
-        except Exception as exc:  # noqa: BLE001 - the unit-of-work boundary
-            log.error("task_crashed", error=repr(exc), traceback=traceback.format_exc())
-            result = TaskResult(spec.id, TaskStatus.ERROR, f"harness fault: {exc!r}")
-        if run.budget.stopped:
-            run.stop.set()
-        log.info("task_finished", status=result.status.value, passed=result.passed,
-                 total=result.total, cost_usd=str(result.cost_usd), reason=result.reason)
+        result = _attempt_task(run, spec)
+        if run.store is not None:
+            run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
         return result
+
+
+def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
+    done = _already_done(run, spec)
+    if done is not None:
+        log.info("task_skipped", reason=done.reason, status=done.status.value)
+        return done
+    log.info("task_started")
+    try:
+        result = run_task(spec, run.env, _prior(run, spec))
+    except AuthenticationError as exc:
+        run.halt_reason = f"run stopped: authentication failed ({exc.provider})"
+        run.stop.set()
+        log.error("authentication_failed", error=str(exc))
+        result = TaskResult(spec.id, TaskStatus.ERROR, f"authentication failed: {exc}")
+    except ProviderError as exc:
+        log.error("task_provider_error", error=str(exc))
+        result = TaskResult(spec.id, TaskStatus.ERROR, f"provider: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the unit-of-work boundary
+        log.error("task_crashed", error=repr(exc), traceback=traceback.format_exc())
+        result = TaskResult(spec.id, TaskStatus.ERROR, f"harness fault: {exc!r}")
+    if run.budget.stopped:
+        run.stop.set()
+    log.info("task_finished", status=result.status.value, passed=result.passed,
+             total=result.total, cost_usd=str(result.cost_usd), reason=result.reason)
+    return result
 
 
 @contextmanager
@@ -118,7 +183,7 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
                 cap_usd=run.budget.cap_run, spent_usd=Decimal(run.budget.spent_run),
                 tasks=tuple(results[s.id] for s in run.tasks), notes=run.notes,
             )
-            write_summary(run.rundir.root, summary)
+            run.after_summary(write_summary(run.rundir.root, summary))
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
     return summary
 
@@ -129,4 +194,10 @@ def exit_code(summary: RunSummary) -> int:
         return 130
     if summary.status is RunStatus.BUDGET_STOPPED:
         return 3
-    return 0 if all(t.status is TaskStatus.PASSED for t in summary.tasks) else 1
+    return 0 if all(_passing(t) for t in summary.tasks) else 1
+
+
+def _passing(task: TaskResult) -> bool:
+    return task.status is TaskStatus.PASSED or (
+        task.status is TaskStatus.SKIPPED and task.reason.startswith(UP_TO_DATE)
+    )

@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import os
 import threading
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import structlog
 
+from harness.budget import Budget
 from harness.calls import Caller
 from harness.commands import BadInput
 from harness.config import ConfigError, HarnessConfig, check_prices, load_config
-from harness.log import configure_logging
+from harness.digest import inputs_digest
+from harness.guardrails import Policy, PolicyError, load_policy
+from harness.log import close_logging, configure_logging
+from harness.metrics import render_metrics, write_metrics
 from harness.pipeline import TaskEnv
+from harness.pricing import PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types
 from harness.router import Router
 from harness.rundir import RunDir, new_run_id
 from harness.runner import Run
+from harness.store import Store
 from harness.tasks import TaskListError, load_tasks
 from harness.taskspec import TaskSpec
 
-__all__ = ["load_task_list", "prepare_run"]
+__all__ = ["Inputs", "check_inputs", "load_task_list", "open_run"]
 
 log = structlog.get_logger()
 
@@ -34,6 +44,18 @@ def load_task_list(path: Path, prompts_root: Path | None = None) -> list[TaskSpe
     except TaskListError as exc:
         count = len(exc.problems)
         raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything validated before the run directory is touched or anything is spent."""
+
+    config: HarnessConfig
+    prices: PriceTable
+    specs: list[TaskSpec]
+    prompts: dict[str, PromptSet]
+    policy: Policy
+    providers: dict[str, Any]
 
 
 def _select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
@@ -63,45 +85,135 @@ def _providers(args: argparse.Namespace, config: HarnessConfig, specs: list[Task
         raise BadInput(str(exc)) from exc
 
 
-def _config(args: argparse.Namespace) -> tuple[HarnessConfig, object]:
+def _policy(args: argparse.Namespace, specs: list[TaskSpec]) -> Policy:
+    try:
+        policy = load_policy(args.policy, task_list_dir=args.tasks.resolve().parent)
+    except PolicyError as exc:
+        raise BadInput(str(exc)) from exc
+    problems = policy.check_outputs(specs)
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise BadInput(f"task outputs outside the allowed write roots; nothing ran:\n{lines}")
+    return policy
+
+
+def check_inputs(args: argparse.Namespace) -> Inputs:
+    """Validate config, prices, task list, prompts, policy and keys; raise BadInput (exit 2)."""
     try:
         config = load_config(args.config)
-        return config, check_prices(config)
+        prices = check_prices(config)
     except ConfigError as exc:
         raise BadInput(str(exc)) from exc
-
-
-def prepare_run(args: argparse.Namespace) -> Run:
-    """Validate everything a run needs, then open its run directory."""
-    from harness.budget import Budget
-    from harness.testrun import TestLimits, run_tests
-
-    config, prices = _config(args)
+    if args.budget_usd is not None and args.budget_usd <= 0:
+        raise BadInput(f"--budget-usd must be a positive amount of USD, not {args.budget_usd}")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise BadInput(f"--concurrency must be at least 1, not {args.concurrency}")
     root = default_prompts_dir()
     specs = _select(load_task_list(args.tasks, root), args.only)
     try:
         prompts = {t: PromptSet(root, t) for t in {s.type for s in specs}}
     except PromptError as exc:
         raise BadInput(str(exc)) from exc
-    providers = _providers(args, config, specs)
-    rundir = RunDir(args.run_dir, new_run_id())
+    policy = _policy(args, specs)
+    return Inputs(config, prices, specs, prompts, policy, _providers(args, config, specs))
+
+
+def _run_id(args: argparse.Namespace, store: Store) -> tuple[str, bool]:
+    """A new run id, or the one to resume (checked against the store)."""
+    if args.resume is None:
+        return new_run_id(), False
+    run_id = store.latest_run() if args.resume == "latest" else args.resume
+    info = store.run_info(run_id) if run_id else None
+    if info is None:
+        raise BadInput(f"--resume: no run {args.resume!r} in {args.run_dir}; omit --resume to start anew")
+    if info.provider != args.provider:
+        raise BadInput(f"--resume: run {run_id} used --provider {info.provider}; pass the same")
+    return run_id, True
+
+
+def _budget(args: argparse.Namespace, inputs: Inputs, store: Store, run_id: str) -> Budget:
+    specs = inputs.specs
+    return Budget.from_config(
+        inputs.config.budget,
+        budget_usd=Decimal(str(args.budget_usd)) if args.budget_usd is not None else None,
+        spent_run=store.spent(run_id),
+        spent_tasks={s.id: store.spent(run_id, s.id) for s in specs},
+    )
+
+
+class _CallLogs:
+    """Tee finished calls to the run store first (what resume trusts), then the run folder."""
+
+    def __init__(self, *logs: Any) -> None:
+        self._logs = logs
+
+    def record_call(self, request, completion, cost_usd) -> None:
+        for call_log in self._logs:
+            call_log.record_call(request, completion, cost_usd)
+
+
+def _run_tests(inputs: Inputs):
+    from harness.testrun import TestLimits, run_tests, sandbox_kind
+
+    tests = inputs.config.tests
+    limits = TestLimits(
+        timeout_s=tests.timeout_s, per_test_timeout_s=tests.per_test_timeout_s, sandbox=tests.sandbox
+    )
+    slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
+    policy = inputs.policy
+
+    def run(spec: TaskSpec, code: str):
+        with slots:
+            return run_tests(spec, code, limits=limits, precheck_extra=lambda c: [str(v) for v in policy.check_code(c)])
+
+    kind = sandbox_kind(limits)
+    notes = () if kind == "bwrap" else (
+        "tests ran without bubblewrap isolation (rlimits and a scrubbed environment only); "
+        "install bubblewrap",
+    )
+    return run, notes
+
+
+def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
+    """Open the store and run folder (the caller holds the run-dir lock), wire the task env."""
+    args.run_dir.mkdir(parents=True, exist_ok=True)
+    store = Store.open(args.run_dir / "harness.db")
+    run_id, resumed = _run_id(args, store)
+    rundir = RunDir(args.run_dir, run_id)
     events = configure_logging(rundir.events, level=args.log_level)
     rundir.point_latest()
+    budget = _budget(args, inputs, store, run_id)
+    store.begin_run(run_id, dt.datetime.now().astimezone(), args.provider, budget.cap_run,
+                    {"tasks": str(args.tasks), "seed": args.seed, "only": args.only})
     stop = threading.Event()
-    cap = Decimal(str(args.budget_usd)) if args.budget_usd is not None else None
-    budget = Budget(cap_run=cap)
-    limits = TestLimits(
-        timeout_s=config.tests.timeout_s, per_test_timeout_s=config.tests.per_test_timeout_s
-    )
-    caller = Caller(providers, prices, budget, rundir, config.concurrency.providers, stop)
+    config, policy = inputs.config, inputs.policy
+    calls = _CallLogs(store.call_log(run_id), rundir)
+    caller = Caller(inputs.providers, inputs.prices, budget, calls, config.concurrency.providers, stop)
+    router = Router.from_config(config, "sim" if args.provider == "sim" else None)
+    run_tests, notes = _run_tests(inputs)
     env = TaskEnv(
-        caller=caller,
-        router=Router.from_config(config, "sim" if args.provider == "sim" else None),
-        prompts=prompts,
-        run_tests=lambda spec, code: run_tests(spec, code, limits=limits),
-        workdir=rundir.task_files,
-        loop=config.loop,
+        caller=caller, router=router, prompts=inputs.prompts, run_tests=run_tests,
+        workdir=rundir.task_files, loop=config.loop,
+        check_code=lambda code: [str(v) for v in policy.check_code(code)],
+        check_write=lambda path: (str(v) if (v := policy.check_write(path)) else None),
+        scar_tissue=policy.scar_tissue,
+        record_attempt=lambda task_id, record, code, result: store.record_attempt(
+            run_id, task_id, record, code, result),
     )
-    concurrency = args.concurrency or config.concurrency.tasks
-    close = events.close if events else (lambda: None)
-    return Run(specs, env, rundir, budget, stop, args.provider, concurrency, close=close)
+    root = default_prompts_dir()
+    digests = {s.id: inputs_digest(s, root, router.routes) for s in inputs.specs}
+
+    def after_summary(data: dict) -> None:
+        store.finish_run(run_id, data["status"], dt.datetime.now().astimezone())
+        if config.metrics.path is not None:
+            write_metrics(config.metrics.path, render_metrics(data, store.totals(), config.metrics.labels))
+
+    def close() -> None:
+        close_logging(events, level=args.log_level)
+        store.close()
+
+    return Run(
+        inputs.specs, env, rundir, budget, stop, args.provider,
+        args.concurrency or config.concurrency.tasks, notes=notes, close=close, store=store,
+        digests=digests, resumed=resumed, rerun=args.rerun, after_summary=after_summary,
+    )

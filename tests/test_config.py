@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from harness.config import ConfigError, check_prices, load_config
@@ -54,3 +56,14 @@ def test_shipped_routes_are_priced_and_not_retiring_soon() -> None:
     for route in config.routes.values():
         retires = table.get(route.model).retires
         assert retires is None or retires > table.checked
+
+
+def test_a_route_to_a_retired_model_is_a_start_up_error(tmp_path) -> None:
+    """A model past its announced retirement date is refused before anything is spent."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("routes:\n  mid: {provider: anthropic, model: claude-sonnet-4-5, max_tokens: 10}\n")
+    config = load_config(path)
+
+    with pytest.raises(ConfigError, match="model 'claude-sonnet-4-5' retired on 2026-11-30"):
+        check_prices(config, today=dt.date(2026, 12, 1))
+    assert check_prices(config, today=dt.date(2026, 11, 29))

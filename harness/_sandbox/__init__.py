@@ -1,0 +1,1 @@
+"""Private machinery behind harness.testrun: scratch dirs, sandbox launch, recorder, checks."""

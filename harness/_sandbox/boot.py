@@ -1,0 +1,117 @@
+"""Sandbox entry point: lock the process down, register the recorder, run pytest, vanish.
+
+Runs inside the sandbox as `python -I -B boot.py`, so it imports only the standard library,
+pytest and its sibling recorder files (loaded by path; the harness package is not visible).
+Its configuration arrives on stdin, never in argv or the environment, where candidate code
+could read it from /proc.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import resource
+import sys
+from pathlib import Path
+
+_LIMITS = {
+    "cpu": resource.RLIMIT_CPU,
+    "as": resource.RLIMIT_AS,
+    "nproc": resource.RLIMIT_NPROC,
+    "fsize": resource.RLIMIT_FSIZE,
+    "core": resource.RLIMIT_CORE,
+}
+
+
+def _read_config() -> dict:
+    raw = sys.stdin.buffer.read()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return json.loads(raw)
+
+
+def _join_cgroup(path: str | None) -> None:
+    """Enter the launch's pids cgroup before anything can fork (root fallback only)."""
+    if path:
+        with open(os.path.join(path, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+
+def _drop_privileges(uid: int | None) -> None:
+    """Become the unprivileged user for good (bwrap as root keeps CAP_SETUID just for this)."""
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    if os.getuid() == 0 or os.geteuid() == 0:
+        raise SystemExit("sandbox: could not drop privileges")
+
+
+def _set_limits(limits: dict[str, int]) -> None:
+    """Lower every limit (soft = hard, so the code cannot raise it again); a limit the platform
+    does not support (RLIMIT_AS on macOS) is skipped rather than failing the run."""
+    for name, value in limits.items():
+        kind = _LIMITS[name]
+        try:
+            _, hard = resource.getrlimit(kind)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(kind, (value, value))
+        except (ValueError, OSError) as exc:
+            print(f"sandbox: rlimit {name} not set: {exc}", file=sys.stderr)
+
+
+def _no_new_privileges() -> None:
+    """Setuid programs must not hand the tests privileges back (bwrap does this itself), and
+    the tests die with the harness even if it is killed outright."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = SIGKILL
+        if os.getppid() == 1:  # the harness died before we got here
+            os._exit(1)
+
+
+def _load_sibling(name: str) -> object:
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_harness_sandbox_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    config = _read_config()
+    _join_cgroup(config.get("cgroup"))
+    _drop_privileges(config.get("uid"))
+    _no_new_privileges()
+    _set_limits(config["rlimits"])
+    recorder_module = _load_sibling("recorder")
+    guard_module = _load_sibling("guard")
+    import pytest  # after the limits, before any candidate-controlled path is importable
+
+    guard = guard_module.Guard(config["root"], config["candidate"])
+    recorder = recorder_module.Recorder(config, guard)
+    sys.path[:0] = config["paths"]
+    status: object = None
+    try:
+        status = pytest.main(config["args"], plugins=[recorder])
+    except BaseException as exc:  # the candidate may raise anything out of pytest.main
+        status = f"{type(exc).__name__}: {exc}"[:500]
+    recorder.end(status)
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(BaseException):  # a replaced stream must not hold us up
+            stream.flush()
+    # No atexit hooks, finalizers or thread joins: nothing the candidate registered runs now.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

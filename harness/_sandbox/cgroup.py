@@ -1,0 +1,71 @@
+"""A pids cgroup per launch, for the fallback sandbox run by root.
+
+RLIMIT_NPROC does not bind uid 0, so without bubblewrap (which runs the tests as nobody) a fork
+bomb run as root would only meet the kernel's pid_max. A fresh pids cgroup caps the count and
+lists every member for the final sweep, however it detached itself. Best effort: None when
+cgroups are not writable here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import time
+from pathlib import Path
+
+__all__ = ["create", "destroy", "members"]
+
+_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+
+def create(max_procs: int, owner: int | None = None) -> Path | None:
+    """A new pids cgroup capped at `max_procs`, joinable by `owner` (the sandbox uid)."""
+    if os.geteuid() != 0:
+        return None
+    for root in _ROOTS:
+        path = root / f"harness-{secrets.token_hex(6)}"
+        try:
+            path.mkdir()
+        except OSError:
+            continue
+        try:
+            (path / "pids.max").write_text(str(max_procs))
+            if owner is not None:
+                os.chown(path / "cgroup.procs", owner, owner)
+            return path
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+    return None
+
+
+def members(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def destroy(path: Path) -> int:
+    """Kill every member until none is left, then remove the cgroup; returns how many died."""
+    killed = 0
+    for _round in range(200):
+        pids = members(path)
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed += len(pids)
+        time.sleep(0.01)
+    for _try in range(50):  # members linger briefly as zombies until they are reaped
+        try:
+            path.rmdir()
+            break
+        except FileNotFoundError:
+            break
+        except OSError:
+            time.sleep(0.02)
+    return killed

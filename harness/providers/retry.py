@@ -1,0 +1,151 @@
+"""The one retry policy: tenacity around any Provider, driven by ProviderError.kind.
+
+RATE_LIMIT and TRANSIENT are retried; FATAL and AUTH never are. A server's wait hint
+(`retry-after-ms`, `retry-after`, Google's RetryInfo) is honoured up to `max_wait_s`;
+otherwise the wait is exponential with jitter. Attempts and total time are both bounded.
+The SDKs' own retries are off, so every retry is here: logged and counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+import tenacity
+
+from harness.providers._errors import billed_usage, with_billed_usage
+from harness.providers.base import (
+    AuthenticationError,
+    CallRequest,
+    Completion,
+    ErrorKind,
+    Provider,
+    ProviderError,
+    Usage,
+)
+
+__all__ = ["RetryPolicy", "RetryingProvider"]
+
+log = structlog.get_logger()
+
+_RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounds for retrying one call (all in seconds except `max_attempts`)."""
+
+    max_attempts: int = 5  # tries in all, the first one included
+    max_total_s: float = 1800.0  # no new try would start after this long since the first
+    max_wait_s: float = 120.0  # cap on any single wait, a server's retry-after included
+    backoff_base_s: float = 2.0  # first transient wait (then doubling, with jitter)
+    backoff_max_s: float = 60.0  # cap on the exponential backoff
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        for name in ("max_total_s", "max_wait_s", "backoff_base_s", "backoff_max_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
+
+
+class RetryingProvider:
+    """A Provider that retries its inner provider's transient faults under one policy.
+
+    Tokens billed by failed tries (a stream cut part-way) are added to the returned
+    Completion's usage, or recorded on the final ProviderError, so cost is never dropped.
+    """
+
+    def __init__(
+        self, inner: Provider, policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.name = inner.name
+        self._inner = inner
+        self._policy = policy
+        self._sleep = sleep
+        self._backoff = tenacity.wait_exponential_jitter(
+            initial=policy.backoff_base_s, max=policy.backoff_max_s, jitter=policy.backoff_base_s
+        )
+
+    def complete(self, request: CallRequest) -> Completion:
+        """The inner completion, after as many retries as the policy allows."""
+        spent: list[Usage] = []
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self._policy.max_attempts)
+            | tenacity.stop_before_delay(self._policy.max_total_s),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(_is_retryable),
+            before_sleep=lambda state: _log_retry(request, state),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            completion = retrying(self._try, request, spent)
+        except ProviderError as exc:
+            retries = retrying.statistics.get("attempt_number", 1) - 1
+            exc.extra["retries"] = str(retries)
+            if _is_retryable(exc):
+                log.warning(
+                    "call_retries_exhausted",
+                    **_where(request),
+                    retries=retries,
+                    reason=exc.kind.value,
+                    status=exc.status,
+                )
+            with_billed_usage(exc, sum(spent[:-1], Usage()))
+            raise
+        return dataclasses.replace(
+            completion,
+            usage=completion.usage + sum(spent, Usage()),
+            retries=retrying.statistics["attempt_number"] - 1,
+        )
+
+    def _try(self, request: CallRequest, spent: list[Usage]) -> Completion:
+        try:
+            return self._inner.complete(request)
+        except ProviderError as exc:
+            spent.append(billed_usage(exc))
+            raise
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """The server's hint when it gave one, else exponential backoff; never over the cap."""
+        exc = state.outcome.exception() if state.outcome else None
+        hint = exc.retry_after_s if isinstance(exc, ProviderError) else None
+        wait = hint if hint is not None else self._backoff(state)
+        return min(wait, self._policy.max_wait_s)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return (
+        isinstance(exc, ProviderError)
+        and not isinstance(exc, AuthenticationError)
+        and exc.kind in _RETRYABLE
+    )
+
+
+def _where(request: CallRequest) -> dict[str, object]:
+    """Which call this is, for logs: never any prompt text."""
+    return {
+        "provider": request.route.provider,
+        "model": request.route.model,
+        "task_id": request.task_id,
+        "step": request.step,
+        "attempt": request.attempt,
+    }
+
+
+def _log_retry(request: CallRequest, state: tenacity.RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    assert isinstance(exc, ProviderError)
+    log.warning(
+        "call_retry",
+        **_where(request),
+        retry=state.attempt_number,
+        reason=exc.kind.value,
+        status=exc.status,
+        wait_s=round(state.upcoming_sleep, 3),
+        error=exc.message[:200],
+    )

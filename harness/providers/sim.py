@@ -1,0 +1,314 @@
+"""Offline simulator provider: degrades each task's known-good solution the way real models err.
+
+Every random choice comes from random.Random seeded with a string key built from the seed,
+the task, the attempt and the step, never from shared state, so replies are the same for a
+seed whatever the call order or thread. A write is the solution with k mutations; a fix is a
+biased random walk from the mutation set of the code it is given (looked up in a memo of
+everything produced, or replayed after a restart); pytest then sees real, oscillating
+pass counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from harness.providers import _mutate
+from harness.providers.base import (
+    CallRequest,
+    Completion,
+    ErrorKind,
+    ProviderError,
+    StopReason,
+    Usage,
+)
+from harness.taskspec import TaskSpec
+
+__all__ = ["SimLatency", "SimProvider"]
+
+# Mutations in the first draft, k = 0..5: a few tasks nearly right, some bad.
+WRITE_WEIGHTS = (6, 16, 22, 22, 18, 16)
+# A fix from the given code: fix one bug / fix one and break adjacent code / only break one.
+# Mean -0.15 bugs per fix: a slight upward bias, tuned so ~25-35% of tasks end below their
+# best (see tests/test_sim.py::test_walk_regresses_often_enough_for_the_ratchet_to_matter).
+FIX_REMOVE, FIX_SWAP, FIX_ADD = 0.40, 0.35, 0.25
+REWRITE_REMOVE = 0.7  # a rewrite usually also fixes one bug; otherwise it changes nothing
+# Review: chance of listing violations grows with the mutation count; rarely a ramble.
+REVIEW_BASE, REVIEW_PER_MUTATION, REVIEW_RAMBLE = 0.15, 0.15, 0.03
+
+# Reply shapes, as weights: how real models wrap the code they return.
+WRAP_WEIGHTS = {
+    "prose_fence_prose": 54,
+    "prose_fence": 18,
+    "bare_fence": 7,
+    "fence_only": 5,
+    "raw": 8,
+    "syntax_error": 3,  # a line cut off mid-way
+    "truncated": 3,  # stops mid-code with stop reason max_tokens
+    "placeholder": 2,  # one function body replaced by a "same as before" comment
+}
+CHARS_PER_TOKEN = 4
+
+_INTROS = (
+    "Here is the complete module.",
+    "Here's the updated file:",
+    "Below is the full ported service.",
+    "I fixed the failing cases; the whole file follows.",
+)
+_OUTROS = (
+    "Public names and signatures are unchanged.",
+    "Let me know if anything else fails.",
+    "The change is limited to the failing paths.",
+)
+_PLACEHOLDERS = ("# ... rest unchanged", "# existing code here", "# ... (same as before)")
+_VIOLATIONS = (
+    "{name} logs with print() instead of the platform logger",
+    "{name} returns a legacy status tuple instead of the platform's type",
+    "{name} raises a bare Exception instead of a platform error",
+    "{name} keeps module-level mutable state",
+    "{name} imports a legacy helper instead of a platform capability",
+)
+_RAMBLE = (
+    "Looking through the module, the overall structure seems mostly reasonable, although a "
+    "few of the functions could perhaps be organised differently. I would double-check the "
+    "error paths before shipping."
+)
+STEPS = ("write", "review", "rewrite", "fix")
+_FIRST_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class SimLatency:
+    """Simulated call time: base + per 1k output tokens, spread by ± jitter (a fraction)."""
+
+    base_s: float = 0.3
+    per_1k_output_tokens_s: float = 1.5
+    jitter: float = 0.25
+
+    def seconds(self, key: str, output_tokens: int) -> float:
+        spread = 1 + self.jitter * (2 * random.Random(key).random() - 1)
+        return max(0.0, (self.base_s + self.per_1k_output_tokens_s * output_tokens / 1000) * spread)
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What the simulator knows of one task: its solution, that solution's mutation sites,
+    and the reference code it answers with when there is no solution."""
+
+    solution: str | None
+    sites: tuple[_mutate.Site, ...]
+    reference: str
+
+    @classmethod
+    def load(cls, spec: TaskSpec) -> _Task:
+        refs = spec.reference
+        reference = refs[0].read_text(encoding="utf-8") if refs else ""
+        if spec.solution is None:
+            return cls(None, (), reference)
+        solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
+        return cls(solution, _mutate.find_sites(solution), reference)
+
+    def code(self, mutations: frozenset[int]) -> str:
+        if self.solution is None:
+            return self.reference
+        return _mutate.render(self.solution, self.sites, mutations)
+
+
+class SimProvider:
+    """Provider that answers from each task's `solution`, degraded by seeded AST mutations."""
+
+    name = "sim"
+
+    def __init__(
+        self, tasks: Mapping[str, TaskSpec], seed: int = 0, latency: SimLatency | None = None
+    ) -> None:
+        self._tasks = {task_id: _Task.load(spec) for task_id, spec in tasks.items()}
+        self._seed = seed
+        self._latency = latency
+        self._lock = threading.Lock()
+        self._memo: dict[tuple[str, str], frozenset[int]] = {}  # (task, code key) → mutations
+        self._prefixes: set[tuple[str, str, str]] = set()  # (task, model, prefix hash) cached
+
+    def complete(self, request: CallRequest) -> Completion:
+        task = self._tasks.get(request.task_id)
+        if task is None:
+            raise ProviderError(ErrorKind.FATAL, f"no task {request.task_id!r}", provider="sim")
+        if request.step not in STEPS:
+            raise ProviderError(ErrorKind.FATAL, f"unknown step {request.step!r}", provider="sim")
+        text, stop = self._reply(task, request)
+        if len(text) > request.route.max_tokens * CHARS_PER_TOKEN:
+            text, stop = text[: request.route.max_tokens * CHARS_PER_TOKEN], StopReason.MAX_TOKENS
+        usage = self._usage(request, text)
+        latency = 0.0
+        if self._latency is not None:
+            key = self._key(request.task_id, request.attempt, request.step, "latency")
+            latency = self._latency.seconds(key, usage.output_tokens)
+            time.sleep(latency)
+        return Completion(text, usage, stop, request.route.model, self.name, latency_s=latency)
+
+    def known_mutations(self, task_id: str, code: str) -> frozenset[int] | None:
+        """The mutation-site indices behind `code`, if this simulator produced it."""
+        with self._lock:
+            return self._memo.get((task_id, _code_key(code)))
+
+    def _key(self, task_id: str, attempt: int, step: str, *parts: object) -> str:
+        return ":".join(map(str, (self._seed, task_id, attempt, step, *parts)))
+
+    def _rng(self, task_id: str, attempt: int, step: str, *parts: object) -> random.Random:
+        return random.Random(self._key(task_id, attempt, step, *parts))
+
+    def _reply(self, task: _Task, request: CallRequest) -> tuple[str, StopReason]:
+        task_id, attempt, step = request.task_id, request.attempt, request.step
+        rng = self._rng(task_id, attempt, step, "reply")
+        if task.solution is None:
+            return ("CLEAN" if step == "review" else _fence(task.reference)), StopReason.END
+        if step == "write":
+            mutations = self._write(task, task_id, attempt)
+        else:
+            mutations = self._given(task, request)
+        if step == "review":
+            lists = self._review_lists(task_id, attempt, len(mutations))
+            return _review(rng, task.code(mutations), lists), StopReason.END
+        if step == "rewrite":
+            mutations = self._rewrite(task_id, attempt, mutations)
+        elif step == "fix":
+            mutations = self._fix(task, task_id, attempt, mutations)
+        return _wrap(rng, self._remember(task, task_id, mutations))
+
+    # The walk: each step is a pure function of (seed, task, attempt, step, starting set).
+
+    def _write(self, task: _Task, task_id: str, attempt: int) -> frozenset[int]:
+        rng = self._rng(task_id, attempt, "write", "walk")
+        mutations: frozenset[int] = frozenset()
+        for _ in range(rng.choices(range(len(WRITE_WEIGHTS)), weights=WRITE_WEIGHTS)[0]):
+            mutations = _mutate.add_one(rng, task.sites, mutations)
+        self._remember(task, task_id, mutations)
+        return mutations
+
+    def _review_lists(self, task_id: str, attempt: int, mutation_count: int) -> bool:
+        chance = min(0.9, REVIEW_BASE + REVIEW_PER_MUTATION * mutation_count)
+        return self._rng(task_id, attempt, "review", "walk").random() < chance
+
+    def _rewrite(self, task_id: str, attempt: int, mutations: frozenset[int]) -> frozenset[int]:
+        rng = self._rng(task_id, attempt, "rewrite", "walk", sorted(mutations))
+        return _mutate.remove_one(rng, mutations) if rng.random() < REWRITE_REMOVE else mutations
+
+    def _fix(
+        self, task: _Task, task_id: str, attempt: int, mutations: frozenset[int]
+    ) -> frozenset[int]:
+        rng = self._rng(task_id, attempt, "fix", "walk", sorted(mutations))
+        roll = rng.random()
+        if roll < FIX_REMOVE:
+            return _mutate.remove_one(rng, mutations)
+        if roll < FIX_REMOVE + FIX_SWAP and mutations:
+            fixed = _mutate.remove_one(rng, mutations)
+            near = task.sites[min(mutations - fixed)].start  # the fix's own spot
+            return _mutate.add_one(rng, task.sites, fixed, avoid=mutations, near=near)
+        return _mutate.add_one(rng, task.sites, mutations)
+
+    def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
+        """The mutation set of the code in the prompt: from the memo, else replayed."""
+        match = _FIRST_PYTHON_BLOCK.search(request.prompt.variable)
+        code = match.group(1) if match else ""
+        known = self.known_mutations(request.task_id, code)
+        if known is not None:
+            return known
+        replayed = self._replay(task, request.task_id, request.attempt, request.step)
+        known = self.known_mutations(request.task_id, code)
+        return replayed if known is None else known
+
+    def _replay(self, task: _Task, task_id: str, attempt: int, step: str) -> frozenset[int]:
+        """After a restart the memo is empty: redo the walk as if each fix started from the
+        previous attempt (which attempts the ratchet kept is not known here), remembering
+        every state, so code from any of them is recognised again."""
+        mutations = self._write(task, task_id, 1)
+        if step == "review" and attempt <= 1:
+            return mutations
+        if self._review_lists(task_id, 1, len(mutations)):
+            mutations = self._rewrite(task_id, 1, mutations)
+            self._remember(task, task_id, mutations)
+        for previous in range(2, attempt):
+            mutations = self._fix(task, task_id, previous, mutations)
+            self._remember(task, task_id, mutations)
+        return mutations
+
+    def _remember(self, task: _Task, task_id: str, mutations: frozenset[int]) -> str:
+        code = task.code(mutations)
+        key = (task_id, _code_key(code))
+        with self._lock:  # two sets rendering alike: keep the smaller, whatever came first
+            known = self._memo.get(key)
+            if known is None or sorted(mutations) < sorted(known):
+                self._memo[key] = mutations
+        return code
+
+    def _usage(self, request: CallRequest, text: str) -> Usage:
+        """Prefix (system + stable) cached like Anthropic's: written by a task's first call
+        with it on a model, read afterwards; the per-attempt part is always fresh."""
+        prompt = request.prompt
+        prefix = tokens(prompt.system + prompt.stable)
+        digest = hashlib.sha256(f"{prompt.system}\x00{prompt.stable}".encode()).hexdigest()
+        key = (request.task_id, request.route.model, digest)
+        with self._lock:
+            first = key not in self._prefixes
+            self._prefixes.add(key)
+        return Usage(
+            input_tokens=tokens(prompt.variable),
+            cache_write_tokens=prefix if first else 0,
+            cache_read_tokens=0 if first else prefix,
+            output_tokens=min(tokens(text), request.route.max_tokens),
+        )
+
+
+def _code_key(code: str) -> str:
+    """Identity of code as the pipeline hands it back: blind to fences' trailing newlines,
+    trailing spaces and line endings, which extraction and storage may change."""
+    lines = (line.rstrip() for line in code.strip("\n").splitlines())
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def tokens(text: str) -> int:
+    """Token estimate from characters, as a tokenizer-free simulator can."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _fence(code: str) -> str:
+    return f"```python\n{code.rstrip()}\n```"
+
+
+def _wrap(rng: random.Random, code: str) -> tuple[str, StopReason]:
+    shape = rng.choices(list(WRAP_WEIGHTS), weights=list(WRAP_WEIGHTS.values()))[0]
+    intro, outro = rng.choice(_INTROS), rng.choice(_OUTROS)
+    if shape == "raw":
+        return code, StopReason.END
+    if shape == "truncated":
+        return f"{intro}\n\n```python\n{code[: int(len(code) * rng.uniform(0.3, 0.9))]}", (
+            StopReason.MAX_TOKENS
+        )
+    if shape == "syntax_error":
+        code = _mutate.break_syntax(rng, code)
+    elif shape == "placeholder":
+        code = _mutate.elide_body(rng, code, rng.choice(_PLACEHOLDERS))
+    block = _fence(code).replace("```python", "```", 1) if shape == "bare_fence" else _fence(code)
+    if shape == "fence_only":
+        return block, StopReason.END
+    after = "" if shape == "prose_fence" else f"\n\n{outro}"
+    return f"{intro}\n\n{block}{after}", StopReason.END
+
+
+def _review(rng: random.Random, code: str, lists: bool) -> str:
+    """CLEAN, or "- " violation lines naming the module's functions; rarely a ramble."""
+    if rng.random() < REVIEW_RAMBLE:
+        return _RAMBLE
+    names = re.findall(r"^\s*(?:async\s+)?def\s+([A-Za-z]\w*)", code, re.MULTILINE)
+    if not lists or not names:
+        return "CLEAN"
+    picks = [
+        rng.choice(_VIOLATIONS).format(name=rng.choice(names)) for _ in range(rng.randint(1, 3))
+    ]
+    return "\n".join(f"- {pick}" for pick in dict.fromkeys(picks))

@@ -1,0 +1,343 @@
+"""A local fake of the Anthropic Messages and Gemini generateContent HTTP APIs.
+
+It listens on 127.0.0.1 on an ephemeral port and answers scripted replies in order, so the
+real SDK clients can be driven offline through ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL.
+Every request is recorded (path, headers, JSON body) for the tests to inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "FakeLLMServer",
+    "Reply",
+    "Seen",
+    "anthropic_error",
+    "anthropic_sse",
+    "gemini_error",
+    "gemini_reply",
+    "json_reply",
+]
+
+
+@dataclass
+class Reply:
+    """One scripted answer. `chunks` makes a chunked (streamed) body; `cut` drops the
+    connection before the body is complete; `drop` closes it without any answer."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    delay_s: float = 0.0
+    chunks: list[bytes] | None = None
+    cut: bool = False
+    drop: bool = False
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+class FakeLLMServer:
+    """Scripted replies, first in first out; an unscripted request gets a 400 (not retried)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Seen] = []
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server = _Quiet(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def script(self, *replies: Reply) -> FakeLLMServer:
+        with self._lock:
+            self._replies.extend(replies)
+        return self
+
+    def __enter__(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, seen: Seen) -> Reply:
+        with self._lock:
+            self.requests.append(seen)
+            if self._replies:
+                return self._replies.popleft()
+        return json_reply(
+            {
+                "error": {
+                    "type": "invalid_request_error",
+                    "code": 400,
+                    "message": "fake server: no reply scripted",
+                }
+            },
+            status=400,
+        )
+
+
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that time out or hang up are part of the script, not failures
+
+
+def _handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:
+            self._answer()
+
+        def do_POST(self) -> None:
+            self._answer()
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = server._next(Seen(self.command, self.path, headers, body))
+            time.sleep(reply.delay_s)
+            if reply.drop:
+                self.close_connection = True
+                return
+            self.send_response(reply.status)
+            self.send_header("content-type", reply.content_type)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            if reply.chunks is None:
+                self.send_header("content-length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+                return
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for chunk in reply.chunks:
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+            if reply.cut:  # no terminating chunk: the client sees an incomplete body
+                self.close_connection = True
+                return
+            self.wfile.write(b"0\r\n\r\n")
+
+    return Handler
+
+
+def json_reply(obj: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, json.dumps(obj).encode(), dict(headers or {}))
+
+
+# --- Anthropic ---------------------------------------------------------------------------
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def anthropic_sse(
+    text: str = "hello",
+    *,
+    model: str = "claude-sonnet-5-5",
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    cache_write: int = 0,
+    cache_read: int = 0,
+    stop_reason: str | None = "end_turn",
+    stop_details: dict[str, Any] | None = None,
+    thinking: str | None = None,
+    upto: int | None = None,
+    error: dict[str, Any] | None = None,
+    cut: bool = False,
+) -> Reply:
+    """A Messages API event stream. `upto` keeps only the first N events (then `error`, an
+    in-stream error event, is sent if given); `cut` drops the connection after them."""
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": cache_write,
+        "cache_read_input_tokens": cache_read,
+    }
+    message = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    events = [
+        _sse("message_start", {"type": "message_start", "message": message}),
+        _sse("ping", {"type": "ping"}),
+    ]
+    index = 0
+    if thinking is not None:
+        events += [
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            ),
+            _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": thinking},
+                },
+            ),
+            _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ]
+        index = 1
+    events.append(
+        _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+    )
+    for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+        events.append(
+            _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+            )
+        )
+    events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "stop_details": stop_details,
+                },
+                "usage": {"output_tokens": output_tokens},
+            },
+        )
+    )
+    events.append(_sse("message_stop", {"type": "message_stop"}))
+    if upto is not None:
+        events = events[:upto]
+    if error is not None:
+        events.append(_sse("error", {"type": "error", "error": error}))
+    return Reply(chunks=events, content_type="text/event-stream", cut=cut)
+
+
+def anthropic_error(
+    status: int,
+    error_type: str,
+    message: str = "",
+    *,
+    headers: dict[str, str] | None = None,
+    error_code: str | None = None,
+) -> Reply:
+    error: dict[str, Any] = {"type": error_type, "message": message or error_type}
+    if error_code:
+        error["details"] = {"error_code": error_code}
+    return json_reply({"type": "error", "error": error}, status=status, headers=headers)
+
+
+# --- Gemini ------------------------------------------------------------------------------
+
+
+def gemini_reply(
+    text: str | None = "hello",
+    *,
+    prompt: int = 10,
+    cached: int | None = None,
+    candidates: int | None = 5,
+    thoughts: int | None = None,
+    finish: str | None = "STOP",
+    model_version: str = "gemini-3.8-flash",
+    block_reason: str | None = None,
+    continuation_token: str | None = None,
+    usage: bool = True,
+) -> Reply:
+    """A generateContent response body in Gemini's JSON wire format (camelCase)."""
+    body: dict[str, Any] = {"modelVersion": model_version, "responseId": "fake"}
+    if block_reason is None:
+        content: dict[str, Any] = {"role": "model"}
+        if text is not None:
+            content["parts"] = [{"text": "thinking...", "thought": True}, {"text": text}]
+        candidate: dict[str, Any] = {"content": content, "index": 0}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        if continuation_token is not None:
+            candidate["continuationToken"] = continuation_token
+        body["candidates"] = [candidate]
+    else:
+        body["promptFeedback"] = {"blockReason": block_reason}
+    if usage:
+        meta: dict[str, Any] = {"promptTokenCount": prompt}
+        for key, value in (
+            ("cachedContentTokenCount", cached),
+            ("candidatesTokenCount", candidates),
+            ("thoughtsTokenCount", thoughts),
+        ):
+            if value is not None:
+                meta[key] = value
+        body["usageMetadata"] = meta
+    return json_reply(body)
+
+
+def gemini_error(
+    status: int,
+    status_text: str,
+    message: str = "",
+    *,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    error: dict[str, Any] = {
+        "code": status,
+        "message": message or status_text,
+        "status": status_text,
+    }
+    if details is not None:
+        error["details"] = details
+    return json_reply({"error": error}, status=status, headers=headers)

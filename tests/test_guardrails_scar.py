@@ -1,0 +1,137 @@
+"""Scar-tissue warnings on shipped code: reported, never failing the task."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.guardrails import Policy, load_policy
+
+
+@pytest.fixture(scope="module")
+def policy(tmp_path_factory: pytest.TempPathFactory) -> Policy:
+    return load_policy(None, task_list_dir=tmp_path_factory.mktemp("tasks"))
+
+
+def _checks(policy: Policy, code: str) -> list[str]:
+    """The check ids of the warnings, in line order."""
+    return [w.rsplit("[", 1)[1].rstrip("]") for w in policy.scar_tissue(textwrap.dedent(code))]
+
+
+def test_hardcoded_keys_are_warned_about(policy: Policy) -> None:
+    """A secret-looking name bound to a literal is a hardcoded-key warning."""
+    code = """
+    API_KEY = "k3y-abcdef0123456789"
+    settings.auth_token = "0123456789abcdef"
+    client = Client(api_key="sk_live_abcdefgh12345678")
+    config = {"password": "hunter2-but-longer"}
+    """
+
+    assert _checks(policy, code) == ["hardcoded-key"] * 4
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'API_KEY = os.environ["API_KEY"]',
+        'token_env = "OPENAI_API_KEY"',
+        'password = "changeme"',
+        'api_key = "<your key here>"',
+        'token = ""',
+        'token_url = "https://auth.example.com/token"',
+        'secret_file = "/run/secrets/db"',
+    ],
+)
+def test_names_and_placeholders_are_not_keys(policy: Policy, code: str) -> None:
+    """Env var names, placeholders, URLs and paths are not reported as keys."""
+    assert _checks(policy, code) == []
+
+
+def test_network_calls_without_timeouts_are_warned_about(policy: Policy) -> None:
+    """requests, httpx and urllib calls with no timeout are warned about, by line."""
+    code = """
+    import requests, httpx
+    from urllib.request import urlopen
+    requests.get(url)
+    httpx.post(url, json={})
+    urlopen(url)
+    requests.get(url, timeout=5)
+    urlopen(url, None, 10)
+    requests.request("GET", url, **options)
+    """
+    warnings = policy.scar_tissue(textwrap.dedent(code))
+
+    assert [w.split(":")[0] for w in warnings] == ["line 4", "line 5", "line 6"]
+    assert "requests.get() without a timeout can hang the service; pass timeout=" in warnings[0]
+
+
+def test_bare_except_is_warned_about(policy: Policy) -> None:
+    """`except:` is a warning; `except Exception:` is not."""
+    code = """
+    try:
+        pass
+    except:
+        pass
+    try:
+        pass
+    except Exception:
+        pass
+    """
+
+    assert policy.scar_tissue(textwrap.dedent(code)) == [
+        "line 4: bare `except:` also catches KeyboardInterrupt; name the exceptions [bare-except]"
+    ]
+
+
+def test_policy_regex_checks_are_added(policy: Policy) -> None:
+    """The shipped policy's own regex checks report their message and id."""
+    code = """
+    import requests
+    requests.get(url, verify=False, timeout=3)
+    print("debug")  # TODO remove
+    """
+
+    assert _checks(policy, code) == ["tls-verify-off", "todo-left", "print-debugging"]
+
+
+def test_operator_scar_checks_replace_the_shipped_ones(tmp_path: Path) -> None:
+    """An operator's scar_checks section is used instead of the shipped regexes."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "scar_checks:\n  - {id: no-sleep, pattern: 'time\\.sleep\\(', message: sleeps}\n"
+    )
+    policy = load_policy(path, task_list_dir=tmp_path)
+
+    assert policy.scar_tissue("import time\ntime.sleep(1)\nprint(1)\n") == [
+        "line 2: sleeps [no-sleep]"
+    ]
+
+
+def test_unparseable_code_still_gets_the_regex_checks(policy: Policy) -> None:
+    """Scar tissue never raises: regexes run and the AST checks are noted as skipped."""
+    assert policy.scar_tissue("print(1)\ndef f(:\n") == [
+        "the code does not parse, so the built-in checks were skipped [parse]",
+        "line 1: print() in service code; use the logger [print-debugging]",
+    ]
+
+
+def test_clean_code_has_no_warnings(policy: Policy) -> None:
+    """Well-behaved service code produces no warnings."""
+    code = """
+    import logging, os
+    import httpx
+
+    log = logging.getLogger(__name__)
+    API_KEY = os.environ.get("ORDERS_API_KEY", "")
+
+    def fetch(url: str) -> dict:
+        try:
+            return httpx.get(url, timeout=10).json()
+        except httpx.HTTPError:
+            log.exception("fetch failed")
+            raise
+    """
+
+    assert policy.scar_tissue(textwrap.dedent(code)) == []

@@ -1,0 +1,210 @@
+"""The per-task loop with a scripted provider and a scripted test runner."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from harness.budget import Budget
+from harness.calls import Caller
+from harness.config import LoopConfig, load_config
+from harness.pipeline import TaskEnv, run_task
+from harness.pricing import load_prices
+from harness.prompts import PromptSet, default_prompts_dir
+from harness.providers.base import CallRequest, Completion, StopReason, Usage
+from harness.results import TaskStatus
+from harness.router import Router
+from harness.rundir import RunDir
+from harness.taskspec import TaskSpec
+from harness.testresult import Outcome, TestCase, TestResult
+
+TOTAL = 5
+
+
+def code(passes: int) -> str:
+    return f"def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\nPASSES = {passes}\n"
+
+
+def reply(passes: int) -> str:
+    return f"Here is the module.\n```python\n{code(passes)}```\n"
+
+
+def scripted_tests(spec: TaskSpec, candidate: str) -> TestResult:
+    """Pass count is whatever the candidate's PASSES constant says."""
+    passes = int(re.search(r"PASSES = (\d+)", candidate).group(1))
+    cases = [TestCase(f"test_calc.py::t{i}", Outcome.PASSED) for i in range(passes)]
+    cases += [
+        TestCase(f"test_calc.py::t{i}", Outcome.FAILED, f"AssertionError: t{i}", f"E   assert t{i}")
+        for i in range(passes, TOTAL)
+    ]
+    return TestResult(tuple(cases), output="OUTPUT-OF-EVERY-TEST")
+
+
+class ScriptedProvider:
+    """Answers each (step, attempt) from a script; remembers every request."""
+
+    name = "sim"
+
+    def __init__(self, script: dict[tuple[str, int], str | Completion]) -> None:
+        self.script = script
+        self.requests: list[CallRequest] = []
+
+    def complete(self, request: CallRequest) -> Completion:
+        self.requests.append(request)
+        answer = self.script[(request.step, request.attempt)]
+        if isinstance(answer, Completion):
+            return answer
+        return Completion(answer, Usage(1000, 0, 0, 200), StopReason.END, request.route.model, "sim")
+
+    def steps(self) -> list[tuple[str, int]]:
+        return [(r.step, r.attempt) for r in self.requests]
+
+
+def make_env(tmp_path: Path, provider: ScriptedProvider, **loop) -> tuple[TaskEnv, RunDir]:
+    config = load_config()
+    rundir = RunDir(tmp_path / "runs", "r1")
+    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal(100)), rundir)
+    env = TaskEnv(
+        caller=caller,
+        router=Router.from_config(config, "sim"),
+        prompts={"service_port": PromptSet(default_prompts_dir(), "service_port")},
+        run_tests=scripted_tests,
+        workdir=rundir.task_files,
+        loop=LoopConfig(**{"stop_after_no_improvement": 5, **loop}),
+    )
+    return env, rundir
+
+
+@pytest.fixture
+def spec(task_dir: Path) -> TaskSpec:
+    return TaskSpec(
+        id="calc", base_dir=task_dir, reference=(task_dir / "legacy/calc.py",),
+        tests=(task_dir / "acceptance/test_calc.py",), output=task_dir / "out/calc_service.py",
+        max_attempts=5,
+    )
+
+
+def test_review_runs_on_attempt_one_only_and_violations_trigger_a_rewrite(tmp_path, spec) -> None:
+    """Attempt 1 is write → review → rewrite; later attempts are fixes with no review."""
+    provider = ScriptedProvider({
+        ("write", 1): reply(1), ("review", 1): "- rule 4: print() used", ("rewrite", 1): reply(2),
+        ("fix", 2): reply(3), ("fix", 3): reply(4), ("fix", 4): reply(5),
+    })
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1), ("review", 1), ("rewrite", 1), ("fix", 2), ("fix", 3), ("fix", 4)]
+    assert [a.passed for a in result.attempts] == [2, 3, 4, 5]
+    assert result.status is TaskStatus.PASSED
+    assert result.attempts[0].review == "violations"
+
+
+def test_clean_review_skips_the_rewrite(tmp_path, spec) -> None:
+    """A CLEAN review sends the draft straight to the tests."""
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1), ("review", 1)]
+    assert (result.status, result.best_attempt, result.reason) == (TaskStatus.PASSED, 1, "")
+
+
+def test_regression_is_reverted_and_the_next_fix_starts_from_the_best(tmp_path, spec) -> None:
+    """After a regression the best code is back on disk and in the next fix prompt."""
+    provider = ScriptedProvider({
+        ("write", 1): reply(2), ("review", 1): "CLEAN", ("fix", 2): reply(4),
+        ("fix", 3): reply(1), ("fix", 4): reply(3), ("fix", 5): reply(2),
+    })
+    env, rundir = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    fixes = [r for r in provider.requests if r.step == "fix"]
+    assert f"```python\n{code(4)}```" in fixes[2].prompt.variable  # attempt 4, after attempt 3 regressed
+    assert f"```python\n{code(4)}```" in fixes[3].prompt.variable
+    assert [a.regressed for a in result.attempts] == [False, False, True, True, True]
+    assert (result.best_attempt, result.passed) == (2, 4)
+    assert spec.output.read_text() == code(4)
+    assert rundir.task_files(spec).read_working() == code(4)
+    assert (rundir.root / "attempts/calc/3.py").read_text() == code(1)
+
+
+def test_fix_prompt_carries_only_the_failing_tests(tmp_path, spec) -> None:
+    """Failing tests' messages go in; passing tests and the raw run output stay out."""
+    provider = ScriptedProvider({("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(5)})
+    env, _ = make_env(tmp_path, provider)
+
+    run_task(spec, env)
+
+    fix = provider.requests[-1].prompt.variable
+    assert "### test_calc.py::t3 (failed)" in fix and "### test_calc.py::t4 (failed)" in fix
+    assert "test_calc.py::t0" not in fix
+    assert "OUTPUT-OF-EVERY-TEST" not in fix
+
+
+def test_extraction_failures_are_recorded_not_crashed_on(tmp_path, spec) -> None:
+    """Prose, truncation and syntax errors become attempt outcomes; the loop goes on."""
+    truncated = Completion(reply(5)[:40], Usage(10, 0, 0, 10), StopReason.MAX_TOKENS, "m", "sim")
+    provider = ScriptedProvider({
+        ("write", 1): "Sorry, I cannot see the tests.", ("write", 2): truncated,
+        ("write", 3): "```python\ndef add(a, b:\n```", ("write", 4): reply(5),
+    })
+    env, rundir = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    errors = [a.extraction_error for a in result.attempts]
+    assert errors[0] and "max_tokens" in errors[1] and "syntax" in errors[2] and errors[3] is None
+    assert ("review", 2) not in provider.steps()
+    assert result.status is TaskStatus.PASSED
+    assert (rundir.root / "attempts/calc/2.rejected.txt").exists()
+
+
+def test_stops_after_attempts_without_improvement(tmp_path, spec) -> None:
+    """N attempts in a row without a new best end the task early."""
+    provider = ScriptedProvider({
+        ("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(3), ("fix", 3): reply(2),
+    })
+    env, _ = make_env(tmp_path, provider, stop_after_no_improvement=2)
+
+    result = run_task(spec, env)
+
+    assert len(result.attempts) == 3
+    assert result.reason == "no improvement in 2 attempts"
+    assert result.status is TaskStatus.PARTIAL
+
+
+def test_fix_escalates_to_frontier_after_a_non_improving_fix(tmp_path, spec) -> None:
+    """A fix that did not improve sends the next fix to the frontier tier; improving resets it."""
+    provider = ScriptedProvider({
+        ("write", 1): reply(1), ("review", 1): "CLEAN", ("fix", 2): reply(1),
+        ("fix", 3): reply(2), ("fix", 4): reply(3), ("fix", 5): reply(3),
+    })
+    env, _ = make_env(tmp_path, provider)
+
+    run_task(spec, env)
+
+    tiers = [r.route.tier for r in provider.requests if r.step == "fix"]
+    assert tiers == ["mid", "frontier", "mid", "mid"]
+
+
+def test_cost_sums_every_call_of_the_task(tmp_path, spec) -> None:
+    """The task's cost is the exact sum of its calls, review and rewrite included."""
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "- x", ("rewrite", 1): reply(5)})
+    env, _ = make_env(tmp_path, provider)
+    prices = load_prices()
+    config = load_config()
+
+    result = run_task(spec, env)
+
+    def one(tier: str) -> Decimal:
+        p = prices.get(config.routes[tier].model)
+        return (1000 * p.input + 200 * p.output) / Decimal(1_000_000)
+
+    assert result.cost_usd == 2 * one("mid") + one("cheap")
+    assert result.attempts[0].cost_usd == result.cost_usd

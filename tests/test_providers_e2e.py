@@ -1,0 +1,233 @@
+"""End to end: `harness run --provider live` against fake Anthropic and Gemini servers.
+
+The real CLI builds the real providers from the environment (fake keys); the SDKs find the
+fake servers through ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL, as behind a gateway.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import structlog
+from fakeserver import FakeLLMServer, anthropic_error, anthropic_sse, gemini_reply
+
+from harness.cli import main
+from harness.pricing import cost, load_prices
+from harness.providers.base import Usage
+
+pytestmark = pytest.mark.slow
+
+ANTHROPIC_KEY = "sk-ant-api03-E2EFAKEKEYE2EFAKEKEY"
+GEMINI_KEY = "AIzaSyE2EFAKEFAKEFAKEFAKEFAKEFAKE000"
+MID, CHEAP = "claude-sonnet-5-5", "gemini-3.8-flash"
+SOLUTION = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+WRITE_REPLY = f"Here is the port.\n\n```python\n{SOLUTION}```\n"
+CONFIG = f"""
+routes:
+  cheap: {{provider: gemini, model: {CHEAP}, max_tokens: 16384}}
+  mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
+  frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
+provider_timeout_s: 30
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def restore_logging():
+    """A run configures structlog to write its events file; undo that for later tests."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
+@pytest.fixture
+def task_list(tmp_path: Path) -> Path:
+    """One tiny porting task: a legacy calc module and its acceptance tests."""
+    write(tmp_path / "legacy" / "calc.py", "def add(a, b):\n    return (200, a + b)\n")
+    write(
+        tmp_path / "acceptance" / "test_calc.py",
+        """
+        from calc_service import add, sub
+
+        def test_add():
+            assert add(2, 3) == 5
+
+        def test_sub():
+            assert sub(5, 3) == 2
+        """,
+    )
+    write(tmp_path / "harness.yaml", CONFIG)
+    return write(
+        tmp_path / "tasks.yaml",
+        """
+        tasks:
+          - id: calc
+            reference: legacy/calc.py
+            tests: acceptance/test_calc.py
+            output: out/calc_service.py
+        """,
+    )
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch):
+    """A fake Anthropic and a fake Gemini, reached only through the SDKs' base-URL variables."""
+    for name in (
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_ENTERPRISE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        yield anthropic, gemini
+
+
+def run_live(task_list: Path) -> tuple[int, dict, list[dict]]:
+    runs = task_list.parent / "runs"
+    code = main(
+        [
+            "run",
+            str(task_list),
+            "--provider",
+            "live",
+            "--run-dir",
+            str(runs),
+            "--config",
+            str(task_list.parent / "harness.yaml"),
+            "--concurrency",
+            "1",
+        ]
+    )
+    root = (runs / "latest").resolve()
+    summary = json.loads((root / "summary.json").read_text())
+    events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
+    return code, summary, events
+
+
+def test_live_run_passes_and_prices_every_call_exactly(servers, task_list):
+    """Write (Anthropic) then review (Gemini) pass the task; each call is priced exactly."""
+    anthropic, gemini = servers
+    anthropic.script(
+        anthropic_sse(
+            WRITE_REPLY, model=MID, input_tokens=1200, cache_write=3000, output_tokens=400
+        )
+    )
+    gemini.script(
+        gemini_reply("CLEAN", model_version=CHEAP, prompt=2000, candidates=2, thoughts=100)
+    )
+    prices = load_prices()
+    expected = {
+        MID: cost(Usage(1200, 3000, 0, 400), prices.get(MID)),
+        CHEAP: cost(Usage(2000, 0, 0, 102), prices.get(CHEAP)),
+    }
+
+    code, summary, events = run_live(task_list)
+
+    calls = {e["model"]: Decimal(e["cost_usd"]) for e in events if e["event"] == "call_finished"}
+    task = summary["tasks"][0]
+    assert (code, summary["provider"], task["status"]) == (0, "live", "passed")
+    assert expected == calls
+    assert round(float(sum(expected.values())), 6) == summary["budget"]["spent_usd"]
+    assert Path(task["output"]).read_text() == SOLUTION
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 1)
+
+
+def test_live_run_sends_cacheable_prefix_and_keeps_keys_out_of_the_run_dir(servers, task_list):
+    """The write call marks only its stable block for caching; no key reaches the run folder."""
+    anthropic, gemini = servers
+    anthropic.script(anthropic_sse(WRITE_REPLY, model=MID))
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+
+    run_live(task_list)
+
+    blocks = anthropic.requests[0].json["messages"][0]["content"]
+    assert [True] + [False] * (len(blocks) - 1) == ["cache_control" in b for b in blocks]
+    assert gemini.requests[0].path.endswith(f"/models/{CHEAP}:generateContent")
+    run_files = (task_list.parent / "runs").rglob("*")
+    leaked = [
+        p
+        for p in run_files
+        if p.is_file()
+        and (
+            ANTHROPIC_KEY in p.read_text(errors="ignore")
+            or GEMINI_KEY in p.read_text(errors="ignore")
+        )
+    ]
+    assert leaked == []
+
+
+def test_live_run_retries_an_overloaded_call(servers, task_list):
+    """A 529 on the write is retried after retry-after-ms, logged, and the task still passes."""
+    anthropic, gemini = servers
+    anthropic.script(
+        anthropic_error(529, "overloaded_error", headers={"retry-after-ms": "1"}),
+        anthropic_sse(WRITE_REPLY, model=MID),
+    )
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+
+    code, _, events = run_live(task_list)
+
+    retries = [e for e in events if e["event"] == "call_retry"]
+    assert (code, len(anthropic.requests)) == (0, 2)
+    assert [(e["reason"], e["status"]) for e in retries] == [("transient", 529)]
+
+
+def test_refused_key_stops_the_run_after_one_request(servers, task_list):
+    """A 401 stops the whole run once: the first task errors, the next is never called."""
+    anthropic, gemini = servers
+    anthropic.script(anthropic_error(401, "authentication_error", "invalid x-api-key"))
+    twice = task_list.read_text() + textwrap.indent(
+        "- id: calc_again\n  reference: legacy/calc.py\n  tests: acceptance/test_calc.py\n"
+        "  output: out2/calc_service.py\n",
+        "  ",
+    )
+    task_list.write_text(twice)
+
+    code, summary, events = run_live(task_list)
+
+    first, second = summary["tasks"]
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 0)
+    assert (first["status"], "ANTHROPIC_API_KEY" in first["reason"]) == ("error", True)
+    assert second["status"] == "skipped"
+    assert code != 0
+    assert [e["event"] for e in events if e["event"] == "authentication_failed"] == [
+        "authentication_failed"
+    ]
+
+
+def test_missing_key_is_bad_input_and_nothing_is_called(servers, task_list, monkeypatch, capsys):
+    """Without GEMINI_API_KEY the run exits 2 naming the variable, before any request."""
+    anthropic, gemini = servers
+    monkeypatch.delenv("GEMINI_API_KEY")
+
+    code = main(
+        [
+            "run",
+            str(task_list),
+            "--provider",
+            "live",
+            "--run-dir",
+            str(task_list.parent / "runs"),
+            "--config",
+            str(task_list.parent / "harness.yaml"),
+        ]
+    )
+
+    assert (code, len(anthropic.requests), len(gemini.requests)) == (2, 0, 0)
+    assert "GEMINI_API_KEY" in capsys.readouterr().err

@@ -1,0 +1,263 @@
+"""The hostile suite: planted candidates (tests/hostile/h_*.py) that try to fake a pass, hang,
+leak a secret, damage the host or outlive the run.
+
+Most of them would be stopped by the static pre-check before running; that is tested once
+(test_precheck_rejects_...). Everything else runs them with the pre-check bypassed, so it is
+the sandbox and the recorder that must hold: no false pass, no hang, no leaked secret, no
+survivor. Each runs under every sandbox available here (bubblewrap and the rlimits fallback).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness._sandbox import launch
+from harness.taskspec import TaskSpec
+from harness.testresult import Outcome, TestResult
+from harness.testrun import TestLimits, _execute, precheck, run_tests
+
+HERE = Path(__file__).parent / "hostile"
+TASK_DIR = HERE / "task"
+SECRET = "sk-test-hostile-5f1b2c9e7d3a4b6c"
+KINDS = [*(["bwrap"] if launch.bwrap_works() else []), "none"]
+CANDIDATES = sorted(p.stem for p in HERE.glob("h_*.py") if p.stem != "h_forge_recorder_state")
+TAMPERING = {
+    "h_forge_fd",
+    "h_forge_via_recorder",
+    "h_patch_reports",
+    "h_patch_runtest",
+    "h_rogue_plugin",
+    "h_swap_test_code",
+}
+HANGING_TEST = {"h_loop_in_test", "h_loop_ignoring_alarm"}
+RUNTIME_ONLY = {
+    "h_delete_outside",
+    "h_edit_test_file",
+    "h_loop_at_import",
+    "h_loop_in_test",
+    "h_memory_hog",
+    "h_network",
+    "h_pytest_shadow",
+}
+TASK = TaskSpec(
+    id="hostile-calc",
+    base_dir=TASK_DIR,
+    reference=(),
+    tests=(TASK_DIR / "acceptance" / "test_calc.py",),
+    output=TASK_DIR / "out/calc.py",
+)
+
+
+def limits(kind: str) -> TestLimits:
+    """Short clocks so the whole suite stays fast; small memory so the hog fails quickly."""
+    return TestLimits(
+        timeout_s=20,
+        per_test_timeout_s=0.5,
+        collect_timeout_s=2,
+        memory_mb=768,
+        cpu_s=20,
+        max_procs=32,
+        sandbox=kind,
+    )  # type: ignore[arg-type]
+
+
+def isolated(kind: str) -> bool:
+    """Whether the candidate runs as another user or in its own namespaces: only then are the
+    host's files, processes and loopback network out of its reach."""
+    return kind == "bwrap" or (os.geteuid() == 0 and launch._nobody_can_run_python())
+
+
+MARKERS: list[str] = []  # the markers of the launches made by the current test
+
+
+@pytest.fixture(autouse=True)
+def record_markers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Remember each launch's marker, so only this test's processes count as survivors
+    (other sandboxes may be running on the same machine)."""
+    make_plan = launch.make_plan
+
+    def recording(*args: object, **kwargs: object) -> launch.Plan:
+        plan = make_plan(*args, **kwargs)  # type: ignore[arg-type]
+        MARKERS.append(plan.marker)
+        return plan
+
+    MARKERS.clear()
+    monkeypatch.setattr(launch, "make_plan", recording)
+    yield
+
+
+def sandbox_survivors() -> list[str]:
+    """This test's processes still alive, by the marker in their environment."""
+    needles = [f"{launch.MARKER_VAR}={m}".encode() for m in MARKERS]
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+            if any(n in env for n in needles):
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"{entry} {command.decode(errors='replace')[:80]}")
+        except OSError:
+            continue
+    return found
+
+
+class Listener:
+    """A loopback TCP server that records whatever reaches it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.received.append(conn.recv(1 << 20) or b"<connected>")
+                except OSError:
+                    self.received.append(b"<connected>")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
+    """Secrets in the harness's environment and in a bystander process, a canary folder, a
+    listening server and paths a candidate might write to."""
+    for name in ("ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, SECRET)
+    bystander = subprocess.Popen(["sleep", "120"], env={"ANTHROPIC_API_KEY": SECRET})
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "precious.txt").write_text("keep me")
+    server = Listener()
+    yield {
+        "canary": canary,
+        "server": server,
+        "leak": tmp_path / "leak.txt",
+        "alive": tmp_path / "alive.txt",
+    }
+    server.close()
+    bystander.kill()
+    bystander.wait()
+
+
+def plant(name: str, world: dict[str, object]) -> str:
+    code = (HERE / f"{name}.py").read_text()
+    return (
+        code.replace("__PORT__", str(world["server"].port))  # type: ignore[attr-defined]
+        .replace("__CANARY__", str(world["canary"]))
+        .replace("__LEAK_FILE__", str(world["leak"]))
+        .replace("__ALIVE_FILE__", str(world["alive"]))
+    )
+
+
+def all_text(result: TestResult) -> str:
+    return result.output + "".join(c.message + c.details + c.nodeid for c in result.cases)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", CANDIDATES)
+def test_hostile_candidate_is_contained(name: str, kind: str, world: dict[str, object]) -> None:
+    """With the pre-check bypassed: no false pass, no hang, no leaked secret, no survivor."""
+    started = time.monotonic()
+    result = _execute(TASK, plant(name, world), limits(kind))
+    elapsed = time.monotonic() - started
+
+    assert (result.passed, result.total, len(MARKERS) > 0) == (0, 3, True)
+    assert elapsed < 15, f"took {elapsed:.1f}s"
+    assert SECRET not in all_text(result)
+    assert sandbox_survivors() == []
+    if name in TAMPERING:
+        assert result.tampered and result.error.startswith("tampered")
+    if name in HANGING_TEST:  # the hang is cut off and the honest (if wrong) test still runs
+        assert [c.outcome for c in result.cases][1] is Outcome.FAILED
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_secrets_do_not_leave_the_sandbox(kind: str, world: dict[str, object]) -> None:
+    """Env and /proc scraping finds no secret to write to a file or send over the network."""
+    if not isolated(kind):
+        pytest.skip(
+            "documented limit: the fallback sandbox running as the harness's own user "
+            "can read that user's processes and files"
+        )
+    _execute(TASK, plant("h_secret_leak", world), limits(kind))
+    leaked = world["leak"].read_text() if world["leak"].exists() else ""  # type: ignore[attr-defined]
+
+    assert SECRET not in leaked + repr(world["server"].received)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_host_is_out_of_reach(kind: str, world: dict[str, object]) -> None:
+    """The canary outside the scratch dir survives; bubblewrap also cuts the network."""
+    if not isolated(kind):
+        pytest.skip(
+            "documented limit: the fallback sandbox running as the harness's own user "
+            "can delete that user's files"
+        )
+    _execute(TASK, plant("h_delete_outside", world), limits(kind))
+    _execute(TASK, plant("h_network", world), limits(kind))
+
+    assert (world["canary"] / "precious.txt").read_text() == "keep me"  # type: ignore[operator]
+    if kind == "bwrap":
+        assert world["server"].received == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_daemon_does_not_outlive_the_run(kind: str, world: dict[str, object]) -> None:
+    """A double-forked, setsid daemon is killed with the run and never gets to write."""
+    _execute(TASK, plant("h_daemon", world), limits(kind))
+    time.sleep(1)  # the daemon would write after 0.5 s
+
+    assert (sandbox_survivors(), world["alive"].exists()) == ([], False)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(set(CANDIDATES) - RUNTIME_ONLY))
+def test_precheck_rejects_hostile_candidates(name: str, world: dict[str, object]) -> None:
+    """Through the public entry point, the pre-check stops these before anything runs."""
+    code = plant(name, world)
+    result = run_tests(TASK, code, limits=limits("none"))
+
+    assert precheck(code) is not None
+    assert (result.passed, result.errors, result.error.startswith("precheck:")) == (0, 3, True)
+
+
+def test_memory_reading_forger_is_rejected_by_the_precheck(world: dict[str, object]) -> None:
+    """A forger that reads the recorder's state from memory never gets to run."""
+    result = run_tests(TASK, plant("h_forge_recorder_state", world), limits=limits("none"))
+
+    assert (result.passed, result.error.startswith("precheck: line 6: imports gc")) == (0, True)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: code sharing pytest's process can read "
+    "the recorder's nonce and sequence from memory; only the pre-check stops it",
+)
+def test_runtime_alone_cannot_catch_a_memory_reading_forger(world: dict[str, object]) -> None:
+    """Documents the residual risk: with the pre-check bypassed, perfect forgeries pass."""
+    result = _execute(TASK, plant("h_forge_recorder_state", world), limits(KINDS[0]))
+
+    assert result.passed == 0

@@ -1,0 +1,101 @@
+"""Tests of the scratch tree: pristine copies, hash checks, read-only lock, safe placement."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness._sandbox.scratch import (
+    SandboxError,
+    build_tree,
+    candidate_place,
+    read_pristine,
+    remove_tree,
+    verify_tree,
+)
+from harness.taskspec import TaskSpec
+
+
+def make(base: Path, output: str = "out/svc.py") -> TaskSpec:
+    (base / "tests").mkdir(parents=True)
+    (base / "tests" / "test_svc.py").write_text("import svc\n")
+    (base / "data" / "__pycache__").mkdir(parents=True)
+    (base / "data" / "rows.csv").write_text("a,b\n")
+    (base / "data" / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    return TaskSpec(
+        id="svc",
+        base_dir=base,
+        reference=(),
+        tests=(base / "tests/test_svc.py",),
+        output=base / output,
+        support=(base / "data",),
+    )
+
+
+def test_pristine_inputs_mirror_the_task_folder(tmp_path: Path) -> None:
+    """Tests and support folders keep their place relative to the task list; caches are left out."""
+    pristine = read_pristine(make(tmp_path))
+
+    assert [rel for rel, _ in pristine.files] == ["data/rows.csv", "tests/test_svc.py"]
+    assert pristine.tests == ("tests/test_svc.py",)
+
+
+def test_digest_changes_with_content(tmp_path: Path) -> None:
+    """The inputs' digest (the expected-ids cache key) follows every byte."""
+    task = make(tmp_path)
+    before = read_pristine(task).digest
+    (tmp_path / "data" / "rows.csv").write_text("a,b,c\n")
+
+    assert read_pristine(task).digest != before
+
+
+def test_tree_is_locked_and_verified(tmp_path: Path) -> None:
+    """The built tree is read-only and any edit, plant or deletion is reported."""
+    task = make(tmp_path / "src")
+    pristine = read_pristine(task)
+    root = tmp_path / "run" / "root"
+    build_tree(root, pristine, "out/svc.py", "X = 1\n")
+    files = {**dict(pristine.files), "out/svc.py": b"X = 1\n"}
+    clean = verify_tree(root, files)
+    modes = {oct(os.stat(root / p).st_mode & 0o777) for p in ("out/svc.py", "out", ".")}
+    for folder in (root, root / "tests"):
+        os.chmod(folder, 0o755)
+    (root / "tests" / "test_svc.py").chmod(0o644)
+    (root / "tests" / "test_svc.py").write_text("pass\n")
+    (root / "conftest.py").write_text("")
+
+    assert (clean, modes) == ([], {"0o444", "0o555"})
+    assert verify_tree(root, files) == [
+        "unexpected file conftest.py",
+        "modified file tests/test_svc.py",
+    ]
+    remove_tree(tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        ("conftest.py", "shadow pytest"),
+        ("out/pytest.py", "shadow pytest"),
+        ("sitecustomize.py", "shadow pytest"),
+        ("json.py", "standard library"),
+        ("tests/test_svc.py", "test or support file"),
+        ("out/svc.txt", "relative .py"),
+    ],
+)
+def test_candidate_place_refuses_shadowing(tmp_path: Path, output: str, problem: str) -> None:
+    """The candidate may not sit where it would shadow pytest, the stdlib or a pristine file."""
+    task = make(tmp_path, output)
+
+    with pytest.raises(SandboxError, match=problem):
+        candidate_place(task, read_pristine(task))
+
+
+def test_candidate_outside_the_task_folder_goes_by_basename(tmp_path: Path) -> None:
+    """An output outside the task list's folder is placed at the scratch root by basename."""
+    task = make(tmp_path / "tasks", output=str(tmp_path / "elsewhere" / "svc.py"))
+
+    assert candidate_place(task, read_pristine(task)) == "svc.py"

@@ -1,0 +1,250 @@
+"""Tests of harness.testrun: running a candidate's acceptance tests in the sandbox."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from harness.taskspec import TaskSpec
+from harness.testresult import Outcome
+from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
+
+FAST = TestLimits(timeout_s=30, per_test_timeout_s=5, collect_timeout_s=15)
+ADD = "def add(a, b):\n    return a + b\n"
+MUL = "\n\ndef mul(a, b):\n    return a * b\n"
+GOOD = ADD + MUL
+TESTS = """
+    from calc import add, mul
+
+    def test_add():
+        assert add(2, 2) == 4
+
+    def test_mul():
+        assert mul(3, 4) == 12
+
+    def test_neg():
+        assert add(-1, -1) == -2
+    """
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+def make_task(
+    base: Path, tests: str = TESTS, output: str = "out/calc.py", support: tuple[Path, ...] = ()
+) -> TaskSpec:
+    """A task in `base` with one acceptance test file."""
+    test_file = write(base / "acceptance" / "test_calc.py", tests)
+    return TaskSpec(
+        id="calc",
+        base_dir=base,
+        reference=(),
+        tests=(test_file,),
+        output=base / output,
+        support=support,
+    )
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> TaskSpec:
+    return make_task(tmp_path)
+
+
+def outcomes(result) -> dict[str, Outcome]:
+    return {c.nodeid.split("::")[-1]: c.outcome for c in result.cases}
+
+
+def test_good_candidate_passes_every_test(task: TaskSpec) -> None:
+    """An honest, correct candidate passes all expected tests."""
+    result = run_tests(task, GOOD, limits=FAST)
+
+    assert (result.passed, result.total, result.error, result.tampered) == (3, 3, None, False)
+
+
+def test_failure_carries_assertion_message_and_short_details(task: TaskSpec) -> None:
+    """A failing test reports the assertion line and a traceback through the candidate."""
+    result = run_tests(task, GOOD.replace("a * b", "a + b"), limits=FAST)
+    failed = next(c for c in result.cases if c.outcome is Outcome.FAILED)
+
+    assert (failed.nodeid, failed.message) == (
+        "acceptance/test_calc.py::test_mul",
+        "AssertionError: assert 7 == 12",
+    )
+    assert "acceptance/test_calc.py:7: in test_mul" in failed.details
+    assert "/tmp/harness-test" not in failed.details + result.output
+
+
+def test_details_are_capped(task: TaskSpec) -> None:
+    """Details stay short enough for a fix prompt however deep the traceback."""
+    deep = "def add(a, b, n=300):\n    return add(a, b, n - 1) if n else 1 / 0\n" + MUL
+    result = run_tests(task, deep, limits=FAST)
+
+    assert max(len(c.details.splitlines()) for c in result.cases) <= 60
+
+
+def test_import_error_is_an_error_for_every_test_with_its_message(task: TaskSpec) -> None:
+    """A candidate that cannot be imported errors every test, saying why."""
+    result = run_tests(task, ADD, limits=FAST)
+
+    assert result.errors == 3
+    assert result.cases[0].message.startswith("collection error: ImportError: cannot import")
+    assert "site-packages" not in result.cases[0].details
+
+
+def test_syntax_error_is_reported_not_raised(task: TaskSpec) -> None:
+    """Code that does not compile is a test error, not an exception."""
+    result = run_tests(task, "def add(a, b)\n    return a\n", limits=FAST)
+
+    assert (result.errors, "SyntaxError" in result.cases[0].message) == (3, True)
+
+
+def test_skip_is_not_a_pass(tmp_path: Path) -> None:
+    """Skipped and xfailed tests never count as passed."""
+    tests = TESTS + "\n    import pytest\n\n    @pytest.mark.xfail\n    def test_x():\n"
+    tests += "        assert add(1, 1) == 3\n\n    def test_s():\n        pytest.skip('no')\n"
+    result = run_tests(make_task(tmp_path, tests), GOOD, limits=FAST)
+
+    assert (result.passed, result.skipped, result.total) == (3, 2, 5)
+
+
+def test_hanging_test_times_out_alone(task: TaskSpec) -> None:
+    """A test that hangs fails with a timeout; the other tests are still judged."""
+    code = GOOD.replace("return a + b", "while a < 0:\n        pass\n    return a + b")
+    limits = TestLimits(timeout_s=30, per_test_timeout_s=1, collect_timeout_s=15)
+    result = run_tests(task, code, limits=limits)
+
+    assert outcomes(result) == {
+        "test_add": Outcome.PASSED,
+        "test_mul": Outcome.PASSED,
+        "test_neg": Outcome.FAILED,
+    }
+    assert "Timeout" in result.cases[2].message and result.timed_out is False
+
+
+def test_whole_run_timeout_is_an_error_result(task: TaskSpec) -> None:
+    """Hitting the wall-clock limit errors the unconfirmed tests and sets timed_out."""
+    code = GOOD.replace("return a * b", "import time\n    time.sleep(30)")
+    limits = TestLimits(timeout_s=2.5, per_test_timeout_s=20, collect_timeout_s=15)
+    result = run_tests(task, code, limits=limits)
+
+    assert (result.timed_out, result.passed, result.errors) == (True, 1, 2)
+    assert result.error.startswith("timeout") and result.duration_s < 8
+
+
+def test_precheck_rejection_never_runs(task: TaskSpec, tmp_path: Path) -> None:
+    """A candidate the pre-check rejects errors every test and is not executed."""
+    marker = tmp_path / "ran"
+    code = f"import gc\nopen({str(marker)!r}, 'w').close()\n" + GOOD
+    result = run_tests(task, code, limits=TestLimits(sandbox="none"))
+
+    assert (result.errors, marker.exists()) == (3, False)
+    assert result.error.startswith("precheck: line 1: imports gc")
+
+
+def test_precheck_extra_reasons_reject_too(task: TaskSpec) -> None:
+    """Reasons from the operator's policy callable reject the candidate like built-in ones."""
+    result = run_tests(task, GOOD, limits=FAST, precheck_extra=lambda code: ["uses requests"])
+
+    assert (result.errors, result.error) == (3, "precheck: uses requests")
+
+
+def test_environment_is_scrubbed(task: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key, token or secret of the harness reaches the candidate's environment."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-envleak-0123456789")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-test-envleak-0123456789")
+    code = "import os\nENV = sorted(os.environ)\n\n\ndef add(a, b):\n    raise ValueError(ENV)\n"
+    result = run_tests(task, code + MUL, limits=FAST)
+    text = result.cases[0].message + result.output
+
+    assert "ANTHROPIC_API_KEY" not in text and "MY_SERVICE_TOKEN" not in text and "PATH" in text
+
+
+def test_support_files_and_module_path_imports(tmp_path: Path) -> None:
+    """Support conftest and data are in place; the candidate imports by module path too."""
+    tests = """
+        import json, pathlib
+        from out.calc import add
+
+        def test_data(factor):
+            data = json.loads(pathlib.Path("fixtures/data.json").read_text())
+            assert add(data["a"], factor) == 5
+        """
+    write(tmp_path / "fixtures" / "data.json", '{"a": 3}')
+    write(tmp_path / "fixtures" / "deeper" / "more.txt", "x")
+    conftest = "import pytest\n\n@pytest.fixture\ndef factor():\n    return 2\n"
+    support = (tmp_path / "fixtures", write(tmp_path / "acceptance" / "conftest.py", conftest))
+    task = make_task(tmp_path, tests, support=support)
+    result = run_tests(task, GOOD, limits=FAST)
+
+    assert (result.passed, result.total) == (1, 1)
+
+
+def test_leaked_secret_values_are_redacted(task: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret value of the harness never comes back in output or messages, however it leaked."""
+    secret = "sk-test-redact-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    code = f"print({secret!r})\n\n\ndef add(a, b):\n    assert {secret!r} == 1\n" + MUL
+    result = run_tests(task, code, limits=FAST)
+    text = result.output + "".join(c.message + c.details for c in result.cases)
+
+    assert (secret in text, "[REDACTED]" in text) == (False, True)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "conftest.py",
+        "pytest.py",
+        "acceptance/test_calc.py",
+        "out/pytest.ini",
+        "../calc.py",
+        "json.py",
+    ],
+)
+def test_unusable_output_paths_are_refused(tmp_path: Path, output: str) -> None:
+    """A candidate path that would shadow pytest, a test or the stdlib is a setup error."""
+    task = make_task(tmp_path, output=output)
+
+    with pytest.raises(SandboxError, match="not usable"):
+        run_tests(task, GOOD, limits=FAST)
+
+
+def test_expected_ids_are_collected_once_per_task(tmp_path: Path) -> None:
+    """The pristine collection runs once; later runs of the same inputs reuse it."""
+    task = make_task(tmp_path, TESTS + "\n    def test_once():\n        pass\n")
+    with capture_logs() as logs:
+        run_tests(task, GOOD, limits=FAST)
+        run_tests(task, GOOD, limits=FAST)
+
+    assert [e["event"] for e in logs].count("expected_tests_collected") == 1
+
+
+def test_run_is_logged_with_counts(task: TaskSpec) -> None:
+    """Each run logs one tests_ran event with its counts."""
+    with capture_logs() as logs:
+        run_tests(task, GOOD, limits=FAST)
+    ran = [e for e in logs if e["event"] == "tests_ran"]
+
+    assert (len(ran), ran[0]["passed"], ran[0]["total"]) == (1, 3, 3)
+
+
+def test_fallback_sandbox_warns(task: TaskSpec) -> None:
+    """Without bubblewrap the result carries a warning for the summary."""
+    result = run_tests(task, GOOD, limits=TestLimits(sandbox="none"))
+
+    assert (result.passed, sandbox_kind(TestLimits(sandbox="none"))) == (3, "rlimits")
+    assert "bubblewrap" in result.warnings[0]
+
+
+def test_limits_are_validated() -> None:
+    """Nonsense limits are refused when they are built."""
+    with pytest.raises(ValueError):
+        TestLimits(sandbox="docker")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        TestLimits(timeout_s=0)
