@@ -93,9 +93,15 @@ def sandboxed(task: TaskSpec, code: str, mode: str) -> float:
     return elapsed
 
 
-def median_of(runs: int, measure: Callable[[], float]) -> float:
-    measure()  # warm-up: file caches, and the one-off pristine collection of the task
-    return statistics.median(measure() for _ in range(runs))
+def medians(runs: int, measures: dict[str, Callable[[], float]]) -> dict[str, float]:
+    """Median seconds of each measure, interleaved run by run so load swings hit all alike."""
+    for measure in measures.values():
+        measure()  # warm-up: file caches, and the one-off pristine collection of the task
+    times: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(runs):
+        for name, measure in measures.items():
+            times[name].append(measure())
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -116,12 +122,14 @@ def main() -> None:
         tasks = {"3 tests": calc, f"{options.tests} tests": wide_task(Path(tmp), options.tests)}
         print(f"median of {options.runs} runs, seconds (ratio to plain pytest)")
         for label, task in tasks.items():
-            base = median_of(options.runs, lambda t=task: plain_pytest(t, GOOD))
-            cells = [f"plain {base:.3f}"]
+            measures = {"plain": lambda t=task: plain_pytest(t, GOOD)}
             for mode in modes:
-                took = median_of(options.runs, lambda t=task, m=mode: sandboxed(t, GOOD, m))
                 name = "bwrap" if mode == "auto" else "rlimits"
-                cells.append(f"{name} {took:.3f} ({took / base:.2f}x)")
+                measures[name] = lambda t=task, m=mode: sandboxed(t, GOOD, m)
+            took = medians(options.runs, measures)
+            cells = [
+                f"{name} {secs:.3f} ({secs / took['plain']:.2f}x)" for name, secs in took.items()
+            ]
             print(f"{label:>10}: " + "   ".join(cells))
 
 

@@ -10,6 +10,7 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from harness._pyast import parse_module
 from harness._guard_fold import DYN, Folder, Value
 from harness._guard_values import Violation
 
@@ -72,24 +73,21 @@ class CodeChecker:
     patterns: tuple[CodePattern, ...]
 
     def check(self, code: str, check_command: CommandCheck, depth: int = 0) -> list[Violation]:
-        found: list[Violation] = []
+        """Every violation in `code`: what the AST shows first, then the regex fallback."""
         try:
-            tree = ast.parse(code)
+            tree = parse_module(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             line = getattr(exc, "lineno", None)
-            where = f"line {line}: " if line else ""
-            msg = getattr(exc, "msg", str(exc))
-            found.insert(
-                0,
-                Violation(
-                    "unparseable-code", f"{where}{msg}; code that does not parse is never run"
-                ),
+            detail = f"{f'line {line}: ' if line else ''}{getattr(exc, 'msg', exc)}"
+            unparseable = Violation(
+                "unparseable-code", f"{detail}; code that does not parse is never run"
             )
-            return found
+            return [unparseable, *self._patterns(code)]
         folder = Folder(tree)
-        for node in ast.walk(tree):
-            found.extend(self._node(node, folder, check_command, depth))
-        found.extend(self._patterns(code))  # the text fallback, after what the AST saw
+        found = [
+            v for node in ast.walk(tree) for v in self._node(node, folder, check_command, depth)
+        ]
+        found.extend(self._patterns(code))
         return list(dict.fromkeys(found))
 
     def _patterns(self, code: str) -> Iterator[Violation]:
@@ -148,6 +146,9 @@ def _commands(node: ast.Call, folder: Folder, callee: str) -> list[Value]:
     """What a call may run: shell text (str) or argv (tuple). Unknown callees that look like
     runners contribute each string or list argument, and their positional strings as argv."""
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    if callee in ("functools.partial", "partial") and node.args:  # partial(subprocess.run, [...])
+        inner = ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords)
+        return _commands(inner, folder, folder.dotted(node.args[0]) or "")
     if callee in _SHELL_SINKS or method == "subprocess_shell":
         arg = _argument(node, 1 if method == "subprocess_shell" else 0, "cmd", "command")
         return list(folder.strings(arg, 0)) if arg is not None else []

@@ -62,7 +62,7 @@ def _read(args: Sequence[str], syntax: Syntax) -> _Reading:
             break
         if not arg.startswith("-") or arg == "-":
             if maybe_valued and not positionals:
-                starts.append(1)  # an unknown `--opt value` before the subcommand
+                starts.append(1)  # an unknown `--opt value` / `-o value` before the subcommand
             positionals.append(arg)
             maybe_valued = False
             i += 1
@@ -72,7 +72,7 @@ def _read(args: Sequence[str], syntax: Syntax) -> _Reading:
         if not arg.startswith("--"):
             flags.update(_short_cluster(arg, syntax.value_options))
         takes_value = not eq and (name in syntax.value_options or _valued_cluster(arg, syntax))
-        maybe_valued = arg.startswith("--") and not eq and not takes_value
+        maybe_valued = not eq and not takes_value
         i += 2 if takes_value else 1
     return _Reading(tuple(positionals), frozenset(flags), tuple(starts))
 

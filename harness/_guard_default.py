@@ -39,7 +39,8 @@ programs:
     skip_words: [alpha, beta, preview]
   kubectl:
     value_options: [-n, --namespace, --context, --kubeconfig, --cluster, --user, -s, --server,
-                    --token, --as, --as-group, --request-timeout, --certificate-authority]
+                    --token, --as, --as-group, --request-timeout, --certificate-authority,
+                    -v, --v]
   helm:
     value_options: [-n, --namespace, --kube-context, --kubeconfig, --registry-config,
                     --repository-cache, --repository-config]

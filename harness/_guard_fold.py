@@ -7,31 +7,16 @@ import base64
 import binascii
 import itertools
 import shlex
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from harness._guard_bindings import binding_events, dotted_names, key_of
 from harness._guard_shell import DYN
 
-__all__ = ["Folder", "Value", "dotted_names"]
+__all__ = ["Folder", "Value"]
 
 Value = str | tuple[str, ...]  # a string, or a list of strings (argv)
 _MAX_ALTERNATIVES = 16
 _MAX_DEPTH = 12
-
-
-def dotted_names(tree: ast.AST) -> dict[str, str]:
-    """Local name → what it refers to: `import subprocess as sp` makes sp → subprocess."""
-    names: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                names[a.asname or a.name.split(".")[0]] = (
-                    a.name if a.asname else a.name.split(".")[0]
-                )
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for a in node.names:
-                names[a.asname or a.name] = f"{node.module}.{a.name}"
-    return names
 
 
 @dataclass
@@ -52,7 +37,7 @@ class Folder:
         self.names = self.names or dotted_names(self.tree)
         found: list[tuple[int, int, str, str, ast.expr]] = []
         for node in ast.walk(self.tree):
-            for name, kind, value in _binding_events(node):
+            for name, kind, value in binding_events(node):
                 found.append((node.lineno, node.col_offset, name, kind, value))  # type: ignore[attr-defined]
         for _, _, name, kind, value in sorted(found, key=lambda f: (f[0], f[1])):
             self._events.setdefault(name, []).append((kind, value))
@@ -84,6 +69,11 @@ class Folder:
         values = _dispatch(self, node, depth + 1)
         return values[:_MAX_ALTERNATIVES] or [DYN]
 
+    @property
+    def bound(self) -> set[str]:
+        """Every name (and `self.` attribute) the code assigns."""
+        return set(self._events)
+
     def strings(self, node: ast.expr, depth: int) -> list[str]:
         return [v if isinstance(v, str) else DYN for v in self.fold(node, depth)]
 
@@ -108,23 +98,6 @@ class Folder:
 
 def _only_str(values: list[Value]) -> str | None:
     return values[0] if len(values) == 1 and isinstance(values[0], str) else None
-
-
-def _binding_events(node: ast.AST) -> Iterable[tuple[str, str, ast.expr]]:
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                yield target.id, "set", node.value
-    elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and isinstance(node.target, ast.Name):
-        if node.value is not None:
-            yield node.target.id, "set", node.value
-    elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-        if isinstance(node.target, ast.Name):
-            yield node.target.id, "add", node.value
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-        owner, method = node.func.value, node.func.attr
-        if isinstance(owner, ast.Name) and method in ("append", "extend", "insert"):
-            yield owner.id, method, node.args[-1]
 
 
 def _add(
@@ -158,6 +131,8 @@ def _dispatch(folder: Folder, node: ast.expr, depth: int) -> list[Value]:
         return [node.value if isinstance(node.value, str) else str(node.value)]
     if isinstance(node, ast.Name):
         return folder.name(node.id, depth)
+    if (key := key_of(node)) is not None and key.startswith("self."):
+        return folder.name(key if key in folder.bound else key[5:], depth)  # or a class constant
     if isinstance(node, ast.JoinedStr):
         parts = [
             folder.strings(v.value if isinstance(v, ast.FormattedValue) else v, depth)

@@ -123,7 +123,7 @@ class SqliteLedger:
     commit. synchronous=NORMAL skips the fsync per commit (a power cut may lose the last
     commits, never consistency); the file must be on a local disk (WAL needs shared memory).
     Amounts are stored as decimal text and summed in Python, so totals stay exact.
-    Holds record their process id; holds of processes that died are dropped.
+    Holds record their process id; the holds of a process that died are charged in full.
     """
 
     def __init__(self, path: Path, *, timeout_s: float = 30.0) -> None:
@@ -145,7 +145,7 @@ class SqliteLedger:
         self, day: dt.date, hold_id: str, amount: Decimal, cap: Decimal | None
     ) -> tuple[bool, DayTotals]:
         with self._transaction() as db:
-            self._drop_dead_holds(db)
+            self._charge_dead_holds(db)
             totals = self._totals(db, day.isoformat())
             accepted = _fits(totals, amount, cap)
             if accepted:
@@ -158,12 +158,7 @@ class SqliteLedger:
     def settle(self, day: dt.date, hold_id: str, actual: Decimal) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM holds WHERE id = ?", (hold_id,))
-            spent = self._spent(db, day.isoformat()) + actual
-            db.execute(
-                "INSERT INTO days (day, spent_usd) VALUES (?, ?) "
-                "ON CONFLICT(day) DO UPDATE SET spent_usd = excluded.spent_usd",
-                (day.isoformat(), str(spent)),
-            )
+            self._add_spend(db, day.isoformat(), actual)
 
     def release(self, hold_id: str) -> None:
         with self._transaction() as db:
@@ -176,7 +171,7 @@ class SqliteLedger:
     def totals(self, day: dt.date) -> DayTotals:
         """Settled spend and live holds of `day`, as `hold` would see them."""
         with self._transaction() as db:
-            self._drop_dead_holds(db)
+            self._charge_dead_holds(db)
             return self._totals(db, day.isoformat())
 
     def close(self) -> None:
@@ -227,18 +222,30 @@ class SqliteLedger:
         row = db.execute("SELECT spent_usd FROM days WHERE day = ?", (day,)).fetchone()
         return Decimal(row[0]) if row else Decimal(0)
 
+    def _add_spend(self, db: sqlite3.Connection, day: str, amount: Decimal) -> None:
+        db.execute(
+            "INSERT INTO days (day, spent_usd) VALUES (?, ?) "
+            "ON CONFLICT(day) DO UPDATE SET spent_usd = excluded.spent_usd",
+            (day, str(self._spent(db, day) + amount)),
+        )
+
     def _totals(self, db: sqlite3.Connection, day: str) -> DayTotals:
         rows = db.execute("SELECT usd FROM holds WHERE day = ?", (day,)).fetchall()
         return DayTotals(self._spent(db, day), sum((Decimal(r[0]) for r in rows), Decimal(0)))
 
-    @staticmethod
-    def _drop_dead_holds(db: sqlite3.Connection) -> None:
-        pids = [
-            r[0]
-            for r in db.execute("SELECT DISTINCT pid FROM holds WHERE pid != ?", (os.getpid(),))
-        ]
-        dead = [pid for pid in pids if not _alive(pid)]
-        for pid in dead:
-            db.execute("DELETE FROM holds WHERE pid = ?", (pid,))
+    def _charge_dead_holds(self, db: sqlite3.Connection) -> None:
+        """A process that died with holds may have been billed for those calls: charge each
+        hold in full (the worst case) to its day, so a crash can never lift the day cap."""
+        rows = db.execute("SELECT id, day, pid, usd FROM holds WHERE pid != ?", (os.getpid(),))
+        dead = [row for row in rows.fetchall() if not _alive(row[2])]
+        for hold_id, day, _pid, usd in dead:
+            db.execute("DELETE FROM holds WHERE id = ?", (hold_id,))
+            self._add_spend(db, day, Decimal(usd))
         if dead:
-            log.info("ledger_dead_holds_dropped", pids=dead)
+            charged = sum((Decimal(row[3]) for row in dead), Decimal(0))
+            log.warning(
+                "ledger_dead_holds_charged",
+                pids=sorted({row[2] for row in dead}),
+                holds=len(dead),
+                charged_usd=str(charged),
+            )

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from harness._pyast import parse_module
 from harness._guard_fold import Folder
 
 __all__ = ["ScarCheck", "scar_warnings"]
@@ -37,7 +38,7 @@ def scar_warnings(code: str, checks: tuple[ScarCheck, ...]) -> list[str]:
         for match in check.pattern.finditer(code):
             found.append((code.count("\n", 0, match.start()) + 1, check.message, check.id))
     try:
-        tree = ast.parse(code)
+        tree = parse_module(code)
     except (SyntaxError, ValueError):
         found.append((0, "the code does not parse, so the built-in checks were skipped", "parse"))
     else:

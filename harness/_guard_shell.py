@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -15,6 +14,11 @@ _REDIRS = ("<<<", "<<-", "&>>", ">>", "<<", ">&", "<&", ">|", "<>", "&>", ">", "
 _BRACES = {"{": "\ue000", "}": "\ue001", ",": "\ue002"}  # unquoted, so brace expansion applies
 _UNBRACE = str.maketrans({v: k for k, v in _BRACES.items()})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b"}
+_ESCAPES |= {"f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _BRACE_GROUP = re.compile("\ue000([^\ue000\ue001]*\ue002[^\ue000\ue001]*)\ue001")
 
 
@@ -186,10 +190,22 @@ def _matching(text: str, i: int, open_: str, close: str) -> int:
 
 
 def _ansi_c(body: str) -> str:
-    try:
-        return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
-    except (UnicodeDecodeError, ValueError):
-        return body
+    """Decode $'...' escapes as bash does (`\\x67it` is `git`); unknown escapes stay."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        try:
+            if code[0] in "xuU":
+                return chr(int(code[1:], 16))
+            if code[0] in "01234567":
+                return chr(int(code, 8))
+        except (ValueError, OverflowError):
+            return match.group(0)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1]) & 0x1F)
+        return _ESCAPES.get(code, match.group(0))
+
+    return _ANSI_ESCAPE.sub(one, body)
 
 
 def _expand_braces(word: str, limit: int = 32) -> list[str]:

@@ -5,35 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from harness._guard_nested import nested
 from harness._guard_shell import DYN, Simple
+from harness._guard_values import Found
 
-__all__ = ["Found", "effective", "fed", "program_name"]
+__all__ = ["effective", "fed", "program_name"]
 
 _KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done"})
 _KEYWORDS |= frozenset({"while", "until", "coproc", "case", "esac"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "rbash"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_PYTHON = re.compile(r"^(python|pypy)[0-9.]*w?$")
 _FEEDERS = frozenset({"echo", "printf", "cat"})  # `echo "git push -f" | sh`
-_GIT_ALIAS = re.compile(r"^alias\.[^=\s]+=(.*)$", re.S)
-_GIT_ALIAS_KEY = re.compile(r"^alias\.[^=\s]+$")
-_PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "-Q"})
-
-
-@dataclass(frozen=True)
-class Found:
-    """Something a command line runs: a program's argv, shell text, or Python code.
-
-    `run` is an argv still to be looked through (`effective` again), with its stdin; the
-    caller's queue does that, so no nesting depth can exhaust the stack.
-    """
-
-    kind: Literal["argv", "run", "script", "code"]
-    value: str | tuple[str, ...]
-    stdin: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,6 +40,7 @@ def _w(options: str = "", **kwargs: object) -> _Wrapper:
 
 
 _SU = _w("-s --shell -g --group -G --supp-group", script_options="-c --command", runs_rest=False)
+_RUNUSER = _w("-u --user -g --group -G --supp-group -s --shell", script_options="-c --command")
 _WRAPPERS: dict[str, _Wrapper] = {
     "sudo": _w("-u -g -h -p -C -D -r -t -T -U --user --group --host --prompt --chdir --role"),
     "doas": _w("-u -C"),
@@ -79,7 +64,7 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
     "flock": _w("-w --timeout -E --conflict-exit-code", operands=1, script_options="-c --command"),
     "su": _SU,
-    "runuser": _SU,
+    "runuser": _RUNUSER,
     "script": _w("-E --echo -I -O -B -T -m", script_options="-c --command", runs_rest=False),
     "watch": _w("-n --interval", joins=True),
     "ssh": _w(
@@ -124,15 +109,15 @@ def effective(argv: Sequence[str], stdin: Sequence[str] = ()) -> Iterator[Found]
         yield from _unwrap(_WRAPPERS[name], args, stdin)
     elif name in _SHELLS:
         yield from _shell(args, stdin)
-    elif _PYTHON.match(name):
-        yield from _python(args)
-    elif name == "git":
-        yield from _git_aliases(args)
-    elif name == "alias":
-        yield from (Found("script", a.partition("=")[2]) for a in args if "=" in a)
+    else:
+        yield from nested(name, args, stdin)
 
 
 def _unwrap(wrapper: _Wrapper, args: list[str], stdin: Sequence[str]) -> Iterator[Found]:
+    for i, arg in enumerate(args):  # `su bob -c TEXT`: the option may follow the user
+        name, eq, value = arg.partition("=")
+        if name in wrapper.script_options and (eq or i + 1 < len(args)):
+            yield Found("script", value if eq else args[i + 1])
     i = 0
     while i < len(args) and args[i].startswith("-") and len(args[i]) > 1:
         name, eq, value = args[i].partition("=")
@@ -140,9 +125,7 @@ def _unwrap(wrapper: _Wrapper, args: list[str], stdin: Sequence[str]) -> Iterato
             i += 1
             break
         given = value if eq else (args[i + 1] if i + 1 < len(args) else "")
-        if name in wrapper.script_options:
-            yield Found("script", given)
-        elif name in wrapper.split_options:
+        if name in wrapper.split_options:
             yield Found("run", (*given.split(), *args[i + (1 if eq else 2) :]), tuple(stdin))
             return
         i += 1 if eq or name not in wrapper.value_options | wrapper.script_options else 2
@@ -171,25 +154,3 @@ def _shell(args: list[str], stdin: Sequence[str]) -> Iterator[Found]:
         yield from (Found("script", text) for text in rest[:1])
     elif not rest:
         yield from (Found("script", text) for text in stdin)
-
-
-def _python(args: list[str]) -> Iterator[Found]:
-    i = 0
-    while i < len(args) and args[i].startswith("-") and args[i] != "-m":
-        if args[i].startswith("-c"):
-            code = args[i][2:] or (args[i + 1] if i + 1 < len(args) else "")
-            yield Found("code", code)
-            return
-        i += 2 if args[i] in _PYTHON_VALUE_OPTIONS else 1
-
-
-def _git_aliases(args: list[str]) -> Iterator[Found]:
-    """`git -c alias.p='push -f' p` and `git config alias.p 'push -f'` run their bodies."""
-    for i, arg in enumerate(args):
-        text = None
-        if inline := _GIT_ALIAS.match(arg.removeprefix("-c")):
-            text = inline.group(1)
-        elif _GIT_ALIAS_KEY.match(arg) and i + 1 < len(args):
-            text = args[i + 1]
-        if text is not None:
-            yield Found("script", text[1:] if text.startswith("!") else f"git {text}")

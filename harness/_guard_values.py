@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["GuardrailError", "PolicyError", "Violation"]
+__all__ = ["Found", "GuardrailError", "PolicyError", "Violation"]
 
 
 @dataclass(frozen=True)
@@ -28,3 +29,16 @@ class GuardrailError(Exception):
 
 class PolicyError(ValueError):
     """The guardrails policy file is invalid; the message names file, line, field and fix."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """Something a command line runs: a program's argv, shell text, or Python code.
+
+    `run` is an argv still to be looked through (`effective` again), with its stdin; the
+    caller's queue does that, so no nesting depth can exhaust the stack.
+    """
+
+    kind: Literal["argv", "run", "script", "code"]
+    value: str | tuple[str, ...]
+    stdin: tuple[str, ...] = ()

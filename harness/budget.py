@@ -19,7 +19,8 @@ Semantics (every amount is exact `Decimal` USD):
 - Every call's cost is charged to the local date on which it was reserved. The day ledger
   (`SqliteLedger`, default `$XDG_STATE_HOME/harness/spend.sqlite`) persists day totals and
   live reservations in one SQLite transaction per change, so concurrent runs see each other
-  and a kill -9 leaves a valid file; reservations of dead processes stop counting.
+  and a kill -9 leaves a valid file. A dead process's reservations are charged in full to
+  their day (its calls may have been billed): a crash never lifts the day cap.
 - A resumed run passes its earlier spend (`spent_run`, `spent_tasks`); the day ledger already
   holds it, so it is not charged twice.
 """

@@ -32,7 +32,9 @@ class PricedCompletion:
 class CallLog(Protocol):
     """Where finished calls are recorded (the run directory / run store)."""
 
-    def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None: ...
+    def record_call(
+        self, request: CallRequest, completion: Completion, cost_usd: Decimal
+    ) -> None: ...
 
 
 class Caller:

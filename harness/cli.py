@@ -11,7 +11,12 @@ from harness import __version__
 __all__ = ["main"]
 
 EXIT_OK, EXIT_NOT_ALL_PASSED, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_LOCKED, EXIT_INTERRUPTED = (
-    0, 1, 2, 3, 75, 130,
+    0,
+    1,
+    2,
+    3,
+    75,
+    130,
 )
 
 
@@ -24,14 +29,23 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a task list")
     run.add_argument("tasks", type=Path, help="the task list (YAML)")
-    run.add_argument("--provider", choices=("live", "sim"), default="live",
-                     help="live: the routes in config (default); sim: the offline simulator")
+    run.add_argument(
+        "--provider",
+        choices=("live", "sim"),
+        default="live",
+        help="live: the routes in config (default); sim: the offline simulator",
+    )
     run.add_argument("--budget-usd", type=float, help="hard cap for this run, in USD")
     run.add_argument("--run-dir", type=Path, default=Path("runs"), help="where runs are kept")
     run.add_argument("--concurrency", type=int, help="tasks in parallel (default from config)")
     run.add_argument("--only", nargs="+", metavar="ID", help="run only these task ids")
-    run.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID",
-                     help="continue an interrupted run (default: the latest)")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="RUN_ID",
+        help="continue an interrupted run (default: the latest)",
+    )
     run.add_argument("--rerun", action="store_true", help="rerun tasks that are up to date")
     run.add_argument("--config", type=Path, help="operator config (harness.yaml)")
     run.add_argument("--policy", type=Path, help="guardrails policy (default: the shipped one)")
@@ -39,8 +53,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="info", help="console log level")
 
     summary = commands.add_parser("summary", help="print a run's morning summary")
-    summary.add_argument("run_dir", type=Path, nargs="?", default=Path("runs"),
-                         help="a run folder, or a run dir (its latest run); default runs/")
+    summary.add_argument(
+        "run_dir",
+        type=Path,
+        nargs="?",
+        default=Path("runs"),
+        help="a run folder, or a run dir (its latest run); default runs/",
+    )
 
     tasks = commands.add_parser("tasks", help="validate, list or add tasks")
     task_commands = tasks.add_subparsers(dest="tasks_command", required=True)

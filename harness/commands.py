@@ -65,5 +65,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         return 0
     for spec in specs:
         refs = ", ".join(str(p.relative_to(spec.base_dir)) for p in spec.reference)
-        print(f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}")
+        print(
+            f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}"
+        )
     return 0

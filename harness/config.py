@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.budget import BudgetConfig
 from harness.pricing import PriceError, PriceTable, load_prices
 
-__all__ = ["ConfigError", "HarnessConfig", "RouteConfig", "load_config", "STEPS"]
+__all__ = ["STEPS", "ConfigError", "HarnessConfig", "RouteConfig", "load_config"]
 
 STEPS = ("write", "review", "rewrite", "fix")
 

@@ -10,6 +10,8 @@ import tokenize
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from harness._pyast import parse_module
+
 __all__ = ["NO_CODE", "Extraction", "extract_code", "required_names_from_tests"]
 
 NO_CODE = "no python code block found"
@@ -55,7 +57,7 @@ _TODO = re.compile(
 _STUB_DECORATORS = frozenset({"overload", "abstractmethod", "abstractproperty"})
 _STUB_BASES = frozenset({"Protocol", "ABC", "ABCMeta"})
 _BLOCKS = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
-_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, SystemError)
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def required_names_from_tests(test_sources: Iterable[str], module_name: str) -> 
     names: set[str] = set()
     for source in test_sources:
         try:
-            tree = ast.parse(source)
+            tree = parse_module(source)
         except _PARSE_ERRORS:
             continue  # an unparseable test file fails at collection; it requires nothing here
         aliases = _module_aliases(tree, module_name)
@@ -129,11 +131,11 @@ def _is_prose(line: str) -> bool:
 
 def _parse(code: str) -> tuple[str, ast.Module | None, str | None]:
     try:
-        return code, ast.parse(code), None
+        return code, parse_module(code), None
     except SyntaxError as exc:
         message = (exc.msg or "invalid syntax").split("\n")[0]
         return code, None, f"syntax error at line {exc.lineno or 0}: {message}"
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (ValueError, RecursionError, MemoryError, SystemError) as exc:
         return code, None, f"syntax error: {(str(exc) or type(exc).__name__).splitlines()[0]}"
 
 
@@ -167,9 +169,9 @@ def _defined_names(code: str, tree: ast.Module) -> tuple[set[str], bool]:
                 names.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            names.add(node.name)
         elif not isinstance(node, ast.Lambda | ast.comprehension):
+            if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+                names.add(node.name)  # (an `except ... as e` name is unbound after the block)
             pending.extend(ast.iter_child_nodes(node))
     return names, anything
 
@@ -222,7 +224,7 @@ def _names_used(node: ast.AST, module_name: str, aliases: set[str]) -> list[str]
 
 
 def _dotted(node: ast.AST) -> str | None:
-    """ "a.b.c" for a Name/Attribute chain, else None (a loop: chains can be very long)."""
+    """The dotted text of a Name/Attribute chain, else None (a loop: chains can be long)."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["remove_stale_temps", "write_atomic"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -37,3 +37,17 @@ def write_atomic(path: Path, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Delete temp files a killed write_atomic left beside `path`; returns what it removed.
+
+    Only call this while holding the run lock: a live writer's temp file looks the same.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    for temp in stale:
+        temp.unlink(missing_ok=True)
+    return stale

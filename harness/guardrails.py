@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import re
@@ -30,8 +31,8 @@ from harness._guard_command import CommandMatcher, CommandRule, Syntax, flag_spe
 from harness._guard_policy import PolicyFile, read_policy
 from harness._guard_scar import ScarCheck, scar_warnings
 from harness._guard_shell import DYN, split_script
-from harness._guard_unwrap import Found, effective, fed
-from harness._guard_values import GuardrailError, PolicyError, Violation
+from harness._guard_unwrap import effective, fed
+from harness._guard_values import Found, GuardrailError, PolicyError, Violation
 from harness.taskspec import TaskSpec
 
 __all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]
@@ -76,6 +77,8 @@ class Policy:
 
     def check_command(self, cmd: str | Sequence[str]) -> Violation | None:
         """The first forbidden thing `cmd` (shell text, or an argv list) would run, if any."""
+        if not isinstance(cmd, str):
+            cmd = [str(word) for word in cmd]  # Path objects in argv lists are fine
         shown = cmd if isinstance(cmd, str) else _display(cmd)
         try:
             return self._first_violation(cmd, shown)
@@ -173,10 +176,8 @@ def _display(argv: Sequence[str]) -> str:
 
 
 def _resolve(path: Path, base: Path) -> Path:
-    try:
+    with contextlib.suppress(RuntimeError):  # `~nobody/x`: no such user: a literal name
         path = path.expanduser()
-    except RuntimeError:  # `~nobody/x`: no such user, so (like a shell) a literal name
-        pass
     return (path if path.is_absolute() else base / path).resolve()
 
 

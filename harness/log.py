@@ -63,10 +63,27 @@ def configure_logging(events: Path | None = None, *, level: str = "info", consol
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=_StderrLogger,
         cache_logger_on_first_use=False,
     )
     return stream
+
+
+class _StderrLogger:
+    """Writes each rendered line to whatever sys.stderr is *now*.
+
+    structlog's PrintLogger binds the stream when the logger is made; a stream swapped and
+    closed since (pytest's capture, a daemonised cron job) would then fail every event.
+    """
+
+    def __init__(self, *_args: Any) -> None:
+        self._lock = threading.Lock()
+
+    def msg(self, message: str) -> None:
+        with self._lock:
+            print(message, file=sys.stderr, flush=True)
+
+    debug = info = warning = warn = error = critical = exception = fatal = log = msg
 
 
 def _drop_below(level: str):

@@ -2,67 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import structlog
 
 from harness.budget import BudgetExceeded
-from harness.calls import Caller, RunStopped
-from harness.config import LoopConfig
+from harness.calls import RunStopped
 from harness.extract import extract_code, required_names_from_tests
 from harness.fsio import write_atomic
-from harness.prompts import PromptSet, task_context
+from harness.prompts import task_context
 from harness.providers.base import CallRequest, Completion, StopReason
-from harness.results import AttemptRecord, TaskResult, TaskStatus
+from harness.results import AttemptRecord, TaskResult, TaskStatus, sha256
 from harness.review import parse_review
-from harness.router import Router
+from harness.rundir import TaskFiles
+from harness.taskenv import GuardrailStop, Prior, TaskEnv
 from harness.taskspec import TaskSpec
 from harness.testresult import TestResult
-from harness.tracker import Best, BestTracker
+from harness.tracker import BestTracker
 
-__all__ = ["TaskEnv", "run_task"]
+__all__ = ["GuardrailStop", "Prior", "TaskEnv", "run_task"]
 
 log = structlog.get_logger()
-
-
-class GuardrailStop(Exception):
-    """A candidate or a write broke the operator's policy: the task stops at once."""
-
-
-@dataclass(frozen=True)
-class TaskEnv:
-    """Everything a task needs from the run, decided once at start-up."""
-
-    caller: Caller
-    router: Router
-    prompts: dict[str, PromptSet]
-    run_tests: Callable[[TaskSpec, str], TestResult]
-    workdir: Callable[[TaskSpec], Any]  # → harness.rundir.TaskFiles
-    loop: LoopConfig
-    check_code: Callable[[str], list[str]] = lambda code: []
-    check_write: Callable[[Path], str | None] = lambda path: None
-    scar_tissue: Callable[[str], list[str]] = lambda code: []
-    record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (
-        lambda task_id, record, code, result: None
-    )
-
-
-@dataclass(frozen=True)
-class Prior:
-    """What a task already has before this process touches it.
-
-    `attempts` are this run's finished attempts (a resume: they are not redone); `seed` is
-    the best candidate of an earlier night, re-tested now and used as attempt 0 so the
-    ratchet holds across nights; `spent` is what this run already paid for the task.
-    """
-
-    attempts: tuple[Any, ...] = ()  # harness.store.StoredAttempt
-    seed: Best | None = None
-    spent: Decimal = Decimal(0)
 
 
 @dataclass
@@ -85,7 +47,7 @@ class _Task:
     env: TaskEnv
     context: dict[str, Any]
     required: frozenset[str]
-    files: Any
+    files: TaskFiles
     tracker: BestTracker = field(default_factory=BestTracker)
     records: list[AttemptRecord] = field(default_factory=list)
     non_improving_fixes: int = 0
@@ -151,7 +113,12 @@ def _fix(task: _Task, n: int) -> _Attempt:
         {"nodeid": c.nodeid, "outcome": c.outcome.value, "message": c.message, "details": c.details}
         for c in best.result.failing()
     ]
-    extra = {"code": current, "failures": failing, "passed": best.result.passed, "total": best.result.total}
+    extra = {
+        "code": current,
+        "failures": failing,
+        "passed": best.result.passed,
+        "total": best.result.total,
+    }
     completion, spent, tier = task.call("fix", n, extra)
     code, reason = _code_from(completion, task.required)
     return _Attempt("fix", code, reason, spent, tier)
@@ -159,7 +126,9 @@ def _fix(task: _Task, n: int) -> _Attempt:
 
 def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     """Run the tests on a candidate, update the ratchet, revert the working copy on regression."""
-    base = dict(n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review)
+    base = dict(
+        n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review
+    )
     if attempt.code is None:
         task.files.save_candidate(n, None, attempt.reason)
         record = AttemptRecord(**base, extraction_error=attempt.reason)
@@ -174,11 +143,22 @@ def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     improved = task.tracker.update(n, attempt.code, result)
     task.files.write_working(task.tracker.best.code)
     if regressed:
-        log.warning("attempt_reverted", attempt=n, passed=result.passed, best_passed=task.tracker.best.result.passed)
+        log.warning(
+            "attempt_reverted",
+            attempt=n,
+            passed=result.passed,
+            best_passed=task.tracker.best.result.passed,
+        )
     record = AttemptRecord(
-        **base, passed=result.passed, failed=result.failed, errors=result.errors,
-        total=result.total, regressed=regressed, improved=improved,
-        tampered=result.tampered, test_error=result.error,
+        **base,
+        passed=result.passed,
+        failed=result.failed,
+        errors=result.errors,
+        total=result.total,
+        regressed=regressed,
+        improved=improved,
+        tampered=result.tampered,
+        test_error=result.error,
     )
     task.env.record_attempt(task.spec.id, record, attempt.code, result)
     return record
@@ -241,7 +221,9 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     anything else propagates to the runner's one catch-all."""
     sources = [p.read_text() for p in spec.tests]
     required = required_names_from_tests(sources, spec.module_name)
-    task = _Task(spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec))
+    task = _Task(
+        spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
+    )
     _restore(task, prior or Prior())
     status: TaskStatus | None = None
     try:
@@ -270,14 +252,20 @@ def _ship(task: _Task, status: TaskStatus | None, reason: str) -> TaskResult:
     result = best.result if best else None
     if status is None:
         status = _status(result)
-    records = task.records
-    cost = task.spent
     return TaskResult(
-        id=spec.id, status=status, reason="" if status is TaskStatus.PASSED else reason,
+        id=spec.id,
+        status=status,
+        reason="" if status is TaskStatus.PASSED else reason,
         best_attempt=best.attempt if best else None,
-        passed=result.passed if result else 0, failed=result.failed if result else 0,
-        errors=result.errors if result else 0, total=result.total if result else 0,
-        cost_usd=cost, output=output, attempts=tuple(records), warnings=tuple(warnings),
+        passed=result.passed if result else 0,
+        failed=result.failed if result else 0,
+        errors=result.errors if result else 0,
+        total=result.total if result else 0,
+        cost_usd=task.spent,
+        output=output,
+        attempts=tuple(task.records),
+        warnings=tuple(warnings),
+        output_sha256=sha256(best.code) if output else None,
     )
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.providers.base import Usage
 
-__all__ = ["PriceError", "Price", "PriceTable", "cost", "load_prices", "MILLION"]
+__all__ = ["MILLION", "Price", "PriceError", "PriceTable", "cost", "load_prices"]
 
 MILLION = Decimal(1_000_000)
 
@@ -95,7 +95,5 @@ def load_prices(path: Path | None = None) -> PriceTable:
         parsed = _PriceFile.model_validate(yaml.safe_load(text))
     except (yaml.YAMLError, ValidationError) as exc:
         raise PriceError(f"{source} is not a valid price table: {exc}") from exc
-    prices = {
-        model: Price(model=model, **row.model_dump()) for model, row in parsed.models.items()
-    }
+    prices = {model: Price(model=model, **row.model_dump()) for model, row in parsed.models.items()}
     return PriceTable(checked=parsed.checked, prices=prices, source=source)

@@ -13,7 +13,7 @@ from typing import Any
 from harness.fsio import write_atomic
 from harness.results import RunStatus, TaskResult, TaskStatus, usd
 
-__all__ = ["RunSummary", "render_markdown", "write_summary", "load_summary"]
+__all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
 SCHEMA = 1
 
@@ -75,14 +75,18 @@ def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
         tid = t["id"]
         reverted = [a["n"] for a in t["attempts"] if a["regressed"]]
         if reverted:
-            lines.append(f"- {tid}: regression reverted at attempt(s) {', '.join(map(str, reverted))}")
+            lines.append(
+                f"- {tid}: regression reverted at attempt(s) {', '.join(map(str, reverted))}"
+            )
         if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             lines.append(f"- {tid}: {t['status']}: {t['reason']}")
         elif t["status"] == TaskStatus.SKIPPED and t["reason"].startswith("budget"):
             lines.append(f"- {tid}: skipped: {t['reason']}")
         tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
         if tampered:
-            lines.append(f"- {tid}: tampering detected at attempt(s) {', '.join(map(str, tampered))}")
+            lines.append(
+                f"- {tid}: tampering detected at attempt(s) {', '.join(map(str, tampered))}"
+            )
         for warning in t.get("warnings", []):
             lines.append(f"- {tid}: warning: {warning}")
     return lines

@@ -3,12 +3,17 @@ all derive from these."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["AttemptRecord", "RunStatus", "TaskResult", "TaskStatus", "usd"]
+__all__ = ["AttemptRecord", "RunStatus", "TaskResult", "TaskStatus", "sha256", "usd"]
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def usd(amount: Decimal) -> float:
@@ -70,6 +75,7 @@ class TaskResult:
     output: str | None = None
     attempts: tuple[AttemptRecord, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    output_sha256: str | None = None  # of the shipped file: "up to date" must mean *this* file
 
     @property
     def reverted(self) -> int:

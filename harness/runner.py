@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from pathlib import Path
 
 import structlog
 
+from harness.fsio import remove_stale_temps
 from harness.pipeline import Prior, TaskEnv, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
-from harness.results import RunStatus, TaskResult, TaskStatus
+from harness.results import RunStatus, TaskResult, TaskStatus, sha256
 from harness.rundir import RunDir
 from harness.taskspec import TaskSpec
 
@@ -56,21 +56,36 @@ UP_TO_DATE = "up to date"
 _FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
 
 
+def _final(result: TaskResult) -> bool:
+    """A recorded result a resume keeps: it ended on its own, not because the run stopped."""
+    if result.reason.startswith(("budget", "run stopping", "run stopped")):
+        return False
+    return result.status in _FINAL or result.reason.startswith(UP_TO_DATE)
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        return sha256(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
-    """A result that needs no work: finished earlier in this run, or up to date from a past night."""
+    """A result needing no work: finished earlier in this run, or up to date from a past night."""
     if run.store is None:
         return None
-    if run.resumed:
-        done = run.store.task_results(run.rundir.run_id).get(spec.id)
-        if done is not None and (done.status in _FINAL or done.reason.startswith(UP_TO_DATE)):
-            if not done.reason.startswith(("budget", "run stopping")):
-                return done
+    done = run.store.task_results(run.rundir.run_id).get(spec.id) if run.resumed else None
+    if done is not None and _final(done):
+        return done
     passed_in = None if run.rerun else run.store.passed_before(spec.id, run.digests[spec.id])
-    if passed_in and passed_in != run.rundir.run_id and spec.output.exists():
-        earlier = run.store.task_results(passed_in)[spec.id]
+    if passed_in is None or passed_in == run.rundir.run_id:
+        return None
+    earlier = run.store.task_results(passed_in)[spec.id]
+    if earlier.output_sha256 is not None and earlier.output_sha256 == _file_sha256(spec.output):
         reason = f"{UP_TO_DATE}: passed in run {passed_in} with the same inputs"
-        return replace(earlier, status=TaskStatus.SKIPPED, reason=reason, cost_usd=Decimal(0),
-                       attempts=())
+        return replace(
+            earlier, status=TaskStatus.SKIPPED, reason=reason, cost_usd=Decimal(0), attempts=()
+        )
     return None
 
 
@@ -85,9 +100,14 @@ def _prior(run: Run, spec: TaskSpec) -> Prior:
 
 
 def _seed(run: Run, spec: TaskSpec):
-    """Re-test an earlier night's best (no paid call); keep it only if it still passes something."""
+    """Re-test an earlier night's best (no paid call); keep it only if it still passes something.
+
+    `--rerun` asks for a fresh port, so it starts from nothing.
+    """
     from harness.tracker import Best
 
+    if run.rerun:
+        return None
     earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id)
     if earlier is None or run.env.check_code(earlier.code):
         return None
@@ -110,29 +130,42 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
         return result
 
 
+def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
+    """A task a fault ended: what it spent still shows (the ledger knows, even mid-attempt)."""
+    return TaskResult(spec.id, TaskStatus.ERROR, reason, cost_usd=run.budget.spent_task(spec.id))
+
+
 def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
     done = _already_done(run, spec)
     if done is not None:
         log.info("task_skipped", reason=done.reason, status=done.status.value)
         return done
     log.info("task_started")
+    for temp in remove_stale_temps(spec.output):
+        log.warning("stale_temp_removed", path=str(temp))
     try:
         result = run_task(spec, run.env, _prior(run, spec))
     except AuthenticationError as exc:
         run.halt_reason = f"run stopped: authentication failed ({exc.provider})"
         run.stop.set()
         log.error("authentication_failed", error=str(exc))
-        result = TaskResult(spec.id, TaskStatus.ERROR, f"authentication failed: {exc}")
+        result = _errored(run, spec, f"authentication failed: {exc}")
     except ProviderError as exc:
         log.error("task_provider_error", error=str(exc))
-        result = TaskResult(spec.id, TaskStatus.ERROR, f"provider: {exc}")
-    except Exception as exc:  # noqa: BLE001 - the unit-of-work boundary
+        result = _errored(run, spec, f"provider: {exc}")
+    except Exception as exc:
         log.error("task_crashed", error=repr(exc), traceback=traceback.format_exc())
-        result = TaskResult(spec.id, TaskStatus.ERROR, f"harness fault: {exc!r}")
+        result = _errored(run, spec, f"harness fault: {exc!r}")
     if run.budget.stopped:
         run.stop.set()
-    log.info("task_finished", status=result.status.value, passed=result.passed,
-             total=result.total, cost_usd=str(result.cost_usd), reason=result.reason)
+    log.info(
+        "task_finished",
+        status=result.status.value,
+        passed=result.passed,
+        total=result.total,
+        cost_usd=str(result.cost_usd),
+        reason=result.reason,
+    )
     return result
 
 
@@ -178,10 +211,15 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
             for spec in run.tasks:
                 results.setdefault(spec.id, _skipped(spec, "interrupted"))
             summary = RunSummary(
-                run_id=run.rundir.run_id, started_at=started, finished_at=now(),
-                status=_status(run, bool(received)), provider=run.provider,
-                cap_usd=run.budget.cap_run, spent_usd=Decimal(run.budget.spent_run),
-                tasks=tuple(results[s.id] for s in run.tasks), notes=run.notes,
+                run_id=run.rundir.run_id,
+                started_at=started,
+                finished_at=now(),
+                status=_status(run, bool(received)),
+                provider=run.provider,
+                cap_usd=run.budget.cap_run,
+                spent_usd=Decimal(run.budget.spent_run),
+                tasks=tuple(results[s.id] for s in run.tasks),
+                notes=run.notes,
             )
             run.after_summary(write_summary(run.rundir.root, summary))
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.taskspec import TaskSpec
 
-__all__ = ["Problem", "TaskListError", "load_tasks", "TASK_FIELDS"]
+__all__ = ["TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]
 
 _ID_PATTERN = r"^[A-Za-z0-9_-]+$"
 
@@ -37,9 +37,7 @@ class _TaskModel(BaseModel):
     max_attempts: int = Field(default=5, ge=1, le=50)
     solution: str | None = None
 
-    _lists = field_validator("reference", "tests", "examples", "support", mode="before")(
-        _as_list
-    )
+    _lists = field_validator("reference", "tests", "examples", "support", mode="before")(_as_list)
 
 
 TASK_FIELDS = tuple(_TaskModel.model_fields)
@@ -109,7 +107,13 @@ def _entries(path: Path, raw: Any, root: yaml.Node | None) -> tuple[dict, list[_
         msg = "expected a mapping with a 'tasks:' list (see tasks/example/tasks.yaml)"
         raise TaskListError([Problem(path, 1, "", "tasks", msg)])
     problems = [
-        Problem(path, _key_lines(root).get(k, 1), "", k, "unknown top-level key; use 'defaults' or 'tasks'")
+        Problem(
+            path,
+            _key_lines(root).get(k, 1),
+            "",
+            k,
+            "unknown top-level key; use 'defaults' or 'tasks'",
+        )
         for k in raw
         if k not in ("defaults", "tasks")
     ]
@@ -162,12 +166,17 @@ def _file_problems(path: Path, entry: _Entry, model: _TaskModel) -> list[Problem
             missing = not target.exists() if field == "support" else not target.is_file()
             if missing:
                 line = entry.key_lines.get(field, entry.line)
-                msg = f"{rel!r} does not exist (looked for {target}); fix the path, relative to {path.name}"
+                msg = (
+                    f"{rel!r} does not exist (looked for {target}); "
+                    f"fix the path, relative to {path.name}"
+                )
                 problems.append(Problem(path, line, model.id, field, msg))
     output = (base / model.output).resolve()
     if output.suffix != ".py" or not output.stem.isidentifier():
         msg = f"{model.output!r} must be a .py file whose name is a valid module name"
-        problems.append(Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg))
+        problems.append(
+            Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg)
+        )
     return problems
 
 
@@ -218,17 +227,23 @@ def load_tasks(path: Path, *, known_types: Iterable[str] | None = None) -> list[
             continue
         if model.id in seen:
             msg = f"duplicate id (first used on line {seen[model.id]}); ids must be unique"
-            problems.append(Problem(path, entry.key_lines.get("id", entry.line), model.id, "id", msg))
+            problems.append(
+                Problem(path, entry.key_lines.get("id", entry.line), model.id, "id", msg)
+            )
             continue
         seen[model.id] = entry.line
         problems.extend(_file_problems(path, entry, model))
         if types is not None and model.type not in types:
             msg = f"no prompts for type {model.type!r}; known types: {', '.join(sorted(types))}"
-            problems.append(Problem(path, entry.key_lines.get("type", entry.line), model.id, "type", msg))
+            problems.append(
+                Problem(path, entry.key_lines.get("type", entry.line), model.id, "type", msg)
+            )
         spec = _spec(path, entry, model)
         if spec.output in outputs:
             msg = f"same output as task {outputs[spec.output]!r}; each task needs its own file"
-            problems.append(Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg))
+            problems.append(
+                Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg)
+            )
         outputs[spec.output] = model.id
         specs.append(spec)
     if not entries:

@@ -11,7 +11,8 @@ from typing import Literal
 
 import structlog
 
-from harness._sandbox.launch import bwrap_works
+from harness._sandbox import cgroup, scratch
+from harness._sandbox.launch import bwrap_works, fallback_caps_processes
 from harness._sandbox.precheck import precheck
 from harness._sandbox.scratch import Pristine, SandboxError, candidate_place, read_pristine
 from harness._sandbox.session import Run, Settlement, launch_all
@@ -25,6 +26,10 @@ log = structlog.get_logger(__name__)
 DEGRADED_WARNING = (
     "bubblewrap is not available: tests ran with rlimits, a process group and a scrubbed "
     "environment only (no network or filesystem isolation); install bubblewrap"
+)
+UNCAPPED_WARNING = (
+    "no process limit: running as root without bubblewrap, a writable pids cgroup or an "
+    "interpreter the nobody user can run; a fork bomb is stopped only by the timeouts"
 )
 _STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
 
@@ -81,8 +86,16 @@ class TestLimits:
             raise ValueError("every test limit must be positive")
 
 
+@functools.cache
+def _sweep_leftovers() -> None:
+    """Once per process: clear what runs of a harness killed outright left behind."""
+    folders, groups = scratch.sweep_stale(), cgroup.sweep_stale()
+    if folders or groups:
+        log.info("sandbox_leftovers_removed", folders=folders, cgroups=groups)
+
+
 def sandbox_kind(limits: TestLimits | None = None) -> str:
-    """ "bwrap" when tests run isolated by bubblewrap, "rlimits" for the degraded fallback."""
+    """Which sandbox runs the tests: bubblewrap ("bwrap") or the degraded "rlimits" fallback."""
     mode = (limits or TestLimits()).sandbox
     if mode == "none":
         return "rlimits"
@@ -97,6 +110,8 @@ def sandbox_kind(limits: TestLimits | None = None) -> str:
 @functools.cache
 def _warn_degraded() -> None:
     log.warning("sandbox_degraded", reason=DEGRADED_WARNING)
+    if not fallback_caps_processes():
+        log.warning("sandbox_uncapped", reason=UNCAPPED_WARNING)
 
 
 _expected_lock = threading.Lock()
@@ -130,9 +145,8 @@ def run_tests(
 ) -> TestResult:
     """Run the task's acceptance tests against `code`; never raises for what the code does."""
     limits = limits or TestLimits()
-    reasons = [r for r in (precheck(code),) if r] + list(
-        precheck_extra(code) if precheck_extra else []
-    )
+    reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
+    reasons = [r for r in reasons if r]
     if reasons:
         return _rejected(task, limits, "; ".join(reasons))
     return _execute(task, code, limits)
@@ -151,6 +165,7 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str) -> TestResult:
 def _execute(task: TaskSpec, code: str, limits: TestLimits) -> TestResult:
     """The run itself, without the static pre-check (the hostile suite calls this directly)."""
     started = time.monotonic()
+    _sweep_leftovers()
     kind = sandbox_kind(limits)
     pristine = read_pristine(task)
     place = candidate_place(task, pristine)
@@ -204,7 +219,15 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
         cases = [TestCase(c.nodeid, Outcome.ERROR, error) for c in cases]
     elif tally.timed_out or tally.stop_reason:
         error = f"timeout: {tally.stop_reason}" if tally.timed_out else tally.stop_reason
-    warnings = (DEGRADED_WARNING,) if run.kind == "rlimits" else ()
+    warnings: tuple[str, ...] = ()
+    if run.kind == "rlimits":
+        warnings = (DEGRADED_WARNING,)
+        warnings += () if fallback_caps_processes() else (UNCAPPED_WARNING,)
+    if run.open_files:
+        warnings += (
+            f"test ids of {', '.join(run.open_files)} could not be collected against a stub "
+            "candidate, so they are taken from this run's own collection",
+        )
     return TestResult(
         cases=tuple(cases),
         output="\n".join(tally.outputs),

@@ -10,7 +10,7 @@ __all__ = ["Best", "BestTracker", "score"]
 
 
 def score(result: TestResult) -> tuple[int, int, int]:
-    """Ordering key: more passes; on a tie fewer errors (worse than failures), then fewer failures."""
+    """Ordering key: more passes; on a tie fewer errors (worse than failures), then failures."""
     return (result.passed, -result.errors, -result.failed)
 
 

@@ -12,7 +12,9 @@ from harness.config import ConfigError, check_prices, load_config
 def test_override_merges_key_by_key(tmp_path) -> None:
     """An operator file changes only what it names."""
     path = tmp_path / "harness.yaml"
-    path.write_text("routes:\n  mid: {provider: anthropic, model: claude-opus-4-6, max_tokens: 100}\n")
+    path.write_text(
+        "routes:\n  mid: {provider: anthropic, model: claude-opus-4-6, max_tokens: 100}\n"
+    )
 
     config = load_config(path)
 
@@ -26,7 +28,7 @@ def test_unknown_key_is_an_error(tmp_path) -> None:
     path = tmp_path / "harness.yaml"
     path.write_text("loop: {stop_after_no_improvment: 3}\n")
 
-    with pytest.raises(ConfigError, match="loop.stop_after_no_improvment"):
+    with pytest.raises(ConfigError, match=r"loop\.stop_after_no_improvment"):
         load_config(path)
 
 
@@ -61,7 +63,9 @@ def test_shipped_routes_are_priced_and_not_retiring_soon() -> None:
 def test_a_route_to_a_retired_model_is_a_start_up_error(tmp_path) -> None:
     """A model past its announced retirement date is refused before anything is spent."""
     path = tmp_path / "harness.yaml"
-    path.write_text("routes:\n  mid: {provider: anthropic, model: claude-sonnet-4-5, max_tokens: 10}\n")
+    path.write_text(
+        "routes:\n  mid: {provider: anthropic, model: claude-sonnet-4-5, max_tokens: 10}\n"
+    )
     config = load_config(path)
 
     with pytest.raises(ConfigError, match="model 'claude-sonnet-4-5' retired on 2026-11-30"):

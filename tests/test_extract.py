@@ -176,14 +176,15 @@ def test_missing_required_names_are_listed():
 
 
 def test_module_level_definitions_of_every_kind_count():
-    """Names bound by def, class, assignment, unpacking, import, try/except and `global`."""
+    """Names bound by def, class, assignment, unpacking, import, try/except, `global`,
+    walrus, for and with count as module-level."""
     code = textwrap.dedent(
         """\
         import os.path
         from json import loads as parse
         try:
             import tomllib
-        except ImportError:
+        except ImportError as exc:
             tomllib = None
         A, (B, *C) = 1, (2, 3)
         D: int = 4
@@ -202,7 +203,7 @@ def test_module_level_definitions_of_every_kind_count():
             pass
         """
     )
-    required = {"os", "parse", "tomllib", "A", "B", "C", "D", "E", "f", "G", "H", "I", "J", "K"}
+    required = {"os", "parse", "tomllib", *"ABCDE", "f", *"GHIJK"}
 
     assert extract_code(code, required).ok
 

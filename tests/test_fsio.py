@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
-from harness.fsio import write_atomic
+from harness.fsio import remove_stale_temps, write_atomic
 
 
 def test_replaces_content_and_leaves_no_temp_file(tmp_path) -> None:
@@ -38,11 +39,23 @@ def test_a_failed_write_keeps_the_old_file(tmp_path) -> None:
     target = tmp_path / "out.py"
     write_atomic(target, "old")
 
-
-    try:
+    with contextlib.suppress(TypeError):
         write_atomic(target, 12345)  # type: ignore[arg-type]
-    except TypeError:
-        pass
 
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.py"]
+
+
+def test_stale_temps_of_a_killed_write_are_removed(tmp_path) -> None:
+    """Only the target's own leftover temp files go; other files stay."""
+    target = tmp_path / "out.py"
+    target.write_text("shipped")
+    leftover = tmp_path / ".out.py.abc123.tmp"
+    leftover.write_text("half")
+    other = tmp_path / ".other.py.x.tmp"
+    other.write_text("x")
+
+    removed = remove_stale_temps(target)
+
+    assert removed == [leftover]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.py.x.tmp", "out.py"]

@@ -82,6 +82,17 @@ FORCE_PUSH = [
     "git config alias.yolo 'push --force'",
     "git -c alias.p='!git push -f' p",
     "python3 -c 'import os; os.system(\"git push -f\")'",  # python -c
+    "python3 - <<EOF\nimport os\nos.system('git push -f')\nEOF",  # python reading stdin
+    "perl -e 'system(\"git push -f\")'",  # other interpreters' string literals
+    "perl -ne 'system(\"git push -f\")' list.txt",
+    "node -e \"require('child_process').execSync('git push -f')\"",
+    "awk 'BEGIN { system(\"git push -f\") }'",
+    "find . -name .git -execdir git push -f \\;",  # find -exec
+    "git submodule foreach --recursive 'git push -f'",  # git running commands itself
+    "git rebase -i HEAD~3 --exec 'git push -f'",
+    "git bisect run git push -f",
+    "su deploy -c 'git push -f'",
+    "runuser -u deploy -- git push -f",
     "git push -f 2>&1 >/dev/null",  # redirections
 ]
 
@@ -133,6 +144,7 @@ def test_destructive_git_operations_are_forbidden(policy: Policy, cmd: str, rule
         ("gcloud deploy releases create r1", "gcloud-cloud-deploy"),
         ("kubectl apply -f k8s/", "kubectl-mutate"),
         ("kubectl -n prod delete pod orders-1", "kubectl-mutate"),
+        ("kubectl -v 6 apply -f x.yaml", "kubectl-mutate"),
         ("kubectl --context prod apply -f x.yaml", "kubectl-mutate"),
         ("kubectl rollout restart deploy/orders", "kubectl-rollout"),
         ("terraform apply -auto-approve", "terraform-apply"),
@@ -192,6 +204,9 @@ def test_deploy_commands_are_forbidden(policy: Policy, cmd: str, rule: str) -> N
         "pytest -x tests/",
         "python -m pytest -q",
         "sh -c 'git status && git log'",
+        "find . -name '*.py' -exec grep -l TODO {} +",
+        "perl -ne 'print if /push -f/' log.txt",
+        "git submodule update --init",
     ],
 )
 def test_allowed_commands_pass(policy: Policy, cmd: str) -> None:

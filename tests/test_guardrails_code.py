@@ -56,6 +56,18 @@ FORCE_PUSH_CODE = {
     "fabric/invoke runner": 'def release(c):\n    c.run("git push -f origin main")',
     "exec of a string": "exec(\"import os; os.system('git push -f')\")",
     "keyword argument": 'import subprocess\nsubprocess.run(args=["git", "push", "-f"])',
+    "instance attribute": (
+        "import subprocess\nclass Publisher:\n    def __init__(self):\n"
+        '        self.cmd = ["git", "push"]\n        self.cmd.append("-f")\n'
+        "    def publish(self):\n        subprocess.run(self.cmd)"
+    ),
+    "class constant": (
+        'import subprocess\nclass P:\n    CMD = ("git", "push", "-f")\n'
+        "    def go(self):\n        subprocess.run(self.CMD)"
+    ),
+    "functools.partial": (
+        'import functools, subprocess\nfunctools.partial(subprocess.run, ["git", "push", "-f"])()'
+    ),
 }
 
 
@@ -133,6 +145,8 @@ def test_unparseable_code_is_a_violation_not_an_exception(policy: Policy) -> Non
         "guardrail unparseable-code: line 1: invalid syntax; code that does not parse is never run"
     ]
     assert _rules(policy, "x = 1\x00") == ["unparseable-code"]
+    secret = "AKIA" + "IOSFODNN7EXAMPLE"
+    assert _rules(policy, f'KEY = "{secret}"\ndef f(:\n') == ["unparseable-code", "aws-access-key"]
 
 
 def test_deeply_nested_code_is_refused_not_crashed(policy: Policy) -> None:

@@ -25,7 +25,8 @@ TOTAL = 5
 
 
 def code(passes: int) -> str:
-    return f"def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\nPASSES = {passes}\n"
+    body = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
+    return body + f"PASSES = {passes}\n"
 
 
 def reply(passes: int) -> str:
@@ -57,7 +58,9 @@ class ScriptedProvider:
         answer = self.script[(request.step, request.attempt)]
         if isinstance(answer, Completion):
             return answer
-        return Completion(answer, Usage(1000, 0, 0, 200), StopReason.END, request.route.model, "sim")
+        return Completion(
+            answer, Usage(1000, 0, 0, 200), StopReason.END, request.route.model, "sim"
+        )
 
     def steps(self) -> list[tuple[str, int]]:
         return [(r.step, r.attempt) for r in self.requests]
@@ -81,23 +84,39 @@ def make_env(tmp_path: Path, provider: ScriptedProvider, **loop) -> tuple[TaskEn
 @pytest.fixture
 def spec(task_dir: Path) -> TaskSpec:
     return TaskSpec(
-        id="calc", base_dir=task_dir, reference=(task_dir / "legacy/calc.py",),
-        tests=(task_dir / "acceptance/test_calc.py",), output=task_dir / "out/calc_service.py",
+        id="calc",
+        base_dir=task_dir,
+        reference=(task_dir / "legacy/calc.py",),
+        tests=(task_dir / "acceptance/test_calc.py",),
+        output=task_dir / "out/calc_service.py",
         max_attempts=5,
     )
 
 
 def test_review_runs_on_attempt_one_only_and_violations_trigger_a_rewrite(tmp_path, spec) -> None:
     """Attempt 1 is write → review → rewrite; later attempts are fixes with no review."""
-    provider = ScriptedProvider({
-        ("write", 1): reply(1), ("review", 1): "- rule 4: print() used", ("rewrite", 1): reply(2),
-        ("fix", 2): reply(3), ("fix", 3): reply(4), ("fix", 4): reply(5),
-    })
+    provider = ScriptedProvider(
+        {
+            ("write", 1): reply(1),
+            ("review", 1): "- rule 4: print() used",
+            ("rewrite", 1): reply(2),
+            ("fix", 2): reply(3),
+            ("fix", 3): reply(4),
+            ("fix", 4): reply(5),
+        }
+    )
     env, _ = make_env(tmp_path, provider)
 
     result = run_task(spec, env)
 
-    assert provider.steps() == [("write", 1), ("review", 1), ("rewrite", 1), ("fix", 2), ("fix", 3), ("fix", 4)]
+    assert provider.steps() == [
+        ("write", 1),
+        ("review", 1),
+        ("rewrite", 1),
+        ("fix", 2),
+        ("fix", 3),
+        ("fix", 4),
+    ]
     assert [a.passed for a in result.attempts] == [2, 3, 4, 5]
     assert result.status is TaskStatus.PASSED
     assert result.attempts[0].review == "violations"
@@ -116,16 +135,24 @@ def test_clean_review_skips_the_rewrite(tmp_path, spec) -> None:
 
 def test_regression_is_reverted_and_the_next_fix_starts_from_the_best(tmp_path, spec) -> None:
     """After a regression the best code is back on disk and in the next fix prompt."""
-    provider = ScriptedProvider({
-        ("write", 1): reply(2), ("review", 1): "CLEAN", ("fix", 2): reply(4),
-        ("fix", 3): reply(1), ("fix", 4): reply(3), ("fix", 5): reply(2),
-    })
+    provider = ScriptedProvider(
+        {
+            ("write", 1): reply(2),
+            ("review", 1): "CLEAN",
+            ("fix", 2): reply(4),
+            ("fix", 3): reply(1),
+            ("fix", 4): reply(3),
+            ("fix", 5): reply(2),
+        }
+    )
     env, rundir = make_env(tmp_path, provider)
 
     result = run_task(spec, env)
 
     fixes = [r for r in provider.requests if r.step == "fix"]
-    assert f"```python\n{code(4)}```" in fixes[2].prompt.variable  # attempt 4, after attempt 3 regressed
+    assert (
+        f"```python\n{code(4)}```" in fixes[2].prompt.variable
+    )  # attempt 4, after attempt 3 regressed
     assert f"```python\n{code(4)}```" in fixes[3].prompt.variable
     assert [a.regressed for a in result.attempts] == [False, False, True, True, True]
     assert (result.best_attempt, result.passed) == (2, 4)
@@ -136,7 +163,9 @@ def test_regression_is_reverted_and_the_next_fix_starts_from_the_best(tmp_path, 
 
 def test_fix_prompt_carries_only_the_failing_tests(tmp_path, spec) -> None:
     """Failing tests' messages go in; passing tests and the raw run output stay out."""
-    provider = ScriptedProvider({("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(5)})
+    provider = ScriptedProvider(
+        {("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(5)}
+    )
     env, _ = make_env(tmp_path, provider)
 
     run_task(spec, env)
@@ -150,10 +179,14 @@ def test_fix_prompt_carries_only_the_failing_tests(tmp_path, spec) -> None:
 def test_extraction_failures_are_recorded_not_crashed_on(tmp_path, spec) -> None:
     """Prose, truncation and syntax errors become attempt outcomes; the loop goes on."""
     truncated = Completion(reply(5)[:40], Usage(10, 0, 0, 10), StopReason.MAX_TOKENS, "m", "sim")
-    provider = ScriptedProvider({
-        ("write", 1): "Sorry, I cannot see the tests.", ("write", 2): truncated,
-        ("write", 3): "```python\ndef add(a, b:\n```", ("write", 4): reply(5),
-    })
+    provider = ScriptedProvider(
+        {
+            ("write", 1): "Sorry, I cannot see the tests.",
+            ("write", 2): truncated,
+            ("write", 3): "```python\ndef add(a, b:\n```",
+            ("write", 4): reply(5),
+        }
+    )
     env, rundir = make_env(tmp_path, provider)
 
     result = run_task(spec, env)
@@ -167,9 +200,14 @@ def test_extraction_failures_are_recorded_not_crashed_on(tmp_path, spec) -> None
 
 def test_stops_after_attempts_without_improvement(tmp_path, spec) -> None:
     """N attempts in a row without a new best end the task early."""
-    provider = ScriptedProvider({
-        ("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(3), ("fix", 3): reply(2),
-    })
+    provider = ScriptedProvider(
+        {
+            ("write", 1): reply(3),
+            ("review", 1): "CLEAN",
+            ("fix", 2): reply(3),
+            ("fix", 3): reply(2),
+        }
+    )
     env, _ = make_env(tmp_path, provider, stop_after_no_improvement=2)
 
     result = run_task(spec, env)
@@ -181,10 +219,16 @@ def test_stops_after_attempts_without_improvement(tmp_path, spec) -> None:
 
 def test_fix_escalates_to_frontier_after_a_non_improving_fix(tmp_path, spec) -> None:
     """A fix that did not improve sends the next fix to the frontier tier; improving resets it."""
-    provider = ScriptedProvider({
-        ("write", 1): reply(1), ("review", 1): "CLEAN", ("fix", 2): reply(1),
-        ("fix", 3): reply(2), ("fix", 4): reply(3), ("fix", 5): reply(3),
-    })
+    provider = ScriptedProvider(
+        {
+            ("write", 1): reply(1),
+            ("review", 1): "CLEAN",
+            ("fix", 2): reply(1),
+            ("fix", 3): reply(2),
+            ("fix", 4): reply(3),
+            ("fix", 5): reply(3),
+        }
+    )
     env, _ = make_env(tmp_path, provider)
 
     run_task(spec, env)
@@ -195,7 +239,9 @@ def test_fix_escalates_to_frontier_after_a_non_improving_fix(tmp_path, spec) -> 
 
 def test_cost_sums_every_call_of_the_task(tmp_path, spec) -> None:
     """The task's cost is the exact sum of its calls, review and rewrite included."""
-    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "- x", ("rewrite", 1): reply(5)})
+    provider = ScriptedProvider(
+        {("write", 1): reply(5), ("review", 1): "- x", ("rewrite", 1): reply(5)}
+    )
     env, _ = make_env(tmp_path, provider)
     prices = load_prices()
     config = load_config()

@@ -14,9 +14,13 @@ PRICE = Price("m", "p", Decimal("3"), Decimal("15"), Decimal("3.75"), Decimal("0
 
 def test_cost_is_exact_decimal_over_every_token_kind() -> None:
     """Fresh input, cache write, cache read and output each at their own price."""
-    usage = Usage(input_tokens=1000, cache_write_tokens=2000, cache_read_tokens=10000, output_tokens=500)
+    usage = Usage(
+        input_tokens=1000, cache_write_tokens=2000, cache_read_tokens=10000, output_tokens=500
+    )
 
-    assert cost(usage, PRICE) == Decimal("0.003") + Decimal("0.0075") + Decimal("0.003") + Decimal("0.0075")
+    assert cost(usage, PRICE) == Decimal("0.003") + Decimal("0.0075") + Decimal("0.003") + Decimal(
+        "0.0075"
+    )
 
 
 def test_one_token_is_not_rounded_away() -> None:

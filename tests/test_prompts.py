@@ -54,11 +54,23 @@ def test_every_step_shares_the_cacheable_prefix(spec: TaskSpec, prompts: PromptS
     assert len({p.variable for p in rendered}) == 3
 
 
-def test_fix_shows_best_code_and_only_the_failures_given(spec: TaskSpec, prompts: PromptSet) -> None:
+def test_fix_shows_best_code_and_only_the_failures_given(
+    spec: TaskSpec, prompts: PromptSet
+) -> None:
     """The fix prompt lists the failures it is handed and the read-only rule."""
-    failure = {"nodeid": "acceptance/test_calc.py::test_sub", "outcome": "failed",
-               "message": "AssertionError: assert 8 == 2", "details": "E   assert 8 == 2"}
-    ctx = {**task_context(spec), "code": "BEST_CODE", "failures": [failure], "passed": 3, "total": 4}
+    failure = {
+        "nodeid": "acceptance/test_calc.py::test_sub",
+        "outcome": "failed",
+        "message": "AssertionError: assert 8 == 2",
+        "details": "E   assert 8 == 2",
+    }
+    ctx = {
+        **task_context(spec),
+        "code": "BEST_CODE",
+        "failures": [failure],
+        "passed": 3,
+        "total": 4,
+    }
 
     prompt = prompts.render("fix", ctx)
 
@@ -70,7 +82,7 @@ def test_fix_shows_best_code_and_only_the_failures_given(spec: TaskSpec, prompts
 
 def test_a_missing_variable_is_an_error(spec: TaskSpec, prompts: PromptSet) -> None:
     """Strict rendering: a template variable nobody supplied stops the render."""
-    with pytest.raises(PromptError, match="fix.md: 'code' is undefined"):
+    with pytest.raises(PromptError, match=r"fix\.md: 'code' is undefined"):
         prompts.render("fix", {**task_context(spec), "failures": [], "passed": 0, "total": 1})
 
 

@@ -15,15 +15,23 @@ def test_clean_in_its_usual_spellings(text: str) -> None:
 
 def test_bullets_become_violations() -> None:
     """Each bullet or numbered line is one violation, without its marker."""
-    text = "- rule 4: print() in create_order\n* rule 5: raises Exception\n3. rule 1: imports legacy"
+    text = (
+        "- rule 4: print() in create_order\n* rule 5: raises Exception\n3. rule 1: imports legacy"
+    )
 
     review = parse_review(text)
 
-    assert review.violations == ("rule 4: print() in create_order", "rule 5: raises Exception", "rule 1: imports legacy")
+    assert review.violations == (
+        "rule 4: print() in create_order",
+        "rule 5: raises Exception",
+        "rule 1: imports legacy",
+    )
     assert not review.clean
 
 
-@pytest.mark.parametrize("text", ["", None, "I think the code looks mostly fine but maybe", "Looks good!\nShip it."])
+@pytest.mark.parametrize(
+    "text", ["", None, "I think the code looks mostly fine but maybe", "Looks good!\nShip it."]
+)
 def test_unparseable_fails_open(text: str | None) -> None:
     """Neither CLEAN nor a list: treated as clean, flagged as unparsed."""
     review = parse_review(text)

@@ -24,6 +24,8 @@ from harness.taskspec import TaskSpec
 from harness.testresult import Outcome, TestResult
 from harness.testrun import TestLimits, _execute, precheck, run_tests
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent / "hostile"
 TASK_DIR = HERE / "task"
 SECRET = "sk-test-hostile-5f1b2c9e7d3a4b6c"
@@ -181,6 +183,8 @@ def all_text(result: TestResult) -> str:
 @pytest.mark.parametrize("name", CANDIDATES)
 def test_hostile_candidate_is_contained(name: str, kind: str, world: dict[str, object]) -> None:
     """With the pre-check bypassed: no false pass, no hang, no leaked secret, no survivor."""
+    if name == "h_fork_bomb" and kind == "none" and not launch.fallback_caps_processes():
+        pytest.skip("documented limit: root without bwrap, a pids cgroup or a drop to nobody")
     started = time.monotonic()
     result = _execute(TASK, plant(name, world), limits(kind))
     elapsed = time.monotonic() - started

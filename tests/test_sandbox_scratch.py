@@ -99,3 +99,25 @@ def test_candidate_outside_the_task_folder_goes_by_basename(tmp_path: Path) -> N
     task = make(tmp_path / "tasks", output=str(tmp_path / "elsewhere" / "svc.py"))
 
     assert candidate_place(task, read_pristine(task)) == "svc.py"
+
+
+def test_stale_run_folders_and_cgroups_are_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leftovers of a killed harness go; fresh or busy ones stay."""
+    from harness._sandbox import cgroup, scratch
+
+    monkeypatch.setattr(scratch.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(cgroup, "_ROOTS", (tmp_path / "cg",))
+    for name in ("harness-test-old", "harness-test-new", "cg/harness-old", "cg/harness-busy"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "harness-test-old" / "root").mkdir(mode=0o555)
+    (tmp_path / "cg" / "harness-busy" / "cgroup.procs").write_text("1")
+    for name in ("harness-test-old", "cg/harness-old", "cg/harness-busy"):
+        os.utime(tmp_path / name, (1, 1))
+
+    assert (scratch.sweep_stale(), cgroup.sweep_stale()) == (1, 1)
+    assert sorted(p.name for p in [*tmp_path.glob("harness-*"), *tmp_path.glob("cg/*")]) == [
+        "harness-busy",
+        "harness-test-new",
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import os
 import random
 import re
@@ -79,7 +80,7 @@ def code_of(completion: Completion) -> str | None:
 CHECKS_CODE = compile(CHECKS.read_text(), str(CHECKS), "exec")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def passes(code: str) -> int:
     """Run the fixture's acceptance checks in-process against `code` (fast; no pytest)."""
     module = types.ModuleType("carts_service")
@@ -103,7 +104,9 @@ def passes(code: str) -> int:
     return passed
 
 
-def first_attempt(provider: SimProvider, task_id: str = "carts") -> tuple[list[Completion], str | None]:
+def first_attempt(
+    provider: SimProvider, task_id: str = "carts"
+) -> tuple[list[Completion], str | None]:
     """Attempt 1 as the pipeline runs it: write, review, rewrite if violations listed."""
     write = ask(provider, "write", 1, task_id=task_id)
     calls, code = [write], code_of(write)
@@ -235,17 +238,19 @@ def test_fix_walk_follows_its_probabilities():
 
 
 def test_fix_starts_from_the_code_it_is_given():
-    """A fix given an older draft walks from that draft, not from the latest reply."""
-    provider = sim_for(4)
-    drafts = [code_of(ask(provider, "fix", n, "")) for n in range(2, 12)]
-    old = next(code for code in drafts if code and provider.known_mutations("carts", code))
-    before = provider.known_mutations("carts", old)
+    """Fixes given an older draft all walk one step from that draft, whatever came since."""
+    provider, old, before = next((p, c, m) for p, c, m in written(range(50)) if len(m) >= 3)
+    for attempt in range(2, 6):  # the task moves on to other code
+        ask(provider, "fix", attempt, code_of(ask(provider, "write", attempt)) or "")
 
-    fixed = code_of(ask(provider, "fix", 20, old))
-    after = provider.known_mutations("carts", fixed or "")
+    afters = [
+        provider.known_mutations("carts", code_of(ask(provider, "fix", n, old)) or "")
+        for n in range(6, 30)
+    ]
+    steps = [(len(a - before), len(before - a)) for a in afters if a is not None]
 
-    assert after is not None and before is not None
-    assert len(after - before) <= 1 and len(before - after) <= 1
+    assert len(steps) >= 15
+    assert all(step in ((0, 1), (1, 1), (1, 0), (0, 0)) for step in steps)
 
 
 def test_rewrite_usually_removes_one_mutation():
@@ -270,7 +275,7 @@ def test_mutation_count_falls_over_attempts_but_not_monotonically():
         for attempt in range(2, 6):
             code = code_of(ask(provider, "fix", attempt, code)) or code
             counts.append(len(provider.known_mutations("carts", code) or ()))
-        wobbly += any(b > a for a, b in zip(counts, counts[1:], strict=False))
+        wobbly += any(b > a for a, b in itertools.pairwise(counts))
         for i, count in enumerate(counts):
             per_attempt[i].append(count)
     means = [statistics.mean(c) for c in per_attempt]
@@ -280,9 +285,11 @@ def test_mutation_count_falls_over_attempts_but_not_monotonically():
 
 
 def test_walk_regresses_often_enough_for_the_ratchet_to_matter():
-    """Over 200 seeds a quarter-ish of tasks end on an attempt worse than their best."""
-    ratcheted = [run_task(seed) for seed in range(200)]
-    chained = [run_task(seed, patience=99, ratchet=False) for seed in range(200)]
+    """Over 150 seeds about a quarter of tasks end on an attempt worse than their best, both
+    in the harness's loop (fix from the best, stop after 2 idle attempts) and in a naive one
+    (fix from the latest, all 5 attempts)."""
+    ratcheted = [run_task(seed) for seed in range(150)]
+    chained = [run_task(seed, patience=99, ratchet=False) for seed in range(150)]
 
     def share(histories: list[list[int]]) -> float:
         return sum(h[-1] < max(h) for h in histories) / len(histories)
@@ -298,7 +305,9 @@ def test_review_lists_violations_more_for_worse_code():
     for provider, code, mutations in written(range(300)):
         text = ask(provider, "review", 1, code).text
         lines = text.splitlines()
-        assert text == "CLEAN" or all(line.startswith("- ") for line in lines) or text == sim._RAMBLE
+        assert (
+            text == "CLEAN" or all(line.startswith("- ") for line in lines) or text == sim._RAMBLE
+        )
         flagged[len(mutations) >= 3].append(lines[0].startswith("- "))
 
     assert statistics.mean(flagged[True]) > statistics.mean(flagged[False]) + 0.2
@@ -368,7 +377,7 @@ def test_restart_replays_the_walk():
     """A fresh simulator given code from an earlier run answers as the original would."""
     for seed in range(40):
         original = sim_for(seed)
-        calls, code = first_attempt(original)
+        _calls, code = first_attempt(original)
         fix2 = ask(original, "fix", 2, code or "")
         code2 = code_of(fix2)
         if code is None or code2 is None:

@@ -44,16 +44,23 @@ def test_valid_list_resolves_paths_against_its_folder(task_dir: Path) -> None:
 
 def test_unknown_key_suggests_the_closest_valid_key(task_dir: Path) -> None:
     """A typo names file, line, task, field and the key it probably meant."""
-    path = write(task_dir / "tasks.yaml", VALID.replace("    solution:", "    refrence: x\n    solution:"))
+    path = write(
+        task_dir / "tasks.yaml", VALID.replace("    solution:", "    refrence: x\n    solution:")
+    )
 
     [message] = problems(path)
 
-    assert message == f"{path}:8: task 'calc', field 'refrence': unknown key; did you mean 'reference'?"
+    assert (
+        message
+        == f"{path}:8: task 'calc', field 'refrence': unknown key; did you mean 'reference'?"
+    )
 
 
 def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
     """Missing fields, wrong types, missing files and duplicate ids all appear together."""
-    text = VALID + """
+    text = (
+        VALID
+        + """
   - id: calc
     reference: legacy/calc.py
     tests: acceptance/test_calc.py
@@ -67,6 +74,7 @@ def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
     tests: acceptance/test_calc.py
     output: out/typed.txt
 """
+    )
     path = write(task_dir / "tasks.yaml", text)
 
     found = problems(path)
@@ -74,7 +82,10 @@ def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
     assert any("task 'calc', field 'id': duplicate id (first used on line 4)" in p for p in found)
     assert any("task 'broken', field 'reference': required field is missing" in p for p in found)
     assert any("task 'broken', field 'max_attempts'" in p and "'lots'" in p for p in found)
-    assert any(":19: task 'typed', field 'reference': 'legacy/missing.py' does not exist" in p for p in found)
+    assert any(
+        ":19: task 'typed', field 'reference': 'legacy/missing.py' does not exist" in p
+        for p in found
+    )
     assert any("task 'typed', field 'output'" in p and ".py file" in p for p in found)
     assert len(found) == 5
 
@@ -90,7 +101,9 @@ def test_unknown_task_type_is_an_error_when_types_are_known(task_dir: Path) -> N
 
 def test_two_tasks_writing_one_output_are_refused(task_dir: Path) -> None:
     """Two tasks may not ship to the same file."""
-    path = write(task_dir / "tasks.yaml", VALID + VALID.split("tasks:\n")[1].replace("id: calc", "id: calc2"))
+    path = write(
+        task_dir / "tasks.yaml", VALID + VALID.split("tasks:\n")[1].replace("id: calc", "id: calc2")
+    )
 
     [message] = problems(path)
 
@@ -109,7 +122,10 @@ def test_not_yaml_names_the_line(task_dir: Path) -> None:
 
 def test_wrong_shape_and_unknown_top_level_keys(task_dir: Path) -> None:
     """A list without 'tasks:' and stray top-level keys are explained."""
-    assert "expected a mapping with a 'tasks:' list" in problems(write(task_dir / "a.yaml", "- id: x\n"))[0]
+    assert (
+        "expected a mapping with a 'tasks:' list"
+        in problems(write(task_dir / "a.yaml", "- id: x\n"))[0]
+    )
     found = problems(write(task_dir / "b.yaml", VALID + "taks: []\n"))
     assert "field 'taks': unknown top-level key" in found[0]
 

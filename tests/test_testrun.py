@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,54 @@ def test_skip_is_not_a_pass(tmp_path: Path) -> None:
     result = run_tests(make_task(tmp_path, tests), GOOD, limits=FAST)
 
     assert (result.passed, result.skipped, result.total) == (3, 2, 5)
+
+
+def test_tests_needing_the_real_candidate_to_collect_still_count(tmp_path: Path) -> None:
+    """A test file that cannot be collected against the stub is judged from the run itself."""
+    tests = "from calc import add, mul\n\nTWO = add(1, 1) + 0\n\n\ndef test_two():\n"
+    result = run_tests(make_task(tmp_path, tests + "    assert TWO == 2\n"), GOOD, limits=FAST)
+
+    assert (result.passed, result.total, result.tampered) == (1, 1, False)
+    assert "stub" in result.warnings[-1]
+
+
+STYLES = """
+    import unittest
+    import pytest
+    from calc import add, mul
+
+    class TestCalc:
+        def setup_method(self):
+            self.base = 1
+
+        def test_add(self):
+            assert add(self.base, 1) == 2
+
+        @pytest.mark.parametrize("x", [1, 2])
+        def test_mul(self, x):
+            assert mul(x, 1) == x
+
+    class TestUnit(unittest.TestCase):
+        def test_add(self):
+            self.assertEqual(add(2, 2), 4)
+
+    @pytest.fixture
+    def three():
+        yield 3
+
+    def test_fixture(three, tmp_path, monkeypatch, capsys):
+        monkeypatch.setenv("X", "1")
+        (tmp_path / "f").write_text("x")
+        print("hello")
+        assert add(three, 0) == 3 and capsys.readouterr().out == "hello\\n"
+    """
+
+
+def test_class_unittest_and_fixture_tests_are_not_mistaken_for_tampering(tmp_path: Path) -> None:
+    """Methods rebound per test, unittest cases and builtin fixtures all run as usual."""
+    result = run_tests(make_task(tmp_path, STYLES), GOOD, limits=FAST)
+
+    assert (result.passed, result.total, result.tampered) == (5, 5, False)
 
 
 def test_hanging_test_times_out_alone(task: TaskSpec) -> None:
@@ -240,6 +289,20 @@ def test_fallback_sandbox_warns(task: TaskSpec) -> None:
 
     assert (result.passed, sandbox_kind(TestLimits(sandbox="none"))) == (3, "rlimits")
     assert "bubblewrap" in result.warnings[0]
+
+
+def test_concurrent_runs_do_not_interfere(task: TaskSpec) -> None:
+    """Runs from several threads at once (the runner's pool) keep their own results."""
+    codes = [GOOD, GOOD.replace("a * b", "a + b"), GOOD, ADD]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda code: run_tests(task, code, limits=FAST), codes))
+
+    assert [(r.passed, r.failed, r.errors) for r in results] == [
+        (3, 0, 0),
+        (2, 1, 0),
+        (3, 0, 0),
+        (0, 0, 3),
+    ]
 
 
 def test_limits_are_validated() -> None:

@@ -65,17 +65,18 @@ def _set_limits(limits: dict[str, int]) -> None:
             print(f"sandbox: rlimit {name} not set: {exc}", file=sys.stderr)
 
 
-def _no_new_privileges() -> None:
-    """Setuid programs must not hand the tests privileges back (bwrap does this itself), and
-    the tests die with the harness even if it is killed outright."""
+def _no_new_privileges(parent: int | None) -> None:
+    """Setuid programs must not hand the tests privileges back, and without bwrap (whose
+    --die-with-parent does it) the tests die with the harness even if it is killed outright."""
     if sys.platform.startswith("linux"):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = SIGKILL
-        if os.getppid() == 1:  # the harness died before we got here
-            os._exit(1)
+        if parent is not None:
+            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = SIGKILL
+            if os.getppid() != parent:  # the harness died before we got here
+                os._exit(1)
 
 
 def _load_sibling(name: str) -> object:
@@ -91,7 +92,7 @@ def main() -> None:
     config = _read_config()
     _join_cgroup(config.get("cgroup"))
     _drop_privileges(config.get("uid"))
-    _no_new_privileges()
+    _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])
     recorder_module = _load_sibling("recorder")
     guard_module = _load_sibling("guard")

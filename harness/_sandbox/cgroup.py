@@ -15,7 +15,7 @@ import signal
 import time
 from pathlib import Path
 
-__all__ = ["create", "destroy", "members"]
+__all__ = ["create", "destroy", "members", "sweep_stale"]
 
 _ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
@@ -69,3 +69,16 @@ def destroy(path: Path) -> int:
         except OSError:
             time.sleep(0.02)
     return killed
+
+
+def sweep_stale(max_age_s: float = 600) -> int:
+    """Remove empty launch cgroups left by a harness that was killed outright. rmdir fails on
+    a cgroup with members, so a live launch is never touched."""
+    removed = 0
+    for root in _ROOTS:
+        for path in root.glob("harness-*") if root.is_dir() else ():
+            with contextlib.suppress(OSError):
+                if time.time() - path.stat().st_mtime > max_age_s:
+                    path.rmdir()
+                    removed += 1
+    return removed

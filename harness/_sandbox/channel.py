@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness._sandbox.launch import Child, kill_tree
+from harness._sandbox.launch import Child
+from harness._sandbox.reap import kill_tree
 
 __all__ = ["Watch", "watch"]
 

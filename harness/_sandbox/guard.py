@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from collections.abc import Callable
 from typing import Any
 
 _CRITICAL = {
@@ -85,15 +84,22 @@ class Guard:
         self._items: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
         self._plugin_manager: Any = None
         self._vars, self._getattr, self._realpath = vars, getattr, os.path.realpath
+        self._verdicts: dict[str, bool] = {}
 
     def watch(self, plugin_manager: Any, items: list[Any]) -> None:
         """After collection: remember each test's code and the plugin manager to audit."""
         self._plugin_manager = plugin_manager
         self._items = {i.nodeid: (i, self._code_of(i), self._item_attrs(i)) for i in items}
 
-    def _code_of(self, item: Any) -> tuple[Any, ...]:
+    def _code_of(self, item: Any) -> Any:
+        """The code object of the test's function. Not the function object itself: pytest
+        binds methods (unittest ones per test) to fresh instances; their code stays put."""
         obj = self._vars(item).get("_obj")
-        return (obj, self._getattr(obj, "__code__", None)) if obj is not None else ()
+        if obj is None:  # unittest items bind in setup: look the function up on the class
+            owner = self._vars(item.parent).get("_obj") if item.parent is not None else None
+            name = self._getattr(item, "originalname", None) or item.name
+            obj = self._getattr(owner, name, None) if owner is not None else None
+        return self._getattr(self._getattr(obj, "__func__", obj), "__code__", None)
 
     def _item_attrs(self, item: Any) -> dict[str, Any]:
         own = self._vars(item)
@@ -128,13 +134,11 @@ class Guard:
         )
         module = sys.modules.get(module_name or "")
         path = getattr(module, "__file__", None)
-        if not path:
+        if not isinstance(path, str) or not path:
             return module_name in sys.builtin_module_names
-        real = self._realpath(path)
-        if real == self._candidate:
-            return False
-        return real.startswith(self._trusted) or os.path.dirname(real) in self._trusted_files
-
-
-def make_guard(root: str, candidate: str) -> Callable[[], str | None]:
-    return Guard(root, candidate)
+        if path not in self._verdicts:  # realpath is slow; each file is judged once
+            real = self._realpath(path)
+            self._verdicts[path] = real != self._candidate and (
+                real.startswith(self._trusted) or os.path.dirname(real) in self._trusted_files
+            )
+        return self._verdicts[path]

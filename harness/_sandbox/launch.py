@@ -1,25 +1,22 @@
-"""Start the sandboxed pytest process and make sure nothing of it survives."""
+"""Build the command for one sandboxed pytest process (bubblewrap or the fallback) and start it."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness._sandbox import cgroup
 
-__all__ = ["Child", "Plan", "bwrap_works", "kill_tree", "make_plan", "spawn"]
+__all__ = ["Child", "Plan", "bwrap_works", "fallback_caps_processes", "make_plan", "spawn"]
 
 NOBODY = 65534
 MARKER_VAR = "HARNESS_SANDBOX_RUN"
@@ -127,6 +124,19 @@ def _nobody_can_run_python() -> bool:
     return done.returncode == 0
 
 
+@functools.cache
+def fallback_caps_processes() -> bool:
+    """Whether the fallback sandbox can cap the process count here: RLIMIT_NPROC binds any
+    uid but 0, so as root it needs the drop to nobody or a writable pids cgroup."""
+    if os.geteuid() != 0 or _nobody_can_run_python():
+        return True
+    probe = cgroup.create(1)
+    if probe is None:
+        return False
+    cgroup.destroy(probe)
+    return True
+
+
 def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
     """Built from an allowlist: nothing of the harness's environment (keys, tokens) leaks in."""
     venv_bin = str(Path(sys.prefix, "bin"))
@@ -183,7 +193,9 @@ def spawn(plan: Plan, cwd: Path, config: dict[str, Any]) -> Child:
         os.close(high)
         os.close(out_w)
     cgroup_path = str(plan.cgroup) if plan.cgroup else None
-    _send_config(proc, {**config, "fd": high, "uid": plan.uid, "cgroup": cgroup_path})
+    parent = os.getpid() if plan.kind != "bwrap" else None  # bwrap: --die-with-parent
+    payload = {"fd": high, "uid": plan.uid, "cgroup": cgroup_path, "parent": parent}
+    _send_config(proc, {**config, **payload})
     os.set_blocking(rec_r, False)
     os.set_blocking(out_r, False)
     return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)
@@ -214,33 +226,3 @@ def _send_config(proc: subprocess.Popen[bytes], payload: dict[str, Any]) -> None
         proc.stdin.close()
     except OSError:
         pass  # died before reading: shows up as a launch with no records
-
-
-def _marked_pids(marker: str) -> list[int]:
-    needle = f"{MARKER_VAR}={marker}".encode()
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if entry.isdigit():
-            with contextlib.suppress(OSError), open(f"/proc/{entry}/environ", "rb") as fh:
-                if needle in fh.read().split(b"\0"):
-                    found.append(int(entry))
-    return found
-
-
-def kill_tree(child: Child) -> int:
-    """Kill the process group, then sweep for escapees by their marker; returns how many."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.proc.pid, signal.SIGKILL)
-    swept = cgroup.destroy(child.cgroup) if child.cgroup else 0
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.proc.wait(timeout=5)
-    for _round in range(200):  # a fork bomb refills between rounds; its rlimit caps it
-        pids = [p for p in _marked_pids(child.marker) if p != os.getpid()]
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        swept += len(pids)
-        time.sleep(0.01)
-    return swept

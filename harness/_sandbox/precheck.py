@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from harness._pyast import parse_module
 from harness._sandbox.folding import fold
 
 __all__ = ["fold", "precheck", "precheck_reasons"]
@@ -216,7 +217,7 @@ def _walk_reasons(tree: ast.AST) -> Iterator[str]:
 def precheck_reasons(code: str) -> list[str]:
     """Every reason to reject `code`; code that does not parse is left to the test run."""
     try:
-        tree = ast.parse(code)
+        tree = parse_module(code)
     except (SyntaxError, ValueError):
         return []
     return list(_walk_reasons(tree))

@@ -14,7 +14,6 @@ import re
 import signal
 import sys
 import sysconfig
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,7 +77,7 @@ class Recorder:
 
     def __init__(self, config: dict[str, Any], guard: Any = None):
         # Bound now, so later monkeypatching of os/json/time cannot intercept the records.
-        self._write, self._dumps, self._clock = os.write, json.dumps, time.monotonic
+        self._write, self._dumps = os.write, json.dumps
         self._fd: int = config["fd"]
         self._nonce: str = config["nonce"]
         self._only = set(config["only"]) if config.get("only") is not None else None

@@ -83,7 +83,7 @@ class _Judge:
         elif kind == "collect_error":
             self.verdict.collect_errors.append(rec)
         elif kind == "start":
-            self.verdict.in_flight = rec.get("id")
+            self._start(rec["id"])
         elif kind == "phase":
             self._phase(rec)
         elif kind == "finish":
@@ -103,6 +103,12 @@ class _Judge:
                 f"unexpected test ids {unexpected[:3]} (not in the pristine collection; tests "
                 "must not derive their ids from the candidate)"
             )
+
+    def _start(self, nodeid: str) -> None:
+        if nodeid not in self.selected or nodeid in self.verdict.settled:
+            self.verdict.tamper.append(f"start of an unexpected or settled test {nodeid!r}")
+        else:
+            self.verdict.in_flight = nodeid
 
     def _phase(self, rec: dict[str, Any]) -> None:
         nodeid, when = rec.get("id"), rec.get("when")

@@ -9,13 +9,24 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from harness.taskspec import TaskSpec
 
-__all__ = ["Pristine", "SandboxError", "build_tree", "read_pristine", "remove_tree", "verify_tree"]
+__all__ = [
+    "RUN_PREFIX",
+    "Pristine",
+    "SandboxError",
+    "build_tree",
+    "read_pristine",
+    "remove_tree",
+    "sweep_stale",
+    "verify_tree",
+]
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
 # Names that would let a candidate run before the recorder or reconfigure pytest.
@@ -33,6 +44,9 @@ _RESERVED_FILES = {
     "__main__.py",
 }
 _RESERVED_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "conftest"}
+
+
+RUN_PREFIX = "harness-test-"
 
 
 class SandboxError(RuntimeError):
@@ -153,6 +167,17 @@ def verify_tree(root: Path, files: dict[str, bytes]) -> list[str]:
                 expected.pop(rel, None)
     problems.extend(f"missing file {rel}" for rel in expected)
     return problems
+
+
+def sweep_stale(max_age_s: float = 6 * 3600) -> int:
+    """Remove run folders left by a harness that was killed outright (no run lasts hours)."""
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob(f"{RUN_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and time.time() - path.stat().st_mtime > max_age_s:
+                remove_tree(path)
+                removed += 1
+    return removed
 
 
 def remove_tree(path: Path) -> None:

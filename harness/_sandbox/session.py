@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from harness._sandbox import launch, texts
 from harness._sandbox.channel import Watch, watch
 from harness._sandbox.score import Verdict, judge
-from harness._sandbox.scratch import Pristine, build_tree, remove_tree, verify_tree
+from harness._sandbox.scratch import RUN_PREFIX, Pristine, build_tree, remove_tree, verify_tree
 from harness.testresult import Outcome, TestCase
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _config(
 
 def launch_all(run: Run) -> Settlement:
     """Run the tests; after a launch dies mid-test, relaunch for the tests it never reached."""
-    run_dir = Path(tempfile.mkdtemp(prefix="harness-test-"))
+    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
     tally = Settlement()
     try:
         root = run_dir / "root"
@@ -185,7 +185,7 @@ def _absorb(n: int, seen: Watch, verdict: Verdict, tally: Settlement) -> list[st
     tally.tamper.extend(verdict.tamper)
     tally.collect_errors.extend(verdict.collect_errors)
     if n == 0:
-        tally.collected = sorted(_first_selection(seen))
+        tally.collected = _first_selection(seen)  # in collection order: the run order
         tally.first_tail = texts.output_tail(seen)
     tally.cases.update(verdict.settled)
     tally.collected_ok = tally.collected_ok or verdict.collected

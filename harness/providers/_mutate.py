@@ -15,6 +15,8 @@ import random
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from harness._pyast import parse_module
+
 __all__ = ["Site", "add_one", "break_syntax", "elide_body", "find_sites", "remove_one", "render"]
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -51,8 +53,8 @@ def find_sites(source: str) -> tuple[Site, ...]:
     """Every mutation site of `source`, in a deterministic order; () if it does not parse."""
     finder = _Finder(source)
     try:
-        finder.visit(ast.parse(source))
-    except (SyntaxError, ValueError, RecursionError):
+        finder.visit(parse_module(source))
+    except (SyntaxError, ValueError, RecursionError, SystemError):
         return ()  # the simulator then answers with the solution unchanged
     return tuple(finder.sites)
 
@@ -301,8 +303,8 @@ def elide_body(rng: random.Random, code: str, comment: str) -> str:
     """One function's body replaced by `comment` and `...` (or `pass  # TODO implement`),
     as models do to save output."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        tree = parse_module(code)
+    except (SyntaxError, ValueError, RecursionError, SystemError):
         return f"{code.rstrip()}\n\n{comment}\n"
     funcs = [
         node
@@ -325,7 +327,7 @@ def elide_body(rng: random.Random, code: str, comment: str) -> str:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
-    except (SyntaxError, ValueError):
+        parse_module(code)
+    except (SyntaxError, ValueError, RecursionError, SystemError):
         return False
     return True

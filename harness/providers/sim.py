@@ -10,7 +10,6 @@ pass counts.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import random
 import re

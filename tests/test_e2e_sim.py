@@ -1,0 +1,106 @@
+"""End to end on the simulator: the CLI, the run directory contract, the ratchet, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "tasks" / "example"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A private copy of the example task list, so shipped outputs land in tmp."""
+    target = tmp_path / "example"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("out", "__pycache__"))
+    return target / "tasks.yaml"
+
+
+def run(example: Path, tmp_path: Path, *extra: str) -> tuple[int, dict, Path]:
+    runs = tmp_path / "runs"
+    code = main(["run", str(example), "--provider", "sim", "--run-dir", str(runs), *extra])
+    root = (runs / "latest").resolve()
+    return code, json.loads((root / "summary.json").read_text()), root
+
+
+def test_run_directory_follows_the_contract(example: Path, tmp_path: Path) -> None:
+    """events.jsonl, the three summaries' sources, every candidate and the latest link exist."""
+    code, summary, root = run(example, tmp_path, "--seed", "3")
+
+    assert code in (0, 1)
+    assert (
+        summary["schema"] == 1 and summary["provider"] == "sim" and summary["status"] == "completed"
+    )
+    events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
+    assert {"run_started", "attempt_finished", "call_finished", "run_finished"} <= {
+        e["event"] for e in events
+    }
+    for task in summary["tasks"]:
+        for attempt in task["attempts"]:
+            suffix = ".rejected.txt" if attempt["extraction_error"] else ".py"
+            assert (root / "attempts" / task["id"] / f"{attempt['n']}{suffix}").is_file()
+    assert (root / "summary.md").read_text().startswith(f"# Run {summary['run_id']}")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shipped_code_is_the_high_water_mark(example: Path, tmp_path: Path, seed: int) -> None:
+    """Whatever the walk did, each task ships its best attempt's pass count, and that file."""
+    _, summary, root = run(example, tmp_path, "--seed", str(seed))
+
+    for task in summary["tasks"]:
+        scored = [a for a in task["attempts"] if a["extraction_error"] is None]
+        if not scored:
+            assert task["output"] is None
+            continue
+        assert task["passed"] == max(a["passed"] for a in scored)
+        best = root / "attempts" / task["id"] / f"{task['best_attempt']}.py"
+        assert Path(task["output"]).read_text() == best.read_text()
+
+
+def test_exit_code_is_zero_only_when_every_task_passes(example: Path, tmp_path: Path) -> None:
+    """Exit 0 iff all tasks passed; 1 otherwise (a normal night)."""
+    for seed in range(4):
+        code, summary, _ = run(example, tmp_path / str(seed), "--seed", str(seed))
+        all_passed = all(t["status"] == "passed" for t in summary["tasks"])
+        assert code == (0 if all_passed else 1)
+
+
+def test_same_seed_same_night(example: Path, tmp_path: Path) -> None:
+    """The simulator run is deterministic for a seed."""
+    _, first, _ = run(example, tmp_path / "a", "--seed", "5")
+    _, second, _ = run(example, tmp_path / "b", "--seed", "5")
+
+    def shape(s: dict) -> list:
+        return [
+            (t["id"], [(a["passed"], a["extraction_error"]) for a in t["attempts"]])
+            for t in s["tasks"]
+        ]
+
+    assert shape(first) == shape(second)
+
+
+def test_bad_task_list_exits_2_and_spends_nothing(tmp_path: Path) -> None:
+    """A broken task list stops before any run folder or call exists."""
+    bad = tmp_path / "tasks.yaml"
+    bad.write_text("tasks:\n  - id: x\n")
+
+    code = main(["run", str(bad), "--provider", "sim", "--run-dir", str(tmp_path / "runs")])
+
+    assert code == 2
+    assert not (tmp_path / "runs").exists()
+
+
+def test_summary_command_prints_the_latest_run(example: Path, tmp_path: Path, capsys) -> None:
+    """`harness summary RUN_DIR` prints the newest run's markdown summary."""
+    _, summary, _ = run(example, tmp_path, "--seed", "1")
+    capsys.readouterr()
+
+    assert main(["summary", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out.startswith(f"# Run {summary['run_id']}")
