@@ -10,9 +10,9 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from harness._pyast import parse_module
 from harness._guard_fold import DYN, Folder, Value
 from harness._guard_values import Violation
+from harness._pyast import parse_module
 
 __all__ = ["CallRule", "CodeChecker", "CodePattern", "strip_comments"]
 

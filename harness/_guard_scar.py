@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness._pyast import parse_module
 from harness._guard_fold import Folder
+from harness._pyast import parse_module
 
 __all__ = ["ScarCheck", "scar_warnings"]
 

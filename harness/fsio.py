@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["remove_stale_temps", "write_atomic"]
@@ -12,8 +13,12 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a synced temp file in the same folder and a rename."""
+def write_atomic(path: Path, text: str, *, verify: Callable[[Path], None] | None = None) -> None:
+    """Write `text` to `path` via a synced temp file in the same folder and a rename.
+
+    `verify`, when given, is called with the finished temp file just before the rename; if
+    it raises, the temp file is removed and `path` is left exactly as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -28,6 +33,8 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        if verify is not None:
+            verify(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

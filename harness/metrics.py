@@ -91,6 +91,13 @@ def _gauges(summary: Mapping[str, Any], base: dict[str, str]) -> list[str]:
             "The last run's budget cap in USD.",
             [(base, float(budget["cap_usd"]))],
         )
+    unparsed = sum(a.get("review") == "unparseable" for t in tasks for a in t["attempts"])
+    out += _family(
+        "harness_reviews_unparseable",
+        "gauge",
+        "Reviews of the last run that were neither CLEAN nor a list (counted as clean).",
+        [(base, unparsed)],
+    )
     duration = _epoch(summary["finished_at"]) - _epoch(summary["started_at"])
     out += _family(
         "harness_run_duration_seconds", "gauge", "Wall time of the last run.", [(base, duration)]

@@ -12,6 +12,7 @@ from harness.budget import BudgetExceeded
 from harness.calls import RunStopped
 from harness.extract import extract_code, required_names_from_tests
 from harness.fsio import write_atomic
+from harness.guardrails import GuardrailError
 from harness.prompts import task_context
 from harness.providers.base import CallRequest, Completion, StopReason
 from harness.results import AttemptRecord, TaskResult, TaskStatus, sha256
@@ -228,7 +229,7 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     status: TaskStatus | None = None
     try:
         reason = _loop(task)
-    except GuardrailStop as exc:
+    except (GuardrailStop, GuardrailError) as exc:
         status, reason = TaskStatus.GUARDRAIL, str(exc)
     except BudgetExceeded as exc:
         reason = f"budget: {exc}"

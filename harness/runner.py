@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from pathlib import Path
 
 import structlog
 
@@ -210,6 +211,7 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
         finally:
             for spec in run.tasks:
                 results.setdefault(spec.id, _skipped(spec, "interrupted"))
+            notes = run.notes + _review_notes(results.values())
             summary = RunSummary(
                 run_id=run.rundir.run_id,
                 started_at=started,
@@ -219,11 +221,19 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
                 cap_usd=run.budget.cap_run,
                 spent_usd=Decimal(run.budget.spent_run),
                 tasks=tuple(results[s.id] for s in run.tasks),
-                notes=run.notes,
+                notes=notes,
             )
             run.after_summary(write_summary(run.rundir.root, summary))
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
     return summary
+
+
+def _review_notes(results) -> tuple[str, ...]:
+    """Reviews that were neither CLEAN nor a list counted as clean (fail open): say how many."""
+    count = sum(a.review == "unparseable" for r in results for a in r.attempts)
+    if not count:
+        return ()
+    return (f"{count} review(s) were unparseable and counted as CLEAN (fail open)",)
 
 
 def exit_code(summary: RunSummary) -> int:

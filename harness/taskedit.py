@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from ruamel.yaml.scalarstring import (
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from harness.commands import BadInput
+from harness.fsio import write_atomic
 from harness.prompts import default_prompts_dir, known_types
 from harness.tasks import TASK_FIELDS, TaskListError, load_tasks
 from harness.taskspec import TaskSpec
@@ -223,28 +222,14 @@ def _redump(text: str, doc: CommentedMap, entry: dict[str, Any]) -> str:
 
 def _install(path: Path, candidate: str, original: bytes | None, task_id: str) -> None:
     """Validate `candidate` as a temp file beside `path`, then rename that very file over it."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(candidate)
-            handle.flush()
-            os.fchmod(
-                handle.fileno(), path.stat().st_mode & 0o7777 if original is not None else 0o644
-            )
-            os.fsync(handle.fileno())
-        _validate(Path(tmp), path, task_id)
+
+    def verify(tmp: Path) -> None:
+        _validate(tmp, path, task_id)
         current = path.read_bytes() if path.exists() else None
         if current != original:
             raise BadInput(f"{path} changed while the task was being added; run the command again")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)  # the rename itself survives a power cut
-    finally:
-        os.close(folder)
+
+    write_atomic(path, candidate, verify=verify)
 
 
 def _validate(tmp: Path, path: Path, task_id: str) -> None:

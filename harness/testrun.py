@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +22,8 @@ from harness.testresult import Outcome, TestCase, TestResult
 __all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
 
 log = structlog.get_logger(__name__)
+
+Guard = Callable[[Sequence[str]], None] | None
 
 DEGRADED_WARNING = (
     "bubblewrap is not available: tests ran with rlimits, a process group and a scrubbed "
@@ -118,13 +120,17 @@ _expected_lock = threading.Lock()
 _expected_cache: dict[tuple[str, str, str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
-def _expected(task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str):
+def _expected(
+    task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+):
     """The test ids of the pristine tests against a stub candidate, collected once per inputs."""
     key = (task.id, pristine.digest, place, kind)
     with _expected_lock:
         if key in _expected_cache:
             return _expected_cache[key]
-    tally = launch_all(Run(pristine, place, _STUB, limits, kind, collect_only=True))
+    tally = launch_all(
+        Run(pristine, place, _STUB, limits, kind, collect_only=True, command_guard=guard)
+    )
     if tally.tamper or not tally.collected_ok:
         output = "\n".join(tally.outputs)[-2000:]
         raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
@@ -142,35 +148,40 @@ def run_tests(
     *,
     limits: TestLimits | None = None,
     precheck_extra: Callable[[str], list[str]] | None = None,
+    command_guard: Guard = None,
 ) -> TestResult:
-    """Run the task's acceptance tests against `code`; never raises for what the code does."""
+    """Run the task's acceptance tests against `code`; never raises for what the code does.
+
+    `command_guard` sees every command line before the harness starts it (the operator's
+    command policy) and raises to refuse it; that refusal propagates to the caller.
+    """
     limits = limits or TestLimits()
     reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
     reasons = [r for r in reasons if r]
     if reasons:
-        return _rejected(task, limits, "; ".join(reasons))
-    return _execute(task, code, limits)
+        return _rejected(task, limits, "; ".join(reasons), command_guard)
+    return _execute(task, code, limits, command_guard)
 
 
-def _rejected(task: TaskSpec, limits: TestLimits, reason: str) -> TestResult:
+def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = None) -> TestResult:
     kind = sandbox_kind(limits)
     pristine = read_pristine(task)
-    ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind)
+    ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
     cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
     return TestResult(cases=cases, error=message)
 
 
-def _execute(task: TaskSpec, code: str, limits: TestLimits) -> TestResult:
+def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
     """The run itself, without the static pre-check (the hostile suite calls this directly)."""
     started = time.monotonic()
     _sweep_leftovers()
     kind = sandbox_kind(limits)
     pristine = read_pristine(task)
     place = candidate_place(task, pristine)
-    ids, broken = _expected(task, pristine, place, limits, kind)
-    run = Run(pristine, place, code, limits, kind, frozenset(ids), broken)
+    ids, broken = _expected(task, pristine, place, limits, kind, guard)
+    run = Run(pristine, place, code, limits, kind, frozenset(ids), broken, command_guard=guard)
     tally = launch_all(run)
     result = _result(run, ids, tally, time.monotonic() - started)
     log.info(

@@ -179,12 +179,14 @@ def _run_tests(inputs: Inputs):
         sandbox=tests.sandbox,
     )
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
+    guard = inputs.policy.enforce_command
 
     def run(spec: TaskSpec, code: str):
-        # The operator's policy was already applied by the pipeline (a violation is a
-        # `guardrail` stop, not a test result); the sandbox adds its own pre-check.
+        # The operator's code policy was already applied by the pipeline (a violation is a
+        # `guardrail` stop, not a test result); the sandbox adds its own pre-check, and every
+        # command it starts passes the operator's command policy first.
         with slots:
-            return run_tests(spec, code, limits=limits)
+            return run_tests(spec, code, limits=limits, command_guard=guard)
 
     kind = sandbox_kind(limits)
     notes = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -104,3 +105,29 @@ def test_summary_command_prints_the_latest_run(example: Path, tmp_path: Path, ca
 
     assert main(["summary", str(tmp_path / "runs")]) == 0
     assert capsys.readouterr().out.startswith(f"# Run {summary['run_id']}")
+
+
+def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path) -> None:
+    """A tiny cap stops the run before crossing it: exit 3, remaining tasks skipped as budget."""
+    cap = "1.00"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
+    code, summary, _ = run(
+        example, tmp_path, "--seed", "2", "--budget-usd", cap, "--concurrency", "1"
+    )
+
+    assert code == 3
+    assert summary["status"] == "budget_stopped"
+    assert 0 < summary["budget"]["spent_usd"] <= float(cap)
+    assert any(t["status"] == "skipped" and t["reason"] == "budget" for t in summary["tasks"])
+    for task in summary["tasks"]:
+        if task["best_attempt"] is not None:
+            assert Path(task["output"]).is_file()
+
+
+def test_the_demo_night_shows_a_reverted_regression(example: Path, tmp_path: Path) -> None:
+    """`make demo`'s seed is a night where the ratchet visibly reverts a regression."""
+    makefile = (EXAMPLE.parent.parent / "Makefile").read_text()
+    seed = re.search(r"^DEMO_SEED \?= (\d+)$", makefile, re.MULTILINE).group(1)
+
+    _, summary, _ = run(example, tmp_path, "--seed", seed)
+
+    assert any(a["regressed"] for t in summary["tasks"] for a in t["attempts"])

@@ -62,7 +62,7 @@ def summary(**extra: Any) -> dict[str, Any]:
         Decimal("0.51"),
         None,
         (
-            AttemptRecord(1, "write", extraction_error="no code"),
+            AttemptRecord(1, "write", extraction_error="no code", review="unparseable"),
             AttemptRecord(2, "fix", 12, 5, 0, 17),
             AttemptRecord(3, "fix", 10, 7, 0, 17, regressed=True),
         ),
@@ -104,6 +104,7 @@ def test_gauges_describe_the_last_run() -> None:
         samples[("harness_last_run_timestamp_seconds", ())],
         samples[("harness_last_run_status", (("status", "completed"),))],
     )
+    assert samples[("harness_reviews_unparseable", ())] == 1.0
 
 
 def test_counters_come_from_the_store_totals() -> None:

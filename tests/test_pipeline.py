@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -254,3 +255,30 @@ def test_cost_sums_every_call_of_the_task(tmp_path, spec) -> None:
 
     assert result.cost_usd == 2 * one("mid") + one("cheap")
     assert result.attempts[0].cost_usd == result.cost_usd
+
+
+def test_a_forbidden_operation_stops_the_task_before_any_test_runs(tmp_path, spec) -> None:
+    """A candidate that would force-push is never run; the task ends with status guardrail."""
+    from harness.guardrails import load_policy
+
+    sneaky = (
+        "import subprocess\n\n\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n"
+        '    subprocess.run(["git", "push", "--for" + "ce", "origin", "main"])\n'
+        "    return a - b\n\n\nPASSES = 5\n"
+    )
+    provider = ScriptedProvider({("write", 1): f"```python\n{sneaky}```", ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+    policy = load_policy(None, task_list_dir=spec.base_dir)
+    ran: list[str] = []
+    env = replace(
+        env,
+        check_code=lambda code: [str(v) for v in policy.check_code(code)],
+        run_tests=lambda s, code: ran.append(code) or scripted_tests(s, code),
+    )
+
+    result = run_task(spec, env)
+
+    assert result.status is TaskStatus.GUARDRAIL
+    assert "push" in result.reason
+    assert ran == []
+    assert result.output is None and not spec.output.exists()

@@ -333,6 +333,7 @@ def test_resumed_run_keeps_its_budget_cap(night, tmp_path: Path, restate_cap: bo
     assert Snapshot.take(runs, run_id).spent <= Decimal(CAP)
     assert (code, summary["status"]) == (3, "budget_stopped")
 
+
 def test_resumed_run_keeps_its_task_selection(night, tmp_path: Path) -> None:
     """A run started with --only, killed and resumed, still covers only the tasks it selected."""
     tasks, runs = night

@@ -311,3 +311,26 @@ def test_limits_are_validated() -> None:
         TestLimits(sandbox="docker")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         TestLimits(timeout_s=0)
+
+
+def test_every_command_passes_the_command_guard_first(task: TaskSpec) -> None:
+    """The operator's command policy sees each sandbox command line before it starts."""
+    seen: list[list[str]] = []
+
+    result = run_tests(task, GOOD, limits=FAST, command_guard=lambda argv: seen.append(list(argv)))
+
+    assert result.passed == 3
+    assert seen and all(any("boot.py" in part for part in argv) for argv in seen)
+
+
+def test_a_refused_command_is_never_started(tmp_path: Path) -> None:
+    """A guard that refuses stops the run before any process starts; the refusal propagates."""
+    from harness.guardrails import GuardrailError, Violation
+
+    task = make_task(tmp_path, tests=TESTS.replace("test_neg", "test_neg_guarded"))
+
+    def refuse(argv) -> None:
+        raise GuardrailError(Violation("forbidden-command", " ".join(argv)[:40]))
+
+    with pytest.raises(GuardrailError):
+        run_tests(task, GOOD, limits=FAST, command_guard=refuse)

@@ -8,6 +8,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +41,8 @@ class Run:
     expected: frozenset[str] = frozenset()  # the pristine ids
     open_files: tuple[str, ...] = ()  # test files the pristine collection could not read
     collect_only: bool = False
+    # The operator's command policy: sees every argv before it is started; raises to refuse.
+    command_guard: Callable[[Sequence[str]], None] | None = None
 
 
 @dataclass
@@ -148,6 +151,8 @@ def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement) -> None
     for n in range(MAX_LAUNCHES):
         plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs)
         config = _config(run, plan, root, args, only)
+        if run.command_guard is not None:
+            run.command_guard(plan.argv)
         child = launch.spawn(plan, root, config)
         grace = max(0.5, lim.per_test_timeout_s / 4)  # time for the in-process alarm first
         seen = watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
