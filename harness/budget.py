@@ -35,14 +35,14 @@ from decimal import Decimal
 
 import structlog
 
-from harness._guard_budget_types import (
+from harness._budget_types import (
     BudgetConfig,
     BudgetExceeded,
     CapKind,
     Reservation,
     default_ledger_path,
 )
-from harness._guard_ledger import (
+from harness._budget_ledger import (
     BudgetError,
     DayTotals,
     Ledger,

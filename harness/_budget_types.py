@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness._guard_ledger import BudgetError
+from harness._budget_ledger import BudgetError
 
 __all__ = ["BudgetConfig", "BudgetExceeded", "CapKind", "Reservation", "default_ledger_path"]
 
