@@ -35,13 +35,6 @@ from decimal import Decimal
 
 import structlog
 
-from harness._budget_types import (
-    BudgetConfig,
-    BudgetExceeded,
-    CapKind,
-    Reservation,
-    default_ledger_path,
-)
 from harness._budget_ledger import (
     BudgetError,
     DayTotals,
@@ -49,6 +42,13 @@ from harness._budget_ledger import (
     LedgerError,
     MemoryLedger,
     SqliteLedger,
+)
+from harness._budget_types import (
+    BudgetConfig,
+    BudgetExceeded,
+    CapKind,
+    Reservation,
+    default_ledger_path,
 )
 from harness.pricing import MILLION, Price
 from harness.providers.base import Prompt, Route

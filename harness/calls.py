@@ -1,18 +1,34 @@
-"""The paid-call layer: reserve budget, call the provider, price the usage, settle, record."""
+"""The paid-call layer: every try is reserved, made, priced, settled and recorded.
+
+This layer owns retries (the SDKs' are off and the adapters make one request per call), so
+that each try, not just each call, is reserved against the budget before it is sent, and a
+stopping run makes no further try.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 
-from harness.pricing import PriceTable, cost
+from harness.budget import Budget, estimate_worst_case
+from harness.pricing import MILLION, Price, PriceTable, cost
 from harness.providers._errors import billed_usage
-from harness.providers.base import CallRequest, Completion, Provider, ProviderError
+from harness.providers.base import (
+    CallRequest,
+    Completion,
+    Provider,
+    ProviderError,
+    StopReason,
+    Usage,
+)
+from harness.providers.retry import RetryPolicy, note_exhausted, retrying
 
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
@@ -25,79 +41,145 @@ class RunStopped(Exception):
 
 @dataclass(frozen=True)
 class PricedCompletion:
+    """A completion and what the call cost in all, failed tries included."""
+
     completion: Completion
     cost_usd: Decimal
 
 
 class CallLog(Protocol):
-    """Where finished calls are recorded (the run directory / run store)."""
+    """Where calls are recorded as they happen (the run store, the run folder)."""
 
-    def record_call(
-        self, request: CallRequest, completion: Completion, cost_usd: Decimal
-    ) -> None: ...
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> Any: ...
+
+    def close_call(self, handle: Any, completion: Completion, cost_usd: Decimal) -> None: ...
 
 
 class Caller:
-    """Every paid call goes through `call`: the budget is reserved *before* the request."""
+    """Every paid call goes through `call`; nothing is sent without a reservation."""
 
     def __init__(
         self,
         providers: Mapping[str, Provider],
         prices: PriceTable,
-        budget,  # harness.budget.Budget: reserve / settle / release
+        budget: Budget,
         call_log: CallLog,
         provider_limits: Mapping[str, int] | None = None,
         stop: threading.Event | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._stop = stop or threading.Event()
         self._providers = dict(providers)
         self._prices = prices
         self._budget = budget
         self._log = call_log
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
         limits = provider_limits or {}
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
         }
 
-    def call(self, request: CallRequest) -> PricedCompletion:
-        """Make one call; raises BudgetExceeded before spending, ProviderError on failure."""
-        from harness.budget import estimate_worst_case
+    def spent_task(self, task_id: str) -> Decimal:
+        """What the task has cost so far (this run, including any resumed part)."""
+        return self._budget.spent_task(task_id)
 
-        if self._stop.is_set():
-            raise RunStopped("run stopping: no new calls")
-        route = request.route
-        price = self._prices.get(route.model)
-        reservation = self._budget.reserve(
-            request.task_id, estimate_worst_case(request.prompt, route, price)
-        )
+    def call(self, request: CallRequest) -> PricedCompletion:
+        """Make one call, retrying transient faults; raises BudgetExceeded before spending,
+        RunStopped once the run is stopping, ProviderError when the tries run out."""
+        price = self._prices.get(request.route.model)
+        failed: list[Decimal] = []
+        loop = retrying(self._retry, request, sleep=self._sleep, stop=self._stop.is_set)
         try:
-            with self._slots[route.provider]:
-                completion = self._providers[route.provider].complete(request)
+            completion, amount = loop(self._try, request, price, failed)
         except ProviderError as exc:
-            # A stream cut part-way may already have been billed: charge what the vendor
-            # reported before the failure, never silently drop it.
-            self._budget.settle(reservation, cost(billed_usage(exc), price))
+            note_exhausted(request, exc, loop)
             raise
-        except BaseException:
-            self._budget.release(reservation)
-            raise
-        amount = cost(completion.usage, price)
+        retries = loop.statistics.get("attempt_number", 1) - 1
+        completion = dataclasses.replace(completion, retries=retries)
+        return PricedCompletion(completion, amount + sum(failed, Decimal(0)))
+
+    def _try(
+        self, request: CallRequest, price: Price, failed: list[Decimal]
+    ) -> tuple[Completion, Decimal]:
+        """One request: wait for a provider slot, then reserve, send, settle, record."""
+        route = request.route
+        with self._slots[route.provider]:
+            if self._stop.is_set():  # checked after the wait for a slot, not before it
+                raise RunStopped("run stopping: no new calls")
+            worst = _worst_case(request, price, self._providers[route.provider])
+            reservation = self._budget.reserve(request.task_id, worst)
+            handle = self._log.open_call(request, worst)
+            try:
+                completion = self._providers[route.provider].complete(request)
+            except ProviderError as exc:
+                # A stream cut part-way may already have been billed: charge what the vendor
+                # reported before the failure, never silently drop it.
+                amount = self._settle(request, reservation, handle, _failed(request, exc), price)
+                failed.append(amount)
+                raise
+            except BaseException:
+                # Not a vendor answer (a harness bug, an interrupt): the request may have
+                # been billed, so the reservation stands as the cost, conservatively.
+                self._settle(request, reservation, handle, _failed(request, None), price, worst)
+                raise
+            return completion, self._settle(request, reservation, handle, completion, price)
+
+    def _settle(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        completion: Completion,
+        price: Price,
+        amount: Decimal | None = None,
+    ) -> Decimal:
+        """Replace the reservation with the real cost (or `amount`), in budget and records."""
+        amount = cost(completion.usage, price) if amount is None else amount
         self._budget.settle(reservation, amount)
-        self._log.record_call(request, completion, amount)
-        log.info(
-            "call_finished",
-            step=request.step,
-            attempt=request.attempt,
-            provider=completion.provider,
-            model=completion.model,
-            tier=route.tier,
-            input_tokens=completion.usage.input_tokens,
-            cache_read_tokens=completion.usage.cache_read_tokens,
-            cache_write_tokens=completion.usage.cache_write_tokens,
-            output_tokens=completion.usage.output_tokens,
-            stop_reason=completion.stop_reason.value,
-            cost_usd=str(amount),
-            latency_s=round(completion.latency_s, 3),
-            retries=completion.retries,
-        )
-        return PricedCompletion(completion, amount)
+        self._log.close_call(handle, completion, amount)
+        _log_call(request, completion, amount)
+        return amount
+
+
+def _worst_case(request: CallRequest, price: Price, provider: Provider) -> Decimal:
+    """The most one try can cost, over every request the provider may make for it.
+
+    A provider that follows continuations (`requests_per_call` > 1) re-sends the prompt
+    plus what it has produced so far on each hop, so hop k may bill the prompt, k earlier
+    outputs as input, and a full output of its own.
+    """
+    hops = getattr(provider, "requests_per_call", 1)
+    one = estimate_worst_case(request.prompt, request.route, price)
+    dearest_input = max(price.input, price.cache_write, price.cache_read)
+    resent = request.route.max_tokens * dearest_input / MILLION
+    return hops * one + resent * hops * (hops - 1) / 2
+
+
+def _failed(request: CallRequest, exc: ProviderError | None) -> Completion:
+    """A failed try as a record: no text, the usage billed before it failed."""
+    usage = billed_usage(exc) if exc is not None else Usage()
+    detail = str(exc) if exc is not None else "the call raised outside the provider contract"
+    route = request.route
+    return Completion("", usage, StopReason.ERROR, route.model, route.provider, detail=detail)
+
+
+def _log_call(request: CallRequest, completion: Completion, amount: Decimal) -> None:
+    """One canonical line per paid try; prompts and replies go to files, never here."""
+    usage = completion.usage
+    log.info(
+        "call_finished",
+        step=request.step,
+        attempt=request.attempt,
+        tier=request.route.tier,
+        provider=completion.provider,
+        model=completion.model,
+        input_tokens=usage.input_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        output_tokens=usage.output_tokens,
+        stop_reason=completion.stop_reason.value,
+        cost_usd=str(amount),
+        latency_s=round(completion.latency_s, 3),
+    )

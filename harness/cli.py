@@ -50,7 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", type=Path, help="operator config (harness.yaml)")
     run.add_argument("--policy", type=Path, help="guardrails policy (default: the shipped one)")
     run.add_argument("--seed", type=int, default=0, help="simulator seed (with --provider sim)")
-    run.add_argument("--log-level", default="info", help="console log level")
+    run.add_argument(
+        "--log-level",
+        default="info",
+        help="console log level",
+        choices=("debug", "info", "warning", "error"),
+    )
 
     summary = commands.add_parser("summary", help="print a run's morning summary")
     summary.add_argument(
@@ -63,9 +68,11 @@ def _parser() -> argparse.ArgumentParser:
 
     tasks = commands.add_parser("tasks", help="validate, list or add tasks")
     task_commands = tasks.add_subparsers(dest="tasks_command", required=True)
-    for name, text in (("validate", "check a task list"), ("list", "list a task list's tasks")):
-        sub = task_commands.add_parser(name, help=text)
-        sub.add_argument("file", type=Path)
+    validate = task_commands.add_parser("validate", help="check a task list (and its outputs)")
+    validate.add_argument("file", type=Path)
+    validate.add_argument("--policy", type=Path, help="guardrails policy the outputs must obey")
+    listing = task_commands.add_parser("list", help="list a task list's tasks")
+    listing.add_argument("file", type=Path)
     add = task_commands.add_parser("add", help="append a validated task, keeping comments")
     add.add_argument("file", type=Path)
     add.add_argument("--id", required=True)

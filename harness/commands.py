@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from harness.report import load_summary, render_markdown
@@ -16,9 +17,10 @@ class BadInput(Exception):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.inputs import check_inputs
     from harness.lock import LockHeld, RunLock
     from harness.runner import execute, exit_code
-    from harness.wiring import check_inputs, open_run
+    from harness.wiring import open_run
 
     inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
     try:
@@ -27,6 +29,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except LockHeld as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return 75
+    except OSError as exc:
+        raise BadInput(f"--run-dir {args.run_dir}: cannot lock it: {exc}") from exc
     try:
         run = open_run(args, inputs)
         try:
@@ -43,15 +47,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     try:
         run = resolve_run(args.run_dir)
-        data = load_summary(run)
-    except (FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:
         raise BadInput(str(exc)) from exc
-    print(render_markdown(data))
+    try:
+        data = load_summary(run)
+        text = render_markdown(data)
+    except FileNotFoundError as exc:
+        msg = (
+            f"{run} has no summary yet: the run is still going, or was killed; "
+            f"resume it with `harness run TASKS --run-dir DIR --resume {run.name}`"
+        )
+        raise BadInput(msg) from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadInput(f"{run / 'summary.json'} is not a schema-1 summary: {exc!r}") from exc
+    print(text)
     return 0
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    from harness.wiring import load_task_list
+    from harness.inputs import load_task_list
 
     if args.tasks_command == "add":
         from harness.taskedit import add_task
@@ -61,10 +75,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         return 0
     specs = load_task_list(args.file)
     if args.tasks_command == "validate":
+        from harness.inputs import checked_policy
+
+        checked_policy(args.policy, args.file, specs)
         print(f"{args.file}: {len(specs)} task(s), all valid")
         return 0
     for spec in specs:
-        refs = ", ".join(str(p.relative_to(spec.base_dir)) for p in spec.reference)
+        refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
         print(
             f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import threading
@@ -12,18 +13,41 @@ from typing import Any, TextIO
 
 import structlog
 
-__all__ = ["close_logging", "configure_logging", "redact"]
+__all__ = ["close_logging", "configure_logging", "redact", "scrub"]
 
 # Shapes of vendor credentials; a value that matches is never written anywhere.
 _SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-Za-z0-9]{20,})")
 
 
+_SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)$", re.I)
+
+
+def _secret_values() -> list[str]:
+    """The values of this process's secret-looking environment variables, longest first."""
+    values = {v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str) -> str:
+    """`text` with API-key shapes and the exact values of secret env variables masked."""
+    for value in _secret_values():
+        text = text.replace(value, "[REDACTED]")
+    return _SECRET.sub("[REDACTED]", text)
+
+
 def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
-    """Processor: mask anything shaped like an API key, whatever field it hides in."""
-    for key, value in event.items():
-        if isinstance(value, str) and _SECRET.search(value):
-            event[key] = _SECRET.sub("[REDACTED]", value)
-    return event
+    """Processor: mask secrets in every string field, however deep, whatever its name."""
+    return {key: _scrubbed(value) for key, value in event.items()}
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v) for v in value]
+    return value
 
 
 class _JsonTee:
@@ -32,12 +56,18 @@ class _JsonTee:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._lock = threading.Lock()
+        self._failed = False
 
     def __call__(self, _logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(event, default=str, sort_keys=False)
         with self._lock:
-            self._stream.write(line + "\n")
-            self._stream.flush()
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (OSError, ValueError) as exc:  # a full disk must not stop the night
+                if not self._failed:
+                    self._failed = True
+                    print(f"harness: events.jsonl not written: {exc}", file=sys.stderr)
         return event
 
 
@@ -76,8 +106,10 @@ class _StderrLogger:
     closed since (pytest's capture, a daemonised cron job) would then fail every event.
     """
 
+    _lock = threading.Lock()  # one for the process: lines from many threads never interleave
+
     def __init__(self, *_args: Any) -> None:
-        self._lock = threading.Lock()
+        pass
 
     def msg(self, message: str) -> None:
         with self._lock:

@@ -2,130 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any
-
 import structlog
 
 from harness.budget import BudgetExceeded
 from harness.calls import RunStopped
-from harness.extract import extract_code, required_names_from_tests
+from harness.extract import required_names_from_tests
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
 from harness.prompts import task_context
-from harness.providers.base import CallRequest, Completion, StopReason
 from harness.results import AttemptRecord, TaskResult, TaskStatus, sha256
-from harness.review import parse_review
-from harness.rundir import TaskFiles
-from harness.taskenv import GuardrailStop, Prior, TaskEnv
+from harness.steps import Attempt, TaskState, fix, write
+from harness.taskenv import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.taskspec import TaskSpec
 from harness.testresult import TestResult
-from harness.tracker import BestTracker
 
 __all__ = ["GuardrailStop", "Prior", "TaskEnv", "run_task"]
 
 log = structlog.get_logger()
 
 
-@dataclass
-class _Attempt:
-    """What one attempt produced before its tests ran."""
-
-    kind: str
-    code: str | None = None
-    reason: str | None = None
-    cost: Decimal = Decimal(0)
-    tier: str = ""
-    review: str | None = None
-
-
-@dataclass
-class _Task:
-    """Per-task state the loop threads through its stages."""
-
-    spec: TaskSpec
-    env: TaskEnv
-    context: dict[str, Any]
-    required: frozenset[str]
-    files: TaskFiles
-    tracker: BestTracker = field(default_factory=BestTracker)
-    records: list[AttemptRecord] = field(default_factory=list)
-    non_improving_fixes: int = 0
-    since_best: int = 0
-    spent: Decimal = Decimal(0)
-
-    def call(self, step: str, attempt: int, extra: dict[str, Any], tier: str | None = None):
-        route = self.env.router.route(step, self.non_improving_fixes if step == "fix" else 0)
-        prompt = self.env.prompts[self.spec.type].render(step, {**self.context, **extra})
-        request = CallRequest(route, prompt, self.spec.id, step, attempt)
-        priced = self.env.caller.call(request)
-        self.spent += priced.cost_usd
-        return priced.completion, priced.cost_usd, route.tier
-
-
-def _code_from(completion: Completion, required: frozenset[str]) -> tuple[str | None, str | None]:
-    """(code, None) or (None, reason): outcome-like replies never become files."""
-    if completion.stop_reason is not StopReason.END:
-        detail = f": {completion.detail}" if completion.detail else ""
-        return None, f"reply ended with {completion.stop_reason.value}{detail}"
-    extraction = extract_code(completion.text, required)
-    return extraction.code, extraction.reason
-
-
-def _write(task: _Task, n: int, with_review: bool) -> _Attempt:
-    completion, spent, tier = task.call("write", n, {})
-    code, reason = _code_from(completion, task.required)
-    attempt = _Attempt("write", code, reason, spent, tier)
-    if code is None or not with_review:
-        return attempt
-    return _review_and_rewrite(task, n, attempt)
-
-
-def _review_and_rewrite(task: _Task, n: int, draft: _Attempt) -> _Attempt:
-    completion, spent, _ = task.call("review", n, {"code": draft.code})
-    draft.cost += spent
-    review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
-    if not review.parsed:
-        log.warning("review_unparseable", attempt=n)
-        draft.review = "unparseable"
-        return draft
-    if review.clean:
-        draft.review = "clean"
-        return draft
-    draft.review = "violations"
-    log.info("review_violations", attempt=n, count=len(review.violations))
-    completion, spent, _ = task.call(
-        "rewrite", n, {"code": draft.code, "violations": list(review.violations)}
-    )
-    draft.cost += spent
-    code, reason = _code_from(completion, task.required)
-    if code is None:
-        log.warning("rewrite_discarded", attempt=n, reason=reason)
-        return draft
-    draft.code = code
-    return draft
-
-
-def _fix(task: _Task, n: int) -> _Attempt:
-    best = task.tracker.best
-    current = task.files.read_working()  # the best code, put back on disk after any regression
-    failing = [
-        {"nodeid": c.nodeid, "outcome": c.outcome.value, "message": c.message, "details": c.details}
-        for c in best.result.failing()
-    ]
-    extra = {
-        "code": current,
-        "failures": failing,
-        "passed": best.result.passed,
-        "total": best.result.total,
-    }
-    completion, spent, tier = task.call("fix", n, extra)
-    code, reason = _code_from(completion, task.required)
-    return _Attempt("fix", code, reason, spent, tier)
-
-
-def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
+def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
     """Run the tests on a candidate, update the ratchet, revert the working copy on regression."""
     base = dict(
         n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review
@@ -138,11 +34,16 @@ def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     task.files.save_candidate(n, attempt.code, None)
     violations = task.env.check_code(attempt.code)
     if violations:
-        raise GuardrailStop(f"attempt {n}: " + "; ".join(violations))
+        reason = f"attempt {n}: " + "; ".join(violations)
+        task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)
+        raise GuardrailStop(reason)
     result = task.env.run_tests(task.spec, attempt.code)
     regressed = task.tracker.is_regression(result)
-    improved = task.tracker.update(n, attempt.code, result)
-    task.files.write_working(task.tracker.best.code)
+    # A candidate the sandbox refused to run, or one that tampered, never becomes the best:
+    # it must not reach the fix prompt, the working copy or the output path.
+    improved = _trusted(result) and task.tracker.update(n, attempt.code, result)
+    if task.tracker.best is not None:
+        task.files.write_working(task.tracker.best.code)
     if regressed:
         log.warning(
             "attempt_reverted",
@@ -165,13 +66,17 @@ def _evaluate(task: _Task, n: int, attempt: _Attempt) -> AttemptRecord:
     return record
 
 
-def _next_attempt(task: _Task, n: int) -> _Attempt:
+def _trusted(result: TestResult) -> bool:
+    return not result.tampered and not (result.error or "").startswith("precheck")
+
+
+def _next_attempt(task: TaskState, n: int) -> Attempt:
     if task.tracker.best is None:
-        return _write(task, n, with_review=(n == 1))
-    return _fix(task, n)
+        return write(task, n, with_review=(n == 1))
+    return fix(task, n)
 
 
-def _stop_reason(task: _Task) -> str | None:
+def _stop_reason(task: TaskState) -> str | None:
     best = task.tracker.best
     if best is not None and best.result.all_passed:
         return "all tests pass"
@@ -181,7 +86,7 @@ def _stop_reason(task: _Task) -> str | None:
     return None
 
 
-def _count(task: _Task, record: AttemptRecord) -> None:
+def _count(task: TaskState, record: AttemptRecord) -> None:
     """Fold one finished attempt into the counters that drive stopping and escalation."""
     task.records.append(record)
     task.since_best = 0 if record.improved else task.since_best + 1
@@ -189,20 +94,19 @@ def _count(task: _Task, record: AttemptRecord) -> None:
         task.non_improving_fixes = 0 if record.improved else task.non_improving_fixes + 1
 
 
-def _restore(task: _Task, prior: Prior) -> None:
+def _restore(task: TaskState, prior: Prior) -> None:
     """Start from an earlier night's best, then replay this run's finished attempts."""
     if prior.seed is not None:
         task.tracker.update(0, prior.seed.code, prior.seed.result)
     for stored in prior.attempts:
-        if stored.code is not None and stored.result is not None:
+        if stored.code is not None and stored.result is not None and _trusted(stored.result):
             task.tracker.update(stored.record.n, stored.code, stored.result)
         _count(task, stored.record)
     if task.tracker.best is not None:
         task.files.write_working(task.tracker.best.code)
-    task.spent = prior.spent
 
 
-def _loop(task: _Task) -> str:
+def _loop(task: TaskState) -> str:
     first = task.records[-1].n + 1 if task.records else 1
     stop = _stop_reason(task) if task.tracker.best else None
     if stop:
@@ -222,7 +126,7 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     anything else propagates to the runner's one catch-all."""
     sources = [p.read_text() for p in spec.tests]
     required = required_names_from_tests(sources, spec.module_name)
-    task = _Task(
+    task = TaskState(
         spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
     )
     _restore(task, prior or Prior())
@@ -232,17 +136,28 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     except (GuardrailStop, GuardrailError) as exc:
         status, reason = TaskStatus.GUARDRAIL, str(exc)
     except BudgetExceeded as exc:
-        reason = f"budget: {exc}"
+        status, reason = _stopped(task, "budget", f"budget: {exc}")
     except RunStopped as exc:
-        reason = str(exc)
+        status, reason = _stopped(task, "interrupted", str(exc))
+    except Exception as exc:
+        # Not a stop this loop knows: ship what was already paid for, then let the runner's
+        # one catch-all classify the fault (and halt the run on refused credentials).
+        raise TaskFault(_ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")) from exc
     return _ship(task, status, reason)
 
 
-def _ship(task: _Task, status: TaskStatus | None, reason: str) -> TaskResult:
+def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | None, str]:
+    """A stop before the task had anything to show is a skip; after, the task ends as it is."""
+    if not task.records and task.tracker.best is None:
+        return TaskStatus.SKIPPED, short
+    return None, detail
+
+
+def _ship(task: TaskState, status: TaskStatus | None, reason: str) -> TaskResult:
     """Write the best candidate atomically to the output path and summarise the task."""
     spec, env, best = task.spec, task.env, task.tracker.best
     output, warnings = None, []
-    if best is not None:
+    if best is not None and best.result.passed > 0:  # a file passing nothing helps nobody
         problem = env.check_write(spec.output)
         if problem:
             status, reason = TaskStatus.GUARDRAIL, problem
@@ -262,7 +177,7 @@ def _ship(task: _Task, status: TaskStatus | None, reason: str) -> TaskResult:
         failed=result.failed if result else 0,
         errors=result.errors if result else 0,
         total=result.total if result else 0,
-        cost_usd=task.spent,
+        cost_usd=env.caller.spent_task(spec.id),
         output=output,
         attempts=tuple(task.records),
         warnings=tuple(warnings),

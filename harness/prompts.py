@@ -95,6 +95,13 @@ class PromptSet:
             raise PromptError(f"{self._folder / f'{step}.md'}: add block(s) {', '.join(missing)}")
         return template
 
+    def check(self, context: Mapping[str, Any]) -> None:
+        """Render every step once with a task's context and sample per-step values, so a
+        template naming a variable nobody supplies fails at start-up, not after a paid call."""
+        sample = {"code": "", "violations": [], "failures": [], "passed": 0, "total": 0}
+        for step in STEP_TEMPLATES:
+            self.render(step, {**sample, **context})
+
     def render(self, step: str, variables: Mapping[str, Any]) -> Prompt:
         """Render `step`; a variable the template uses but `variables` lacks is an error."""
         template = self._templates[step]

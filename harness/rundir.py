@@ -71,6 +71,12 @@ class RunDir:
             self.root / "attempts" / spec.id, self.root / "work" / spec.id / spec.output.name
         )
 
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> CallRequest:
+        return request
+
+    def close_call(self, handle: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
+        self.record_call(handle, completion, cost_usd)
+
     def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         """Prompts and replies go to files, never to the log."""
         folder = self.root / "calls" / request.task_id

@@ -11,16 +11,18 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from pathlib import Path
 
 import structlog
 
+from harness.carryover import FILTERED, UP_TO_DATE, already_done, prior, skipped
 from harness.fsio import remove_stale_temps
-from harness.pipeline import Prior, TaskEnv, run_task
+from harness.log import scrub
+from harness.pipeline import TaskEnv, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
-from harness.results import RunStatus, TaskResult, TaskStatus, sha256
+from harness.results import RunStatus, TaskResult, TaskStatus
 from harness.rundir import RunDir
+from harness.taskenv import TaskFault
 from harness.taskspec import TaskSpec
 
 __all__ = ["Run", "execute"]
@@ -46,89 +48,46 @@ class Run:
     resumed: bool = False
     rerun: bool = False
     after_summary: Callable[[dict], None] = lambda data: None
+    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
+    started_at: dt.datetime | None = None  # a resumed run keeps its first start
     halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
 
 
-def _skipped(spec: TaskSpec, reason: str) -> TaskResult:
-    return TaskResult(id=spec.id, status=TaskStatus.SKIPPED, reason=reason)
-
-
-UP_TO_DATE = "up to date"
-_FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
-
-
-def _final(result: TaskResult) -> bool:
-    """A recorded result a resume keeps: it ended on its own, not because the run stopped."""
-    if result.reason.startswith(("budget", "run stopping", "run stopped")):
-        return False
-    return result.status in _FINAL or result.reason.startswith(UP_TO_DATE)
-
-
-def _file_sha256(path: Path) -> str | None:
-    try:
-        return sha256(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
-    """A result needing no work: finished earlier in this run, or up to date from a past night."""
-    if run.store is None:
-        return None
-    done = run.store.task_results(run.rundir.run_id).get(spec.id) if run.resumed else None
-    if done is not None and _final(done):
-        return done
-    passed_in = None if run.rerun else run.store.passed_before(spec.id, run.digests[spec.id])
-    if passed_in is None or passed_in == run.rundir.run_id:
-        return None
-    earlier = run.store.task_results(passed_in)[spec.id]
-    if earlier.output_sha256 is not None and earlier.output_sha256 == _file_sha256(spec.output):
-        reason = f"{UP_TO_DATE}: passed in run {passed_in} with the same inputs"
-        return replace(
-            earlier, status=TaskStatus.SKIPPED, reason=reason, cost_usd=Decimal(0), attempts=()
-        )
-    return None
-
-
-def _prior(run: Run, spec: TaskSpec) -> Prior:
-    """This run's finished attempts (resume) and the best candidate of earlier nights."""
-    if run.store is None:
-        return Prior()
-    run_id = run.rundir.run_id
-    attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
-    spent = run.store.spent(run_id, spec.id) if run.resumed else Decimal(0)
-    return Prior(attempts, _seed(run, spec), spent)
-
-
-def _seed(run: Run, spec: TaskSpec):
-    """Re-test an earlier night's best (no paid call); keep it only if it still passes something.
-
-    `--rerun` asks for a fresh port, so it starts from nothing.
-    """
-    from harness.tracker import Best
-
-    if run.rerun:
-        return None
-    earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id)
-    if earlier is None or run.env.check_code(earlier.code):
-        return None
-    result = run.env.run_tests(spec, earlier.code)
-    if result.passed == 0:
-        return None
-    log.info("task_seeded", from_run=earlier.run_id, passed=result.passed, total=result.total)
-    return Best(0, earlier.code, result)
-
-
 def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
-    """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
-    if run.stop.is_set():
-        reason = run.halt_reason or ("budget" if run.budget.stopped else "interrupted")
-        return _skipped(spec, reason)
-    with structlog.contextvars.bound_contextvars(task_id=spec.id):
+    """One task, start to recorded result; nothing it raises escapes to the pool."""
+    if run.stop.is_set() or run.budget.stopped:
+        return skipped(spec, _stop_reason(run))
+    with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
         result = _attempt_task(run, spec)
-        if run.store is not None:
-            run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+        if run.budget.stopped:
+            run.stop.set()
+        try:
+            if run.store is not None:
+                run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+        except Exception as exc:  # the result stands in the summary even if the store fails
+            log.error("task_record_failed", error=repr(exc))
         return result
+
+
+def _stop_reason(run: Run) -> str:
+    return run.halt_reason or ("budget" if run.budget.stopped else "interrupted")
+
+
+def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskResult:
+    """Classify what ended a task; refused credentials stop the whole run, once."""
+    if isinstance(cause, AuthenticationError):
+        run.halt_reason = f"run stopped: authentication failed ({cause.provider})"
+        run.stop.set()
+        log.error("authentication_failed", error=str(cause))
+        reason = f"authentication failed: {cause}"
+    elif isinstance(cause, ProviderError):
+        log.error("task_provider_error", error=str(cause))
+        reason = f"provider: {cause}"
+    else:
+        tb = "".join(traceback.format_exception(cause)) if cause else ""
+        log.error("task_crashed", error=repr(cause), traceback=tb)
+        reason = f"harness fault: {cause!r}"
+    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason))
 
 
 def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
@@ -137,28 +96,20 @@ def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
 
 
 def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
-    done = _already_done(run, spec)
-    if done is not None:
-        log.info("task_skipped", reason=done.reason, status=done.status.value)
-        return done
-    log.info("task_started")
-    for temp in remove_stale_temps(spec.output):
-        log.warning("stale_temp_removed", path=str(temp))
+    """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
     try:
-        result = run_task(spec, run.env, _prior(run, spec))
-    except AuthenticationError as exc:
-        run.halt_reason = f"run stopped: authentication failed ({exc.provider})"
-        run.stop.set()
-        log.error("authentication_failed", error=str(exc))
-        result = _errored(run, spec, f"authentication failed: {exc}")
-    except ProviderError as exc:
-        log.error("task_provider_error", error=str(exc))
-        result = _errored(run, spec, f"provider: {exc}")
+        done = already_done(run, spec)
+        if done is not None:
+            log.info("task_skipped", reason=done.reason, status=done.status.value)
+            return done
+        log.info("task_started")
+        for temp in remove_stale_temps(spec.output):
+            log.warning("stale_temp_removed", path=str(temp))
+        result = run_task(spec, run.env, prior(run, spec))
+    except TaskFault as fault:
+        result = _faulted(run, fault.result, fault.__cause__)
     except Exception as exc:
-        log.error("task_crashed", error=repr(exc), traceback=traceback.format_exc())
-        result = _errored(run, spec, f"harness fault: {exc!r}")
-    if run.budget.stopped:
-        run.stop.set()
+        result = _faulted(run, _errored(run, spec, ""), exc)
     log.info(
         "task_finished",
         status=result.status.value,
@@ -200,32 +151,47 @@ def _status(run: Run, interrupted: bool) -> RunStatus:
 def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSummary:
     """Run every task on the pool and write the summary, whatever happens."""
     now = clock or (lambda: dt.datetime.now().astimezone())
-    started = now()
+    started = run.started_at or now()
     results: dict[str, TaskResult] = {}
     log.info("run_started", run_id=run.rundir.run_id, tasks=len(run.tasks), provider=run.provider)
-    with _stop_on_signals(run.stop) as received, ThreadPoolExecutor(run.concurrency) as pool:
-        futures = {spec.id: pool.submit(_run_one, run, spec) for spec in run.tasks}
+    with _stop_on_signals(run.stop) as received:
         try:
-            for task_id, future in futures.items():
-                results[task_id] = future.result()
-        finally:
-            for spec in run.tasks:
-                results.setdefault(spec.id, _skipped(spec, "interrupted"))
-            notes = run.notes + _review_notes(results.values())
-            summary = RunSummary(
-                run_id=run.rundir.run_id,
-                started_at=started,
-                finished_at=now(),
-                status=_status(run, bool(received)),
-                provider=run.provider,
-                cap_usd=run.budget.cap_run,
-                spent_usd=Decimal(run.budget.spent_run),
-                tasks=tuple(results[s.id] for s in run.tasks),
-                notes=notes,
-            )
+            _drain(run, results)
+        finally:  # the pool has drained: nothing spends or ships after this summary
+            summary = _summarise(run, results, started, now(), bool(received))
             run.after_summary(write_summary(run.rundir.root, summary))
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
     return summary
+
+
+def _drain(run: Run, results: dict[str, TaskResult]) -> None:
+    """Run every task on the pool and wait for all of them, whatever one of them raises."""
+    with ThreadPoolExecutor(run.concurrency) as pool:
+        futures = {spec.id: pool.submit(_run_one, run, spec) for spec in run.tasks}
+        for task_id, future in futures.items():
+            try:
+                results[task_id] = future.result()
+            except BaseException as exc:  # _run_one catches everything; this is the backstop
+                run.stop.set()
+                log.error("task_lost", task_id=task_id, error=repr(exc))
+
+
+def _summarise(
+    run: Run, results: dict[str, TaskResult], started, finished, interrupted: bool
+) -> RunSummary:
+    tasks = tuple(results.get(s.id) or skipped(s, _stop_reason(run)) for s in run.tasks)
+    tasks += tuple(skipped(s, FILTERED) for s in run.filtered)
+    return RunSummary(
+        run_id=run.rundir.run_id,
+        started_at=started,
+        finished_at=finished,
+        status=_status(run, interrupted),
+        provider=run.provider,
+        cap_usd=run.budget.cap_run,
+        spent_usd=Decimal(run.budget.spent_run),
+        tasks=tasks,
+        notes=run.notes + _review_notes(tasks),
+    )
 
 
 def _review_notes(results) -> tuple[str, ...]:
@@ -247,5 +213,5 @@ def exit_code(summary: RunSummary) -> int:
 
 def _passing(task: TaskResult) -> bool:
     return task.status is TaskStatus.PASSED or (
-        task.status is TaskStatus.SKIPPED and task.reason.startswith(UP_TO_DATE)
+        task.status is TaskStatus.SKIPPED and task.reason.startswith((UP_TO_DATE, FILTERED))
     )

@@ -222,6 +222,34 @@ class Store:
         outcome = (completion.stop_reason.value, completion.latency_s, completion.retries)
         self._insert("INSERT", "calls", (None, *step, *reply, *outcome, str(cost_usd), _now()))
 
+    def open_call(self, run_id: str, request: CallRequest, reserved_usd: Decimal) -> int:
+        """A call about to be sent, counted at its worst-case reservation until it is closed.
+
+        A kill -9 while the request is out leaves this row: the vendor may have billed it,
+        so a resumed run counts it at the reservation rather than forgetting it.
+        """
+        route = request.route
+        row = (None, run_id, request.task_id, request.attempt, request.step, route.tier)
+        row += (route.provider, route.model, 0, 0, 0, 0, "in_flight", 0.0, 0)
+        row += (str(reserved_usd), _now())
+        with self._tx() as conn:
+            cursor = conn.execute(f"INSERT INTO calls VALUES ({','.join('?' * len(row))})", row)
+            return int(cursor.lastrowid)
+
+    def close_call(self, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
+        """Replace an open call's reservation with what the vendor actually billed."""
+        u = completion.usage
+        values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
+        values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
+        values += (completion.latency_s, completion.retries, str(cost_usd), _now(), call_id)
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
+                " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"
+                " cost_usd=?, recorded_at=? WHERE id=?",
+                values,
+            )
+
     def call_log(self, run_id: str) -> RunCallLog:
         """An adapter with the `harness.calls.CallLog` signature, bound to one run."""
         return RunCallLog(self, run_id)
@@ -256,17 +284,20 @@ class Store:
         )
         return [_attempt(row) for row in rows]
 
-    def best_earlier(self, task_id: str, exclude_run: str | None = None) -> StoredAttempt | None:
+    def best_earlier(
+        self, task_id: str, exclude_run: str | None = None, provider: str | None = None
+    ) -> StoredAttempt | None:
         """The best candidate of this task in any other run, by `tracker.score`.
 
         Only attempts with code and a test result count; tampered ones never do. Ties go to
-        the newer run (tested against the newer tests), then to the earlier attempt.
+        the newer run (tested against the newer tests), then to the earlier attempt. With
+        `provider`, only runs made with it count (a simulated night never seeds a live one).
         """
         rows = self._read(
             "SELECT a.run_id, a.record, a.code, a.result, r.rowid, a.n FROM attempts a"
             " JOIN runs r ON r.run_id = a.run_id WHERE a.task_id=? AND a.run_id IS NOT ?"
-            " AND a.code IS NOT NULL AND a.result IS NOT NULL",
-            (task_id, exclude_run),
+            " AND a.code IS NOT NULL AND a.result IS NOT NULL AND (? IS NULL OR r.provider=?)",
+            (task_id, exclude_run, provider, provider),
         )
         ranked = [(_attempt(row[:4]), row[4], row[5]) for row in rows]
         ranked = [r for r in ranked if r[0].result is not None and not r[0].result.tampered]
@@ -320,3 +351,9 @@ class RunCallLog:
 
     def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         self.store.record_call(self.run_id, request, completion, cost_usd)
+
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
+        return self.store.open_call(self.run_id, request, reserved_usd)
+
+    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
+        self.store.close_call(handle, completion, cost_usd)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,22 @@ from harness.taskspec import TaskSpec
 from harness.testresult import TestResult
 from harness.tracker import Best
 
-__all__ = ["GuardrailStop", "Prior", "TaskEnv"]
+__all__ = ["GuardrailStop", "Prior", "TaskEnv", "TaskFault"]
 
 
 class GuardrailStop(Exception):
     """A candidate or a write broke the operator's policy: the task stops at once."""
+
+
+class TaskFault(Exception):
+    """A fault ended a task after its best candidate was shipped; carries that result.
+
+    The cause (`__cause__`) is what went wrong; the runner classifies it.
+    """
+
+    def __init__(self, result: Any) -> None:  # harness.results.TaskResult
+        super().__init__(result.reason)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -48,10 +58,10 @@ class Prior:
     """What a task already has before this process touches it.
 
     `attempts` are this run's finished attempts (a resume: they are not redone); `seed` is
-    the best candidate of an earlier night, re-tested now and used as attempt 0 so the
-    ratchet holds across nights; `spent` is what this run already paid for the task.
+    the best earlier candidate (an earlier night's, or the file already at the output path),
+    re-tested now and used as attempt 0 so the ratchet holds across nights. What the task
+    already cost this run is in the budget, which a resume starts from the run store.
     """
 
     attempts: tuple[Any, ...] = ()  # harness.store.StoredAttempt
     seed: Best | None = None
-    spent: Decimal = Decimal(0)

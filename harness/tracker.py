@@ -32,7 +32,9 @@ class BestTracker:
         return self._best
 
     def update(self, attempt: int, code: str, result: TestResult) -> bool:
-        """Record an attempt; True when it is the new best."""
+        """Record an attempt; True when it is the new best. A tampered run never is."""
+        if result.tampered:
+            return False
         if self._best is not None and score(result) <= score(self._best.result):
             return False
         self._best = Best(attempt, code, result)

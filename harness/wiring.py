@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import sqlite3
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -16,108 +17,22 @@ import structlog
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.calls import Caller
 from harness.commands import BadInput
-from harness.config import ConfigError, HarnessConfig, check_prices, load_config
 from harness.digest import inputs_digest
-from harness.guardrails import Policy, PolicyError, load_policy
+from harness.inputs import Inputs, check_inputs, load_task_list, select
 from harness.log import close_logging, configure_logging
 from harness.metrics import render_metrics, write_metrics
 from harness.pipeline import TaskEnv
-from harness.pricing import PriceTable
-from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types
+from harness.prompts import default_prompts_dir
+from harness.providers.retry import RetryPolicy
 from harness.router import Router
 from harness.rundir import RunDir, new_run_id
 from harness.runner import Run
-from harness.store import RunInfo, Store
-from harness.tasks import TaskListError, load_tasks
+from harness.store import RunInfo, Store, StoreError
 from harness.taskspec import TaskSpec
 
-__all__ = ["Inputs", "check_inputs", "load_task_list", "open_run"]
+__all__ = ["check_inputs", "load_task_list", "open_run"]  # the first two: see harness.inputs
 
 log = structlog.get_logger()
-
-
-def load_task_list(path: Path, prompts_root: Path | None = None) -> list[TaskSpec]:
-    """Load and validate; every problem becomes one BadInput listing them all."""
-    root = prompts_root or default_prompts_dir()
-    try:
-        return load_tasks(path, known_types=known_types(root))
-    except TaskListError as exc:
-        count = len(exc.problems)
-        raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Everything validated before the run directory is touched or anything is spent."""
-
-    config: HarnessConfig
-    prices: PriceTable
-    specs: list[TaskSpec]
-    prompts: dict[str, PromptSet]
-    policy: Policy
-    providers: dict[str, Any]
-
-
-def _select(specs: list[TaskSpec], only: list[str] | None) -> list[TaskSpec]:
-    if not only:
-        return specs
-    known = {s.id for s in specs}
-    unknown = [i for i in only if i not in known]
-    if unknown:
-        raise BadInput(
-            f"--only: no task with id {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return [s for s in specs if s.id in only]
-
-
-def _providers(args: argparse.Namespace, config: HarnessConfig, specs: list[TaskSpec]) -> dict:
-    if args.provider == "sim":
-        from harness.providers.sim import SimProvider
-
-        return {"sim": SimProvider({s.id: s for s in specs}, seed=args.seed)}
-    from harness.providers import MissingKeyError, build_provider
-    from harness.providers.retry import RetryPolicy
-
-    names = sorted({r.provider for r in config.routes.values()})
-    try:
-        return {
-            n: build_provider(n, RetryPolicy(), timeout_s=config.provider_timeout_s) for n in names
-        }
-    except MissingKeyError as exc:
-        raise BadInput(str(exc)) from exc
-
-
-def _policy(args: argparse.Namespace, specs: list[TaskSpec]) -> Policy:
-    try:
-        policy = load_policy(args.policy, task_list_dir=args.tasks.resolve().parent)
-    except PolicyError as exc:
-        raise BadInput(str(exc)) from exc
-    problems = policy.check_outputs(specs)
-    if problems:
-        lines = "\n".join(f"  {p}" for p in problems)
-        raise BadInput(f"task outputs outside the allowed write roots; nothing ran:\n{lines}")
-    return policy
-
-
-def check_inputs(args: argparse.Namespace) -> Inputs:
-    """Validate config, prices, task list, prompts, policy and keys; raise BadInput (exit 2)."""
-    try:
-        config = load_config(args.config)
-        prices = check_prices(config)
-    except ConfigError as exc:
-        raise BadInput(str(exc)) from exc
-    if args.budget_usd is not None and args.budget_usd <= 0:
-        raise BadInput(f"--budget-usd must be a positive amount of USD, not {args.budget_usd}")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise BadInput(f"--concurrency must be at least 1, not {args.concurrency}")
-    root = default_prompts_dir()
-    specs = _select(load_task_list(args.tasks, root), args.only)
-    try:
-        prompts = {t: PromptSet(root, t) for t in {s.type for s in specs}}
-    except PromptError as exc:
-        raise BadInput(str(exc)) from exc
-    policy = _policy(args, specs)
-    return Inputs(config, prices, specs, prompts, policy, _providers(args, config, specs))
 
 
 def _run_id(args: argparse.Namespace, store: Store) -> tuple[str, RunInfo | None]:
@@ -140,7 +55,10 @@ def _resumed(args: argparse.Namespace, inputs: Inputs, info: RunInfo) -> tuple[I
     if args.budget_usd is None and info.cap_usd is not None:
         args.budget_usd = info.cap_usd
     only = args.only if args.only is not None else info.args.get("only")
-    return replace(inputs, specs=_select(inputs.specs, only)), only
+    every = [*inputs.specs, *inputs.filtered]
+    specs = select(every, only)
+    filtered = tuple(s for s in every if s not in specs)
+    return replace(inputs, specs=specs, filtered=filtered), only
 
 
 def _budget(args: argparse.Namespace, inputs: Inputs, store: Store, run_id: str) -> Budget:
@@ -159,14 +77,17 @@ def _budget(args: argparse.Namespace, inputs: Inputs, store: Store, run_id: str)
 
 
 class _CallLogs:
-    """Tee finished calls to the run store first (what resume trusts), then the run folder."""
+    """Tee calls to the run store first (what resume trusts), then the run folder."""
 
     def __init__(self, *logs: Any) -> None:
         self._logs = logs
 
-    def record_call(self, request, completion, cost_usd) -> None:
-        for call_log in self._logs:
-            call_log.record_call(request, completion, cost_usd)
+    def open_call(self, request, reserved_usd) -> tuple:
+        return tuple(call_log.open_call(request, reserved_usd) for call_log in self._logs)
+
+    def close_call(self, handles: tuple, completion, cost_usd) -> None:
+        for call_log, handle in zip(self._logs, handles, strict=True):
+            call_log.close_call(handle, completion, cost_usd)
 
 
 def _run_tests(inputs: Inputs):
@@ -200,18 +121,28 @@ def _run_tests(inputs: Inputs):
     return run, notes
 
 
+def _open_store(run_dir: Path) -> Store:
+    try:
+        return Store.open(run_dir / "harness.db")
+    except (sqlite3.Error, StoreError, OSError) as exc:
+        raise BadInput(f"run store {run_dir / 'harness.db'}: {exc}; move it aside") from exc
+
+
 def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
-    """Open the store and run folder (the caller holds the run-dir lock), wire the task env."""
-    args.run_dir.mkdir(parents=True, exist_ok=True)
-    store = Store.open(args.run_dir / "harness.db")
+    """Open the store and run folder (the caller holds the run-dir lock), wire the task env.
+
+    Everything that can refuse (store, resume, budget ledger) runs before the run folder and
+    the `latest` link exist, so a refusal leaves the run directory as it was.
+    """
+    store = _open_store(args.run_dir)
     run_id, info = _run_id(args, store)
     if info is not None:
         inputs, args.only = _resumed(args, inputs, info)
+    budget = _budget(args, inputs, store, run_id)
     rundir = RunDir(args.run_dir, run_id)
     policy = inputs.policy.with_write_roots(rundir.root)
     events = configure_logging(rundir.events, level=args.log_level)
     rundir.point_latest()
-    budget = _budget(args, inputs, store, run_id)
     store.begin_run(
         run_id,
         dt.datetime.now().astimezone(),
@@ -223,7 +154,13 @@ def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
     config = inputs.config
     calls = _CallLogs(store.call_log(run_id), rundir)
     caller = Caller(
-        inputs.providers, inputs.prices, budget, calls, config.concurrency.providers, stop
+        inputs.providers,
+        inputs.prices,
+        budget,
+        calls,
+        config.concurrency.providers,
+        stop,
+        retry=RetryPolicy(),
     )
     router = Router.from_config(config, "sim" if args.provider == "sim" else None)
     run_tests, notes = _run_tests(inputs)
@@ -246,10 +183,13 @@ def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
 
     def after_summary(data: dict) -> None:
         store.finish_run(run_id, data["status"], dt.datetime.now().astimezone())
-        if config.metrics.path is not None:
-            write_metrics(
-                config.metrics.path, render_metrics(data, store.totals(), config.metrics.labels)
-            )
+        if config.metrics.path is None:
+            return
+        try:
+            text = render_metrics(data, store.totals(), config.metrics.labels)
+            write_metrics(config.metrics.path, text)
+        except OSError as exc:  # the night's result stands; a missing metric is not a failure
+            log.warning("metrics_write_failed", path=str(config.metrics.path), error=str(exc))
 
     def close() -> None:
         close_logging(events, level=args.log_level)
@@ -270,4 +210,6 @@ def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
         resumed=info is not None,
         rerun=args.rerun,
         after_summary=after_summary,
+        filtered=inputs.filtered,
+        started_at=info.started_at if info is not None else None,
     )

@@ -73,10 +73,14 @@ def test_exit_code_is_zero_only_when_every_task_passes(example: Path, tmp_path: 
         assert code == (0 if all_passed else 1)
 
 
-def test_same_seed_same_night(example: Path, tmp_path: Path) -> None:
-    """The simulator run is deterministic for a seed."""
-    _, first, _ = run(example, tmp_path / "a", "--seed", "5")
-    _, second, _ = run(example, tmp_path / "b", "--seed", "5")
+def test_same_seed_same_night(tmp_path: Path) -> None:
+    """From the same starting files, the simulator night is deterministic for a seed."""
+    copies = []
+    for name in ("a", "b"):
+        shutil.copytree(EXAMPLE, tmp_path / name / "example", ignore=shutil.ignore_patterns("out"))
+        copies.append(tmp_path / name / "example" / "tasks.yaml")
+    _, first, _ = run(copies[0], tmp_path / "a", "--seed", "5")
+    _, second, _ = run(copies[1], tmp_path / "b", "--seed", "5")
 
     def shape(s: dict) -> list:
         return [
@@ -131,3 +135,27 @@ def test_the_demo_night_shows_a_reverted_regression(example: Path, tmp_path: Pat
     _, summary, _ = run(example, tmp_path, "--seed", seed)
 
     assert any(a["regressed"] for t in summary["tasks"] for a in t["attempts"])
+
+
+def test_a_night_never_ships_worse_than_the_file_it_started_with(
+    example: Path, tmp_path: Path
+) -> None:
+    """A passing file already at the output path is the starting best: kept, nothing bought."""
+    output = example.parent / "out" / "orders_service.py"
+    output.parent.mkdir(exist_ok=True)
+    good = (example.parent / "solutions" / "orders_service.py").read_text()
+    output.write_text(good)
+
+    _, summary, _ = run(example, tmp_path, "--seed", "9", "--only", "orders")
+
+    task, *others = summary["tasks"]
+    assert (task["status"], task["best_attempt"], task["attempts"], task["cost_usd"]) == (
+        "passed",
+        0,
+        [],
+        0,
+    )
+    assert {(t["status"], t["reason"]) for t in others} == {
+        ("skipped", "filtered: not selected by --only")
+    }
+    assert output.read_text() == good

@@ -282,3 +282,72 @@ def test_a_forbidden_operation_stops_the_task_before_any_test_runs(tmp_path, spe
     assert "push" in result.reason
     assert ran == []
     assert result.output is None and not spec.output.exists()
+
+
+def test_a_fault_mid_task_still_ships_the_best_already_paid_for(tmp_path, spec) -> None:
+    """A provider failing on a later fix ends the task as a fault, but the best is shipped."""
+    from harness.providers.base import ErrorKind, ProviderError
+    from harness.taskenv import TaskFault
+
+    class Failing(ScriptedProvider):
+        def complete(self, request):
+            if request.step == "fix":
+                raise ProviderError(ErrorKind.FATAL, "model not found", status=404)
+            return super().complete(request)
+
+    provider = Failing({("write", 1): reply(3), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+
+    with pytest.raises(TaskFault) as info:
+        run_task(spec, env)
+
+    shipped = info.value.result
+    assert (shipped.status, shipped.best_attempt, shipped.passed) == (TaskStatus.ERROR, 1, 3)
+    assert spec.output.read_text() == code(3)
+    assert len(shipped.attempts) == 1
+
+
+def test_a_candidate_the_sandbox_refused_never_becomes_the_best(tmp_path, spec) -> None:
+    """A pre-check rejection or a tampered run is recorded but never fed back or shipped."""
+    provider = ScriptedProvider(
+        {
+            ("write", 1): reply(4).replace("PASSES", "import gc\nPASSES"),
+            ("review", 1): "CLEAN",
+            ("write", 2): reply(0).replace("PASSES = 0", "PASSES = 5\nFORGED = 1"),
+            ("write", 3): reply(2),
+        }
+    )
+    env, _ = make_env(tmp_path, provider)
+
+    def judged(s, candidate):
+        result = scripted_tests(s, candidate)
+        if "import gc" in candidate:
+            return TestResult(
+                tuple(TestCase(c.nodeid, Outcome.ERROR) for c in result.cases),
+                error="precheck: reaches into gc",
+            )
+        return replace(result, tampered=True) if "FORGED" in candidate else result
+
+    result = run_task(replace(spec, max_attempts=3), replace(env, run_tests=judged))
+
+    assert [a.improved for a in result.attempts] == [False, False, True]
+    assert (result.best_attempt, result.passed) == (3, 2)
+    assert spec.output.read_text() == code(2)
+    assert result.attempts[1].tampered
+
+
+def test_a_review_that_cannot_be_had_still_tests_the_paid_draft(tmp_path, spec) -> None:
+    """If the cheap review fails, the draft is tested anyway and the review marked failed."""
+    from harness.providers.base import ErrorKind, ProviderError
+
+    class ReviewDown(ScriptedProvider):
+        def complete(self, request):
+            if request.step == "review":
+                raise ProviderError(ErrorKind.FATAL, "bad request", status=400)
+            return super().complete(request)
+
+    env, _ = make_env(tmp_path, ReviewDown({("write", 1): reply(5)}))
+
+    result = run_task(spec, env)
+
+    assert (result.status, result.attempts[0].review) == (TaskStatus.PASSED, "failed")

@@ -95,3 +95,19 @@ def test_a_template_without_the_three_blocks_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(PromptError, match="add block\\(s\\) stable, variable"):
         PromptSet(tmp_path, "t")
+
+
+def test_check_catches_a_template_typo_before_anything_is_spent(
+    spec: TaskSpec, tmp_path: Path
+) -> None:
+    """A fix template naming an unknown variable fails the start-up check, not attempt 2."""
+    import shutil
+
+    shutil.copytree(default_prompts_dir() / "service_port", tmp_path / "service_port")
+    fix = tmp_path / "service_port" / "fix.md"
+    fix.write_text(fix.read_text().replace("{{ passed }}", "{{ passd }}"))
+    prompts = PromptSet(tmp_path, "service_port")
+
+    with pytest.raises(PromptError, match="'passd' is undefined"):
+        prompts.check(task_context(spec))
+    PromptSet(default_prompts_dir(), "service_port").check(task_context(spec))

@@ -99,6 +99,23 @@ def test_spent_is_the_exact_decimal_sum(store: Store) -> None:
     )
 
 
+def test_a_call_in_flight_counts_at_its_reservation_until_closed(store: Store) -> None:
+    """A call open when the process dies stays counted at its worst case; closing settles it."""
+    store.begin_run("r1", T0, "sim", Decimal("5"), {})
+    log = store.call_log("r1")
+    handle = log.open_call(_request("a"), Decimal("0.75"))
+    log.open_call(_request("b"), Decimal("0.5"))  # never closed: the kill -9 case
+
+    in_flight = store.spent("r1")
+    log.close_call(handle, _completion(), Decimal("0.01"))
+
+    assert (Decimal("1.25"), Decimal("0.51"), Decimal("0.01")) == (
+        in_flight,
+        store.spent("r1"),
+        store.spent("r1", "a"),
+    )
+
+
 @st.composite
 def _test_results(draw: st.DrawFn) -> TestResult:
     text = st.text(max_size=40)

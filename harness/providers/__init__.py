@@ -17,6 +17,7 @@ __all__ = [
     "RetryPolicy",
     "RetryingProvider",
     "billed_usage",
+    "build_adapter",
     "build_provider",
 ]
 
@@ -29,14 +30,20 @@ def build_provider(name: str, policy: RetryPolicy, *, timeout_s: float) -> Provi
     Raises MissingKeyError (naming the variable to set) when the key is absent, so a run
     fails at start-up, before anything is spent. The simulator is built by the runner.
     """
+    return RetryingProvider(build_adapter(name, timeout_s=timeout_s), policy)
+
+
+def build_adapter(name: str, *, timeout_s: float) -> Provider:
+    """The bare adapter for `name` (one request per call): for a caller that owns retries,
+    as harness.calls.Caller does so that every try is reserved against the budget."""
     if name == "anthropic":
         from harness.providers.anthropic import AnthropicProvider
 
-        return RetryingProvider(AnthropicProvider.from_env(timeout_s=timeout_s), policy)
+        return AnthropicProvider.from_env(timeout_s=timeout_s)
     if name == "gemini":
         from harness.providers.gemini import GeminiProvider
 
-        return RetryingProvider(GeminiProvider.from_env(timeout_s=timeout_s), policy)
+        return GeminiProvider.from_env(timeout_s=timeout_s)
     raise ValueError(
         f"unknown live provider {name!r}: expected one of {', '.join(LIVE_PROVIDERS)} "
         "(fix the route's provider: in harness.yaml)"

@@ -90,6 +90,7 @@ class StopReason(StrEnum):
     MAX_TOKENS = "max_tokens"
     REFUSAL = "refusal"
     CONTEXT_TOO_LONG = "context_too_long"
+    ERROR = "error"  # a failed try, recorded with what the vendor billed before it failed
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class GeminiProvider:
         self._key = api_key  # kept only to scrub it from any error text
         self._key_source = key_source
         self._max_hops = max_hops
+        # Requests one call may make (continuation hops): the caller reserves for all of them.
+        self.requests_per_call = max_hops
         # HttpOptions.timeout is in MILLISECONDS (and unset means no timeout at all).
         options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)))
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)

@@ -27,7 +27,7 @@ from harness.providers.base import (
     Usage,
 )
 
-__all__ = ["RetryPolicy", "RetryingProvider"]
+__all__ = ["RetryPolicy", "RetryingProvider", "retrying"]
 
 log = structlog.get_logger()
 
@@ -52,6 +52,39 @@ class RetryPolicy:
                 raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
 
 
+def retrying(
+    policy: RetryPolicy,
+    request: CallRequest,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    stop: Callable[[], bool] = lambda: False,
+) -> tenacity.Retrying:
+    """The tenacity loop for one call under `policy` (shared by every retrying caller).
+
+    `stop` is asked before every wait: once the run is stopping no further try is made.
+    """
+    backoff = tenacity.wait_exponential_jitter(
+        initial=policy.backoff_base_s, max=policy.backoff_max_s, jitter=policy.backoff_base_s
+    )
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        """The server's hint when it gave one, else exponential backoff; never over the cap."""
+        exc = state.outcome.exception() if state.outcome else None
+        hint = exc.retry_after_s if isinstance(exc, ProviderError) else None
+        return min(hint if hint is not None else backoff(state), policy.max_wait_s)
+
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.max_attempts)
+        | tenacity.stop_before_delay(policy.max_total_s)
+        | (lambda _state: stop()),
+        wait=wait,
+        retry=tenacity.retry_if_exception(_is_retryable),
+        before_sleep=lambda state: _log_retry(request, state),
+        sleep=sleep,
+        reraise=True,
+    )
+
+
 class RetryingProvider:
     """A Provider that retries its inner provider's transient faults under one policy.
 
@@ -66,41 +99,21 @@ class RetryingProvider:
         self._inner = inner
         self._policy = policy
         self._sleep = sleep
-        self._backoff = tenacity.wait_exponential_jitter(
-            initial=policy.backoff_base_s, max=policy.backoff_max_s, jitter=policy.backoff_base_s
-        )
 
     def complete(self, request: CallRequest) -> Completion:
         """The inner completion, after as many retries as the policy allows."""
         spent: list[Usage] = []
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self._policy.max_attempts)
-            | tenacity.stop_before_delay(self._policy.max_total_s),
-            wait=self._wait,
-            retry=tenacity.retry_if_exception(_is_retryable),
-            before_sleep=lambda state: _log_retry(request, state),
-            sleep=self._sleep,
-            reraise=True,
-        )
+        loop = retrying(self._policy, request, sleep=self._sleep)
         try:
-            completion = retrying(self._try, request, spent)
+            completion = loop(self._try, request, spent)
         except ProviderError as exc:
-            retries = retrying.statistics.get("attempt_number", 1) - 1
-            exc.extra["retries"] = str(retries)
-            if _is_retryable(exc):
-                log.warning(
-                    "call_retries_exhausted",
-                    **_where(request),
-                    retries=retries,
-                    reason=exc.kind.value,
-                    status=exc.status,
-                )
+            note_exhausted(request, exc, loop)
             with_billed_usage(exc, sum(spent[:-1], Usage()))
             raise
         return dataclasses.replace(
             completion,
             usage=completion.usage + sum(spent, Usage()),
-            retries=retrying.statistics["attempt_number"] - 1,
+            retries=loop.statistics["attempt_number"] - 1,
         )
 
     def _try(self, request: CallRequest, spent: list[Usage]) -> Completion:
@@ -110,12 +123,19 @@ class RetryingProvider:
             spent.append(billed_usage(exc))
             raise
 
-    def _wait(self, state: tenacity.RetryCallState) -> float:
-        """The server's hint when it gave one, else exponential backoff; never over the cap."""
-        exc = state.outcome.exception() if state.outcome else None
-        hint = exc.retry_after_s if isinstance(exc, ProviderError) else None
-        wait = hint if hint is not None else self._backoff(state)
-        return min(wait, self._policy.max_wait_s)
+
+def note_exhausted(request: CallRequest, exc: ProviderError, loop: tenacity.Retrying) -> None:
+    """Record on the error how many retries it took, and log when they ran out."""
+    retries = loop.statistics.get("attempt_number", 1) - 1
+    exc.extra["retries"] = str(retries)
+    if _is_retryable(exc):
+        log.warning(
+            "call_retries_exhausted",
+            **_where(request),
+            retries=retries,
+            reason=exc.kind.value,
+            status=exc.status,
+        )
 
 
 def _is_retryable(exc: BaseException) -> bool:
