@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +24,11 @@ class PromptError(ValueError):
 
 
 def default_prompts_dir() -> Path:
-    """The prompts/ folder shipped beside the package in a checkout."""
-    return Path(__file__).resolve().parent.parent / "prompts"
+    """The prompts/ folder beside the package in a checkout, else the installed copy."""
+    checkout = Path(__file__).resolve().parent.parent / "prompts"
+    if checkout.is_dir():
+        return checkout
+    return Path(sys.prefix) / "share" / "harness" / "prompts"
 
 
 def known_types(root: Path) -> frozenset[str]:

@@ -111,3 +111,15 @@ def test_check_catches_a_template_typo_before_anything_is_spent(
     with pytest.raises(PromptError, match="'passd' is undefined"):
         prompts.check(task_context(spec))
     PromptSet(default_prompts_dir(), "service_port").check(task_context(spec))
+
+
+def test_every_prompt_type_is_installed_with_the_package() -> None:
+    """pyproject ships each prompts/<type>/ folder, so an installed harness finds its prompts."""
+    import tomllib
+
+    root = default_prompts_dir()
+    pyproject = tomllib.loads((root.parent / "pyproject.toml").read_text())
+    shipped = pyproject["tool"]["setuptools"]["data-files"]
+
+    for task_type in known_types(root):
+        assert shipped[f"share/harness/prompts/{task_type}"] == [f"prompts/{task_type}/*.md"]
