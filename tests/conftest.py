@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.taskspec import TaskSpec
+
 
 @pytest.fixture(autouse=True)
 def _private_state(
@@ -58,3 +60,17 @@ def task_dir(tmp_path: Path) -> Path:
         """,
     )
     return tmp_path
+
+
+@pytest.fixture
+def spec(task_dir: Path) -> TaskSpec:
+    """The calc task in `task_dir` as a validated TaskSpec (five attempts, one instruction)."""
+    return TaskSpec(
+        id="calc",
+        base_dir=task_dir,
+        reference=(task_dir / "legacy/calc.py",),
+        tests=(task_dir / "acceptance/test_calc.py",),
+        output=task_dir / "out/calc_service.py",
+        instructions="Keep the public names.",
+        max_attempts=5,
+    )

@@ -82,18 +82,6 @@ def make_env(tmp_path: Path, provider: ScriptedProvider, **loop) -> tuple[TaskEn
     return env, rundir
 
 
-@pytest.fixture
-def spec(task_dir: Path) -> TaskSpec:
-    return TaskSpec(
-        id="calc",
-        base_dir=task_dir,
-        reference=(task_dir / "legacy/calc.py",),
-        tests=(task_dir / "acceptance/test_calc.py",),
-        output=task_dir / "out/calc_service.py",
-        max_attempts=5,
-    )
-
-
 def test_review_runs_on_attempt_one_only_and_violations_trigger_a_rewrite(tmp_path, spec) -> None:
     """Attempt 1 is write → review → rewrite; later attempts are fixes with no review."""
     provider = ScriptedProvider(

@@ -11,18 +11,6 @@ from harness.taskspec import TaskSpec
 
 
 @pytest.fixture
-def spec(task_dir: Path) -> TaskSpec:
-    return TaskSpec(
-        id="calc",
-        base_dir=task_dir,
-        reference=(task_dir / "legacy/calc.py",),
-        tests=(task_dir / "acceptance/test_calc.py",),
-        output=task_dir / "out/calc_service.py",
-        instructions="Keep the public names.",
-    )
-
-
-@pytest.fixture
 def prompts() -> PromptSet:
     return PromptSet(default_prompts_dir(), "service_port")
 
