@@ -18,7 +18,7 @@ from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.calls import Caller
 from harness.commands import BadInput
 from harness.digest import inputs_digest
-from harness.inputs import Inputs, check_inputs, load_task_list, select
+from harness.inputs import Inputs, select
 from harness.log import close_logging, configure_logging
 from harness.metrics import render_metrics, write_metrics
 from harness.pipeline import TaskEnv
@@ -30,7 +30,7 @@ from harness.runner import Run
 from harness.store import RunInfo, Store, StoreError
 from harness.taskspec import TaskSpec
 
-__all__ = ["check_inputs", "load_task_list", "open_run"]  # the first two: see harness.inputs
+__all__ = ["open_run"]
 
 log = structlog.get_logger()
 

@@ -1,0 +1,94 @@
+"""`python -m bench` (`make bench`): freeze the sources, run the suite on the copy, write
+the results as JSON and markdown, print the tables. Exit 1 if an invariant check fails."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.render import render
+from bench.snapshot import run_frozen
+from bench.suite import Settings, run_suite
+from harness.log import configure_logging
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = Settings()
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--tasks", type=int, default=defaults.tasks, help="tasks in a night")
+    parser.add_argument("--seeds", type=int, default=len(defaults.seeds), help="seeds 0..N-1")
+    parser.add_argument(
+        "--latency-scale",
+        type=float,
+        default=defaults.latency_scale,
+        help="simulated latency = realistic ÷ this (0: no latency)",
+    )
+    parser.add_argument(
+        "--big-list",
+        type=int,
+        default=defaults.big_list,
+        help="tasks in the big-list stage (0: skip)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS / "latest.json",
+        help="results JSON; the markdown tables go beside it (.md)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    parser.add_argument("--frozen", action="store_true", help=argparse.SUPPRESS)  # the child
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Freeze the sources and re-run inside the copy; there, run the suite."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser().parse_args(argv)
+    if args.frozen:
+        return _run(args)
+    scratch = Path(tempfile.mkdtemp(prefix="harness-bench-src-"))
+    try:
+        return run_frozen([*argv, "--out", str(args.out.resolve())], scratch)
+    finally:
+        _clean(scratch, args.keep)
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = Settings(
+        tasks=args.tasks,
+        seeds=tuple(range(args.seeds)),
+        latency_scale=args.latency_scale or None,
+        big_list=args.big_list,
+    )
+    configure_logging(None, level="error")  # the runs' own events still go to their files
+    scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))
+    os.environ["XDG_STATE_HOME"] = str(scratch / "state")  # a private day ledger
+    try:
+        results = run_suite(settings, scratch)
+    finally:
+        _clean(scratch, args.keep)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    table = render(results)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
+    print(f"results: {args.out} (and .md); took {results['duration_s']:.0f} s", file=sys.stderr)
+    return 0 if all(results["checks"].values()) else 1
+
+
+def _clean(scratch: Path, keep: bool) -> None:
+    if keep:
+        print(f"kept {scratch}", file=sys.stderr)
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

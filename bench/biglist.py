@@ -1,0 +1,158 @@
+"""A 1,000-task list: validation time, summary time and peak RSS, each in a fresh process.
+
+`python -m bench.biglist MODE TASKS_YAML COUNT` runs one measurement and prints one JSON line;
+the suite calls it through `measure`. The baseline modes do what a script without the
+harness's checks would: parse the YAML and stat the paths; dump the results as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MODES", "measure"]
+
+MODES = ("validate", "validate_plain", "summary", "summary_plain")
+ATTEMPTS = 4  # per task in the synthetic results a summary is written from
+
+
+def _validate(tasks_yaml: Path) -> int:
+    from harness.inputs import load_task_list
+
+    return len(load_task_list(tasks_yaml))
+
+
+def _validate_plain(tasks_yaml: Path) -> int:
+    import yaml
+
+    tasks = yaml.safe_load(tasks_yaml.read_text())["tasks"]
+    base = tasks_yaml.parent
+    for task in tasks:
+        for key in ("reference", "tests", "solution"):
+            values = task.get(key) or []
+            for rel in [values] if isinstance(values, str) else values:
+                (base / rel).stat()
+    return len(tasks)
+
+
+def _results(count: int) -> list[Any]:
+    """Deterministic, plausible TaskResults: ATTEMPTS attempts each, a random walk of passes."""
+    from harness.results import AttemptRecord, TaskResult, TaskStatus
+
+    rng, out = random.Random(0), []
+    for i in range(count):
+        total, passed = rng.randint(15, 30), 0
+        attempts = []
+        for n in range(1, ATTEMPTS + 1):
+            passed = max(0, min(total, passed + rng.randint(-3, 8)))
+            attempts.append(
+                AttemptRecord(
+                    n,
+                    "write" if n == 1 else "fix",
+                    passed,
+                    total - passed,
+                    0,
+                    total,
+                    Decimal("0.031"),
+                    tier="mid",
+                )
+            )
+        best = max(attempts, key=lambda a: a.passed)
+        status = TaskStatus.PASSED if best.passed == total else TaskStatus.PARTIAL
+        out.append(
+            TaskResult(
+                f"task_{i:04d}",
+                status,
+                "" if best.passed == total else "4 attempts used",
+                best.n,
+                best.passed,
+                best.failed,
+                0,
+                total,
+                Decimal("0.124"),
+                f"/tmp/out/task_{i:04d}.py",
+                tuple(attempts),
+            )
+        )
+    return out
+
+
+def _summary(count: int, folder: Path) -> int:
+    import datetime as dt
+
+    from harness.report import RunSummary, load_summary, render_markdown, write_summary
+    from harness.results import RunStatus
+
+    tasks = tuple(_results(count))
+    now = dt.datetime.now().astimezone()
+    summary = RunSummary(
+        "bench",
+        now,
+        now,
+        RunStatus.COMPLETED,
+        "sim",
+        Decimal(30),
+        sum((t.cost_usd for t in tasks), Decimal(0)),
+        tasks,
+    )
+    write_summary(folder, summary)  # summary.json, .md, .html: what a run writes at its end
+    render_markdown(load_summary(folder))  # what `harness summary` prints in the morning
+    return count
+
+
+def _summary_plain(count: int, folder: Path) -> int:
+    tasks = [t.to_json() for t in _results(count)]
+    (folder / "summary.json").write_text(json.dumps({"tasks": tasks}))
+    return count
+
+
+def _run(mode: str, tasks_yaml: Path, count: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        if mode == "validate":
+            n = _validate(tasks_yaml)
+        elif mode == "validate_plain":
+            n = _validate_plain(tasks_yaml)
+        elif mode == "summary":
+            n = _summary(count, Path(tmp))
+        else:
+            n = _summary_plain(count, Path(tmp))
+        seconds = time.perf_counter() - started
+    return {"mode": mode, "tasks": n, "seconds": seconds, **_peak_rss()}
+
+
+def _peak_rss() -> dict[str, float | None]:
+    """Peak RSS in MiB. ru_maxrss (KiB on Linux) survives fork+exec: a child started by a
+    big parent reports the parent's size. VmHWM belongs to this process image alone, so it
+    is the figure; ru_maxrss is kept beside it for the record."""
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+        hwm = next(int(line.split()[1]) / 1024 for line in lines if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        hwm = None
+    return {"peak_rss_mib": hwm if hwm is not None else maxrss, "ru_maxrss_mib": maxrss}
+
+
+def measure(mode: str, tasks_yaml: Path, count: int) -> dict[str, Any]:
+    """One measurement in a fresh interpreter, so peak RSS is that mode's alone."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.biglist", mode, str(tasks_yaml), str(count)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    print(json.dumps(_run(sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]))))

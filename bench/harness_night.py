@@ -1,0 +1,119 @@
+"""Run this harness, assembled as `harness run --provider sim` assembles it, with probes."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from bench.instrument import Probe, TimedProvider, timed_tests
+from bench.model import Night, TaskOutcome
+from harness.inputs import check_inputs
+from harness.providers.sim import SimLatency, SimProvider
+from harness.results import RunStatus, TaskResult
+from harness.runner import execute
+from harness.wiring import open_run
+
+__all__ = ["run_harness"]
+
+
+def _args(
+    tasks_yaml: Path,
+    run_dir: Path,
+    seed: int,
+    concurrency: int,
+    cap_usd: float,
+    config: Path | None,
+) -> argparse.Namespace:
+    """The namespace `harness run` would build from its command line."""
+    return argparse.Namespace(
+        tasks=tasks_yaml,
+        provider="sim",
+        budget_usd=cap_usd,
+        run_dir=run_dir,
+        concurrency=concurrency,
+        only=None,
+        resume=None,
+        rerun=False,
+        config=config,
+        policy=None,
+        seed=seed,
+        log_level="error",
+    )
+
+
+def _shipped_passed(task: TaskResult, attempts_dir: Path) -> int:
+    """Pass count of the attempt whose file is byte-for-byte the shipped output: checked from
+    the files, not taken from the summary's claim."""
+    if task.output is None:
+        return 0
+    shipped = Path(task.output).read_text()
+    matches = [
+        a.passed
+        for a in task.attempts
+        if (f := attempts_dir / task.id / f"{a.n}.py").is_file() and f.read_text() == shipped
+    ]
+    return max(matches, default=-1)  # -1: shipped code that no attempt produced (a bug)
+
+
+def _outcome(task: TaskResult, probe: Probe, attempts_dir: Path) -> TaskOutcome:
+    scored = [a for a in task.attempts if a.extraction_error is None]
+    tally = probe.of(task.id)
+    return TaskOutcome(
+        id=task.id,
+        total=max((a.total for a in scored), default=task.total),
+        best_passed=max((a.passed for a in scored), default=0),
+        shipped_passed=_shipped_passed(task, attempts_dir),
+        cost_usd=float(task.cost_usd),
+        attempts=len(task.attempts),
+        calls=tally.calls,
+        provider_s=tally.provider_s,
+        latency_s=tally.latency_s,
+        test_s=tally.test_s,
+        test_runs=tally.test_runs,
+        tokens=tally.tokens,
+        status=task.status.value,
+    )
+
+
+def run_harness(
+    tasks_yaml: Path,
+    run_dir: Path,
+    *,
+    seed: int,
+    concurrency: int,
+    latency: SimLatency | None = None,
+    latency_scale: float | None = None,
+    cap_usd: float = 1000.0,
+    config: Path | None = None,
+    variant: str = "harness",
+) -> Night:
+    """One night of this harness: check_inputs → open_run → execute, the provider and the
+    test runner wrapped in probes. The clock covers open_run to close (not validation)."""
+    args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config)
+    inputs = check_inputs(args)
+    probe = Probe()
+    sim = SimProvider({s.id: s for s in inputs.specs}, seed=seed, latency=latency)
+    inputs = replace(inputs, providers={"sim": TimedProvider(sim, probe)})
+    started = time.perf_counter()
+    run = open_run(args, inputs)
+    run.env = replace(run.env, run_tests=timed_tests(run.env.run_tests, probe))
+    try:
+        summary = execute(run)
+    finally:
+        run.close()
+    wall = time.perf_counter() - started
+    attempts_dir = run.rundir.root / "attempts"
+    outcomes = tuple(_outcome(t, probe, attempts_dir) for t in summary.tasks)
+    return Night(
+        variant,
+        seed,
+        concurrency,
+        latency_scale,
+        wall,
+        float(summary.spent_usd),
+        cap_usd,
+        outcomes,
+        stopped=summary.status is RunStatus.BUDGET_STOPPED,
+    )
