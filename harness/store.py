@@ -26,43 +26,18 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from harness._store_schema import MIGRATIONS
 from harness.metrics import Totals
 from harness.providers.base import CallRequest, Completion
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
 from harness.testresult import TestResult
 from harness.tracker import score
 
-__all__ = ["RunInfo", "Store", "StoreError", "StoredAttempt"]
+__all__ = ["MIGRATIONS", "RunInfo", "Store", "StoreError", "StoredAttempt"]
 
 _RECORD = TypeAdapter(AttemptRecord)
 _RESULT = TypeAdapter(TestResult)
 _TASK = TypeAdapter(TaskResult)
-
-# Migration i brings the schema from user_version i to i + 1; append, never edit.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        "CREATE TABLE runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,"
-        " status TEXT, provider TEXT NOT NULL, cap_usd TEXT, args TEXT NOT NULL,"
-        " resumes INTEGER NOT NULL DEFAULT 0)",
-        "CREATE TABLE calls (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs,"
-        " task_id TEXT NOT NULL, attempt INTEGER NOT NULL, step TEXT NOT NULL, tier TEXT NOT NULL,"
-        " provider TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL,"
-        " cache_write_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,"
-        " output_tokens INTEGER NOT NULL, stop_reason TEXT NOT NULL, latency_s REAL NOT NULL,"
-        " retries INTEGER NOT NULL, cost_usd TEXT NOT NULL, recorded_at TEXT NOT NULL)",
-        "CREATE INDEX calls_by_task ON calls (run_id, task_id)",
-        "CREATE TABLE attempts (run_id TEXT NOT NULL REFERENCES runs, task_id TEXT NOT NULL,"
-        " n INTEGER NOT NULL, kind TEXT NOT NULL, passed INTEGER NOT NULL, total INTEGER NOT NULL,"
-        " regressed INTEGER NOT NULL, extraction_error TEXT, cost_usd TEXT NOT NULL,"
-        " record TEXT NOT NULL, code TEXT, result TEXT, recorded_at TEXT NOT NULL,"
-        " PRIMARY KEY (run_id, task_id, n))",
-        "CREATE INDEX attempts_by_task ON attempts (task_id)",
-        "CREATE TABLE tasks (run_id TEXT NOT NULL REFERENCES runs, task_id TEXT NOT NULL,"
-        " status TEXT NOT NULL, digest TEXT NOT NULL, result TEXT NOT NULL,"
-        " recorded_at TEXT NOT NULL, PRIMARY KEY (run_id, task_id))",
-        "CREATE INDEX tasks_by_inputs ON tasks (task_id, digest, status)",
-    ),
-)
 
 
 class StoreError(RuntimeError):
