@@ -1,4 +1,4 @@
-"""ast.parse that is safe to call from many threads at once."""
+"""AST helpers for model code: thread-safe parsing, dotted names."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 import threading
 import warnings
 
-__all__ = ["parse_module"]
+__all__ = ["dotted", "parse_module"]
 
 # CPython 3.11 keeps the AST constructor's recursion counter in interpreter-wide state, so
 # parses on several threads can fail with a spurious SystemError "AST constructor recursion
@@ -34,3 +34,14 @@ def _parse(code: str) -> ast.Module:
     with _LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(code)
+
+
+def dotted(node: ast.AST) -> str | None:
+    """The dotted text of a Name/Attribute chain, else None (a loop: chains can be long)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ast
-import io
 import re
 import textwrap
-import tokenize
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from harness._pyast import parse_module
+from harness._placeholders import find_placeholder
+from harness._pyast import dotted, parse_module
 
 __all__ = ["NO_CODE", "Extraction", "extract_code", "required_names_from_tests"]
 
@@ -30,33 +29,6 @@ _CODE_START = re.compile(
 )
 _KEYWORD_START = re.compile(r"^(from|import|def|class|async|return|if|for|while|with|try|raise)\b")
 
-# Comments that stand for code the model left out. Anchored and specific on purpose: a
-# rejected candidate costs an attempt, so "# Other helpers" or "# REST client" must pass.
-_PLACEHOLDER = re.compile(
-    r"\brest\s+(of\s+(the\s+)?[\w.]+(\s+[\w.]+)?\s+)?((is|are)\s+)?(unchanged|the\s+same|as\s+before"
-    r"|omitted|elided|not\s+shown|(remains|stays)\s+(unchanged|the\s+same))\b"
-    r"|^\W*([\w:,]+\s+){0,3}(same|unchanged)\s+as\s+(before|above|earlier|previously"
-    r"|(the\s+)?(original|previous)(\s+\w+)?)\W*$"
-    r"|\b(omitted|elided|removed|truncated|skipped|shortened)\s+for\s+(brevity|space|clarity|length)\b"
-    r"|^\W*(the\s+)?(existing|previous|original|unchanged)\s+(code|implementation|logic|methods?"
-    r"|functions?|handlers?|helpers?|imports?|body|content)(\s+(here|goes\s+here|unchanged|as\s+before"
-    r"|omitted|not\s+shown|(remains|stays)(\s+(unchanged|the\s+same))?))?\W*$"
-    r"|^\W*(the\s+)?(other|remaining|more)\s+(code|implementation|logic|methods?|functions?|handlers?"
-    r"|helpers?)\s+(here|goes\s+here|unchanged|as\s+before|omitted|not\s+shown"
-    r"|(remain|stay)s?\s+(unchanged|the\s+same))\W*$"
-    r"|\b(your|actual|real)\s+(code|implementation|logic)\s+(goes\s+)?here\b"
-    r"|^\W*(implementation|code|logic)\s+goes\s+here\W*$"
-    r"|^(\.\.\.|…)\W*$|^(\.\.\.|…)\s*[(\[]?\s*(rest|more|other|remaining|existing|same|unchanged|etc"
-    r"|previous|original)\b|^\W*\[?snip(ped)?\]?\W*$",
-    re.IGNORECASE,
-)
-# Only inside a stub body (pass / ... / raise NotImplementedError): elsewhere a TODO is a note.
-_TODO = re.compile(
-    r"\b(todo|fixme|implement|fill\s+(this\s+)?in|not\s+implemented)\b", re.IGNORECASE
-)
-_STUB_DECORATORS = frozenset({"overload", "abstractmethod", "abstractproperty"})
-_STUB_BASES = frozenset({"Protocol", "ABC", "ABCMeta"})
-_BLOCKS = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, SystemError)
 
 
@@ -87,7 +59,7 @@ def extract_code(reply: str, required_names: Collection[str] = ()) -> Extraction
         return Extraction(None, errors[-1][2] if errors else NO_CODE)
     scored = [(code, tree, _missing(code, tree, required)) for code, tree in parsed]
     code, tree, missing = max(scored, key=lambda s: (-len(s[2]), len(s[0])))
-    reason = _placeholder(code, tree) or _missing_reason(missing)
+    reason = find_placeholder(code, tree) or _missing_reason(missing)
     return Extraction(None, reason) if reason else Extraction(code, None)
 
 
@@ -197,7 +169,7 @@ def _is_dynamic_import(node: ast.expr, module_name: str) -> bool:
     """`importlib.import_module("orders_service")` or `pytest.importorskip(...)`."""
     if not isinstance(node, ast.Call) or not node.args:
         return False
-    func = _dotted(node.func) or ""
+    func = dotted(node.func) or ""
     first = node.args[0]
     return (
         func.split(".")[-1] in ("import_module", "importorskip")
@@ -211,9 +183,9 @@ def _names_used(node: ast.AST, module_name: str, aliases: set[str]) -> list[str]
     if isinstance(node, ast.ImportFrom) and _matches(node.module or "", module_name):
         return [a.name for a in node.names]
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-        return [node.attr] if _dotted(node.value) in aliases else []
-    if isinstance(node, ast.Call) and len(node.args) >= 2 and _dotted(node.args[0]) in aliases:
-        func, name = _dotted(node.func) or "", node.args[1]
+        return [node.attr] if dotted(node.value) in aliases else []
+    if isinstance(node, ast.Call) and len(node.args) >= 2 and dotted(node.args[0]) in aliases:
+        func, name = dotted(node.func) or "", node.args[1]
         # getattr(mod, "x") needs x; monkeypatch.setattr(mod, "x", v) does too unless raising=False
         needs = (func == "getattr" and len(node.args) == 2) or (
             func.endswith(".setattr") and not any(k.arg == "raising" for k in node.keywords)
@@ -221,144 +193,3 @@ def _names_used(node: ast.AST, module_name: str, aliases: set[str]) -> list[str]
         if needs and isinstance(name, ast.Constant) and isinstance(name.value, str):
             return [name.value]
     return []
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """The dotted text of a Name/Attribute chain, else None (a loop: chains can be long)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
-def _placeholder(code: str, tree: ast.Module) -> str | None:
-    """The first placeholder as a reason: a telltale comment or a lone `...` for omitted code.
-
-    Cheap text checks come first: tokenizing and walking a module cost more than the rest of
-    extraction, and most candidates have no suspicious comment and no `...` at all.
-    """
-    suspect = any(map(_suspicious, code.split("#")[1:]))
-    if not suspect and "..." not in code:
-        return None
-    nodes = list(ast.walk(tree))
-    found = _stray_ellipses(nodes) if "..." in code else []
-    if suspect:
-        stubs = _stub_lines(nodes)
-        found += [(line, "") for line, text in _comments(code) if _suspicious(text, line in stubs)]
-    if not found:
-        return None
-    line, context = min(found)
-    lines = code.split("\n")
-    text = lines[line - 1].strip() if 0 < line <= len(lines) else "..."
-    snippet = text if len(text) <= 60 else text[:57] + "..."
-    return f"placeholder at line {line}: {snippet!r}{context}"
-
-
-def _suspicious(comment: str, in_stub: bool = True) -> bool:
-    text = comment.split("\n", 1)[0].lstrip("#").strip()
-    return bool(_PLACEHOLDER.search(text) or (in_stub and _TODO.search(text)))
-
-
-def _comments(code: str) -> list[tuple[int, str]]:
-    """(line, text) of every real comment; a '#' inside a string is not one."""
-    out: list[tuple[int, str]] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.string))
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        pass  # the code parsed; keep the comments found before tokenize gave up
-    return out
-
-
-def _is_stub(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, ast.Pass) or _is_ellipsis(stmt):
-        return True
-    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
-        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-        return _dotted(exc) == "NotImplementedError"
-    return False
-
-
-def _statements(node: ast.AST, field: str) -> list[ast.stmt]:
-    value = getattr(node, field, None)  # IfExp.body and Lambda.body are expressions
-    return list(value) if isinstance(value, list) else []
-
-
-def _body(node: ast.AST) -> list[ast.stmt]:
-    """A block's statements without a leading docstring."""
-    body = _statements(node, "body")
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        return body[1:] if isinstance(body[0].value.value, str) else body
-    return body
-
-
-def _stub_lines(nodes: list[ast.AST]) -> set[int]:
-    """Lines where a TODO comment means "not written": stub statements and stub functions."""
-    lines: set[int] = set()
-    for node in nodes:
-        if isinstance(node, ast.stmt) and _is_stub(node):
-            lines.add(node.lineno)
-        is_func = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        if is_func and all(_is_stub(s) for s in _body(node)):
-            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return lines
-
-
-def _stray_ellipses(nodes: list[ast.AST]) -> list[tuple[int, str]]:
-    """`...` standing for omitted code: beside other statements, or as the whole body of a
-    function that is not a legitimate stub (Protocol/ABC member, @overload, @abstractmethod)."""
-    found: list[tuple[int, str]] = []
-    interface_methods = _interface_methods(nodes)
-    for node in nodes:
-        if not isinstance(node, _BLOCKS):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            stmts = _body(node) if field == "body" else _statements(node, field)
-            dots = [s for s in stmts if _is_ellipsis(s)]
-            if dots and len(stmts) > 1:
-                found.append((dots[0].lineno, ""))
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        body = _body(node)
-        decorators = {_decorator_name(d) for d in node.decorator_list}
-        legit = id(node) in interface_methods or decorators & _STUB_DECORATORS
-        if len(body) == 1 and _is_ellipsis(body[0]) and not legit:
-            found.append((body[0].lineno, f" (body of {node.name})"))
-    return found
-
-
-def _is_ellipsis(stmt: ast.stmt) -> bool:
-    value = stmt.value if isinstance(stmt, ast.Expr) else None
-    return isinstance(value, ast.Constant) and value.value is Ellipsis
-
-
-def _decorator_name(node: ast.expr) -> str:
-    return (_dotted(node.func if isinstance(node, ast.Call) else node) or "").split(".")[-1]
-
-
-def _interface_methods(nodes: list[ast.AST]) -> set[int]:
-    """ids of functions where a `...` body is the norm: members of Protocol/ABC classes and
-    anything under `if TYPE_CHECKING:`."""
-    owners: list[ast.AST] = []
-    for node in nodes:
-        if isinstance(node, ast.ClassDef):
-            bases = [_dotted(_unsubscript(b)) or "" for b in node.bases]
-            bases += [_dotted(k.value) or "" for k in node.keywords if k.arg == "metaclass"]
-            if any(b.split(".")[-1] in _STUB_BASES for b in bases):
-                owners.append(node)
-        elif isinstance(node, ast.If) and "TYPE_CHECKING" in (_dotted(node.test) or ""):
-            owners.append(node)
-    return {
-        id(child)
-        for owner in owners
-        for child in ast.walk(owner)
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
-
-
-def _unsubscript(node: ast.expr) -> ast.expr:
-    return node.value if isinstance(node, ast.Subscript) else node  # Protocol[T] → Protocol
