@@ -13,6 +13,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["create", "destroy", "members", "sweep_stale"]
@@ -48,11 +49,14 @@ def members(path: Path) -> list[int]:
         return []
 
 
-def destroy(path: Path) -> int:
-    """Kill every member until none is left, then remove the cgroup; returns how many died."""
+def kill_until_gone(find: Callable[[], list[int]], rounds: int = 200) -> int:
+    """SIGKILL whatever `find` lists until it lists nothing; returns how many were killed.
+
+    Rounds repeat because a fork bomb refills between them (its rlimit caps how far).
+    """
     killed = 0
-    for _round in range(200):
-        pids = members(path)
+    for _round in range(rounds):
+        pids = find()
         if not pids:
             break
         for pid in pids:
@@ -60,6 +64,12 @@ def destroy(path: Path) -> int:
                 os.kill(pid, signal.SIGKILL)
         killed += len(pids)
         time.sleep(0.01)
+    return killed
+
+
+def destroy(path: Path) -> int:
+    """Kill every member until none is left, then remove the cgroup; returns how many died."""
+    killed = kill_until_gone(lambda: members(path))
     for _try in range(50):  # members linger briefly as zombies until they are reaped
         try:
             path.rmdir()

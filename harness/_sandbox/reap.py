@@ -7,7 +7,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import time
 
 from harness._sandbox import cgroup
 from harness._sandbox.launch import MARKER_VAR, Child
@@ -33,13 +32,7 @@ def kill_tree(child: Child) -> int:
     swept = cgroup.destroy(child.cgroup) if child.cgroup else 0
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.proc.wait(timeout=5)
-    for _round in range(200):  # a fork bomb refills between rounds; its rlimit caps it
-        pids = [p for p in _marked_pids(child.marker) if p != os.getpid()]
-        if not pids:
-            break
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        swept += len(pids)
-        time.sleep(0.01)
-    return swept
+    me = os.getpid()
+    return swept + cgroup.kill_until_gone(
+        lambda: [p for p in _marked_pids(child.marker) if p != me]
+    )
