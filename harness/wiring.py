@@ -45,9 +45,19 @@ def _run_id(args: argparse.Namespace, store: Store) -> tuple[str, RunInfo | None
         raise BadInput(
             f"--resume: no run {args.resume!r} in {args.run_dir}; omit --resume to start anew"
         )
+    _same_run(args, run_id, info)
+    return run_id, info
+
+
+def _same_run(args: argparse.Namespace, run_id: str, info: RunInfo) -> None:
+    """A resume must continue the same night: same provider, task list and (sim) seed."""
     if info.provider != args.provider:
         raise BadInput(f"--resume: run {run_id} used --provider {info.provider}; pass the same")
-    return run_id, info
+    tasks = info.args.get("tasks")
+    if tasks and Path(tasks) != args.tasks.resolve():
+        raise BadInput(f"--resume: run {run_id} ran the task list {tasks}; pass that file")
+    if args.provider == "sim" and info.args.get("seed", args.seed) != args.seed:
+        raise BadInput(f"--resume: run {run_id} used --seed {info.args['seed']}; pass the same")
 
 
 def _resumed(args: argparse.Namespace, inputs: Inputs, info: RunInfo) -> tuple[Inputs, Any]:
@@ -148,7 +158,7 @@ def open_run(args: argparse.Namespace, inputs: Inputs) -> Run:
         dt.datetime.now().astimezone(),
         args.provider,
         budget.cap_run,
-        {"tasks": str(args.tasks), "seed": args.seed, "only": args.only},
+        {"tasks": str(args.tasks.resolve()), "seed": args.seed, "only": args.only},
     )
     stop = threading.Event()
     config = inputs.config

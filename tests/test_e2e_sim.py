@@ -159,3 +159,20 @@ def test_a_night_never_ships_worse_than_the_file_it_started_with(
         ("skipped", "filtered: not selected by --only")
     }
     assert output.read_text() == good
+
+
+def test_resume_refuses_a_different_task_list_or_seed(example: Path, tmp_path: Path) -> None:
+    """--resume continues the same night: another task list or sim seed is bad input (exit 2)."""
+    run(example, tmp_path, "--seed", "1", "--only", "orders")
+    other = tmp_path / "other" / "tasks.yaml"
+    shutil.copytree(example.parent, other.parent, ignore=shutil.ignore_patterns("out"))
+    runs = str(tmp_path / "runs")
+
+    def resume(tasks: Path, seed: str) -> int:
+        return main(
+            ["run", str(tasks), "--provider", "sim", "--run-dir", runs, "--seed", seed, "--resume"]
+        )
+
+    assert resume(other, "1") == 2
+    assert resume(example, "2") == 2
+    assert resume(example, "1") in (0, 1)
