@@ -18,6 +18,7 @@ from fakeserver import FakeLLMServer, anthropic_error, anthropic_sse, gemini_rep
 from harness.cli import main
 from harness.pricing import cost, load_prices
 from harness.providers.base import Usage
+from tests.conftest import write
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +36,6 @@ provider_timeout_s: 30
 """
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return path
-
-
 @pytest.fixture(autouse=True)
 def restore_logging():
     """A run configures structlog to write its events file; undo that for later tests."""
@@ -50,24 +45,11 @@ def restore_logging():
 
 
 @pytest.fixture
-def task_list(tmp_path: Path) -> Path:
-    """One tiny porting task: a legacy calc module and its acceptance tests."""
-    write(tmp_path / "legacy" / "calc.py", "def add(a, b):\n    return (200, a + b)\n")
-    write(
-        tmp_path / "acceptance" / "test_calc.py",
-        """
-        from calc_service import add, sub
-
-        def test_add():
-            assert add(2, 3) == 5
-
-        def test_sub():
-            assert sub(5, 3) == 2
-        """,
-    )
-    write(tmp_path / "harness.yaml", CONFIG)
+def task_list(task_dir: Path) -> Path:
+    """One tiny porting task (conftest's calc folder), its task list and a live config."""
+    write(task_dir / "harness.yaml", CONFIG)
     return write(
-        tmp_path / "tasks.yaml",
+        task_dir / "tasks.yaml",
         """
         tasks:
           - id: calc
