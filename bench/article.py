@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["ArticleTracker", "EvalResult", "extract_code", "fix_prompt", "run_pytest"]
 

@@ -23,7 +23,7 @@ from harness.pricing import PriceTable, cost, load_prices
 from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.providers.base import CallRequest, Prompt, Provider
 from harness.router import Router
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["BudgetStop", "LastAttempt", "Ratchet", "run_baseline"]
 

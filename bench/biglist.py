@@ -25,7 +25,7 @@ ATTEMPTS = 4  # per task in the synthetic results a summary is written from
 
 
 def _validate(tasks_yaml: Path) -> int:
-    from harness.inputs import load_task_list
+    from harness.runner import load_task_list
 
     return len(load_task_list(tasks_yaml))
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from bench.instrument import Probe, TimedProvider, timed_tests
 from bench.model import Night, TaskOutcome
-from harness.inputs import check_inputs
 from harness.providers.sim import SimLatency, SimProvider
 from harness.results import RunStatus, TaskResult
-from harness.runner import execute
-from harness.wiring import open_run
+from harness.runner import RunArgs, check_inputs, execute, open_run
 
 __all__ = ["run_harness"]
 
@@ -25,9 +22,9 @@ def _args(
     concurrency: int,
     cap_usd: float,
     config: Path | None,
-) -> argparse.Namespace:
-    """The namespace `harness run` would build from its command line."""
-    return argparse.Namespace(
+) -> RunArgs:
+    """The RunArgs `harness run` would build from its command line."""
+    return RunArgs(
         tasks=tasks_yaml,
         provider="sim",
         budget_usd=cap_usd,

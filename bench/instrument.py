@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from bench.model import Tokens
 from harness.providers.base import CallRequest, Completion, Provider, Usage
-from harness.taskspec import TaskSpec
-from harness.testresult import TestResult
+from harness.tasks.spec import TaskSpec
+from harness.testrun.result import TestResult
 
 __all__ = ["NoPromptCache", "Probe", "TimedProvider", "timed_tests"]
 

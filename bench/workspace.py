@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from harness.tasks import load_tasks
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["EXAMPLE", "Workspace", "make_workspace"]
 

@@ -1,32 +1,23 @@
-"""Command line: argument parsing → one function per command → exit code."""
+"""Command line: argument parsing → one function per command → ExitCode."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import __version__
+from harness.errors import BadInput, ExitCode
+
+if TYPE_CHECKING:
+    from harness.runner import RunArgs
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_NOT_ALL_PASSED, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_LOCKED, EXIT_INTERRUPTED = (
-    0,
-    1,
-    2,
-    3,
-    75,
-    130,
-)
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="harness", description="Overnight batch porting with test-driven termination."
-    )
-    parser.add_argument("--version", action="version", version=f"harness {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run a task list")
     run.add_argument("tasks", type=Path, help="the task list (YAML)")
     run.add_argument(
@@ -36,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
         help="live: the routes in config (default); sim: the offline simulator",
     )
     run.add_argument("--budget-usd", type=float, help="hard cap for this run, in USD")
-    run.add_argument("--run-dir", type=Path, default=Path("runs"), help="where runs are kept")
+    run.add_argument(
+        "--run-dir", type=Path, default=Path("runs"), help="where runs are kept (default: runs/)"
+    )
     run.add_argument("--concurrency", type=int, help="tasks in parallel (default from config)")
     run.add_argument("--only", nargs="+", metavar="ID", help="run only these task ids")
     run.add_argument(
@@ -53,10 +46,41 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--log-level",
         default="info",
-        help="console log level",
+        help="console log level (default: info); events.jsonl always has every event",
         choices=("debug", "info", "warning", "error"),
     )
 
+
+def _tasks_parser(commands: argparse._SubParsersAction) -> None:
+    tasks = commands.add_parser("tasks", help="validate, list or add tasks")
+    task_commands = tasks.add_subparsers(dest="tasks_command", required=True)
+    validate = task_commands.add_parser("validate", help="check a task list (and its outputs)")
+    validate.add_argument("file", type=Path, help="the task list (YAML)")
+    validate.add_argument("--policy", type=Path, help="guardrails policy the outputs must obey")
+    listing = task_commands.add_parser("list", help="list a task list's tasks")
+    listing.add_argument("file", type=Path, help="the task list (YAML)")
+    add = task_commands.add_parser("add", help="append a validated task, keeping comments")
+    add.add_argument("file", type=Path, help="the task list to append to (created if absent)")
+    add.add_argument("--id", required=True, help="unique id: letters, digits, - and _")
+    add.add_argument("--reference", required=True, nargs="+", help="the code to port")
+    add.add_argument("--tests", required=True, nargs="+", help="the acceptance tests")
+    add.add_argument("--output", required=True, help="the file the harness writes")
+    add.add_argument("--type", help="prompt set under prompts/ (default: service_port)")
+    add.add_argument("--examples", nargs="+", help="gold-standard ported examples")
+    add.add_argument("--capabilities", help="capability signatures of the target platform")
+    add.add_argument("--support", nargs="+", help="files or folders the tests need")
+    add.add_argument("--instructions", help="extra text for the write prompt")
+    add.add_argument("--max-attempts", type=int, dest="max_attempts", help="attempts at most")
+    add.add_argument("--solution", help="a known-good port, used only by --provider sim")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness", description="Overnight batch porting with test-driven termination."
+    )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _run_parser(commands)
     summary = commands.add_parser("summary", help="print a run's morning summary")
     summary.add_argument(
         "run_dir",
@@ -65,48 +89,131 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("runs"),
         help="a run folder, or a run dir (its latest run); default runs/",
     )
-
-    tasks = commands.add_parser("tasks", help="validate, list or add tasks")
-    task_commands = tasks.add_subparsers(dest="tasks_command", required=True)
-    validate = task_commands.add_parser("validate", help="check a task list (and its outputs)")
-    validate.add_argument("file", type=Path)
-    validate.add_argument("--policy", type=Path, help="guardrails policy the outputs must obey")
-    listing = task_commands.add_parser("list", help="list a task list's tasks")
-    listing.add_argument("file", type=Path)
-    add = task_commands.add_parser("add", help="append a validated task, keeping comments")
-    add.add_argument("file", type=Path)
-    add.add_argument("--id", required=True)
-    add.add_argument("--reference", required=True, nargs="+")
-    add.add_argument("--tests", required=True, nargs="+")
-    add.add_argument("--output", required=True)
-    add.add_argument("--type")
-    add.add_argument("--examples", nargs="+")
-    add.add_argument("--capabilities")
-    add.add_argument("--support", nargs="+")
-    add.add_argument("--instructions")
-    add.add_argument("--max-attempts", type=int, dest="max_attempts")
-    add.add_argument("--solution")
+    _tasks_parser(commands)
     return parser
+
+
+def run_args(ns: argparse.Namespace) -> RunArgs:
+    """The parsed `harness run` command line as a frozen RunArgs."""
+    from harness.runner import RunArgs
+
+    return RunArgs(
+        tasks=ns.tasks,
+        provider=ns.provider,
+        budget_usd=ns.budget_usd,
+        run_dir=ns.run_dir,
+        concurrency=ns.concurrency,
+        only=tuple(ns.only) if ns.only is not None else None,
+        resume=ns.resume,
+        rerun=ns.rerun,
+        config=ns.config,
+        policy=ns.policy,
+        seed=ns.seed,
+        log_level=ns.log_level,
+    )
+
+
+def cmd_run(ns: argparse.Namespace) -> ExitCode:
+    from harness.report import render_markdown
+    from harness.runner import LockHeld, RunLock, check_inputs, execute, exit_code, open_run
+
+    args = run_args(ns)
+    inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
+    try:
+        lock = RunLock(args.run_dir)
+        lock.acquire()
+    except LockHeld as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return ExitCode.LOCKED
+    except OSError as exc:
+        raise BadInput(f"--run-dir {args.run_dir}: cannot lock it: {exc}") from exc
+    try:
+        run = open_run(args, inputs)
+        try:
+            summary = execute(run)
+        finally:
+            run.close()
+    finally:
+        lock.release()
+    print(render_markdown(summary.to_json()))
+    print(f"run folder: {run.rundir.root}", file=sys.stderr)
+    return exit_code(summary)
+
+
+def cmd_summary(ns: argparse.Namespace) -> ExitCode:
+    from harness.report import load_summary, render_markdown
+    from harness.store import resolve_run
+
+    try:
+        run = resolve_run(ns.run_dir)
+    except FileNotFoundError as exc:
+        raise BadInput(str(exc)) from exc
+    try:
+        data = load_summary(run)
+        text = render_markdown(data)
+    except FileNotFoundError as exc:
+        msg = (
+            f"{run} has no summary yet: the run is still going, or was killed; "
+            f"resume it with `harness run TASKS --run-dir DIR --resume {run.name}`"
+        )
+        raise BadInput(msg) from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadInput(f"{run / 'summary.json'} is not a schema-1 summary: {exc!r}") from exc
+    print(text)
+    return ExitCode.OK
+
+
+_ADD_FIELDS = [
+    "id",
+    "reference",
+    "tests",
+    "output",
+    "type",
+    "examples",
+    "capabilities",
+    "support",
+    "instructions",
+    "max_attempts",
+    "solution",
+]
+
+
+def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
+    from harness.prompts import default_prompts_dir, known_types
+    from harness.runner import checked_policy, load_task_list
+
+    if ns.tasks_command == "add":
+        from harness.tasks import add_task
+
+        fields = {name: getattr(ns, name) for name in _ADD_FIELDS}
+        add_task(ns.file, fields, known_types=known_types(default_prompts_dir()))
+        print(f"added task {ns.id!r} to {ns.file}")
+        return ExitCode.OK
+    specs = load_task_list(ns.file)
+    if ns.tasks_command == "validate":
+        checked_policy(ns.policy, ns.file, specs)
+        print(f"{ns.file}: {len(specs)} task(s), all valid")
+        return ExitCode.OK
+    for spec in specs:
+        refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
+        print(
+            f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}"
+        )
+    return ExitCode.OK
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
-    from harness import commands
     from harness.log import configure_logging
 
     configure_logging(None, level=getattr(args, "log_level", "info"))
-
-    handler = {
-        "run": commands.cmd_run,
-        "summary": commands.cmd_summary,
-        "tasks": commands.cmd_tasks,
-    }[args.command]
+    handler = {"run": cmd_run, "summary": cmd_summary, "tasks": cmd_tasks}[args.command]
     try:
-        return handler(args)
-    except commands.BadInput as exc:
+        return int(handler(args))
+    except BadInput as exc:
         print(f"harness: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED

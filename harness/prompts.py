@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from harness.providers.base import Prompt
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["PromptError", "PromptSet", "default_prompts_dir", "known_types", "task_context"]
 

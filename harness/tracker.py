@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.testresult import TestResult
+from harness.testrun.result import TestResult
 
 __all__ = ["Best", "BestTracker", "score"]
 

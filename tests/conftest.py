@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 
 @pytest.fixture(autouse=True)

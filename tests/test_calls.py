@@ -8,7 +8,6 @@ from decimal import Decimal
 import pytest
 
 from harness.budget import Budget, BudgetExceeded, estimate_worst_case
-from harness.calls import Caller, RunStopped
 from harness.pricing import cost, load_prices
 from harness.providers._errors import with_billed_usage
 from harness.providers.base import (
@@ -21,6 +20,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
+from harness.providers.calls import Caller, RunStopped
 from harness.providers.retry import RetryPolicy
 
 PRICES = load_prices()

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.config import RouteConfig
-from harness.digest import inputs_digest
 from harness.providers.base import Route
-from harness.tasks import load_tasks
-from harness.taskspec import TaskSpec
+from harness.tasks import inputs_digest, load_tasks
+from harness.tasks.spec import TaskSpec
 from tests.conftest import write
 
 ROUTES = {

@@ -9,7 +9,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from harness.guardrails import GuardrailError, Policy, load_policy
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 
 @pytest.fixture

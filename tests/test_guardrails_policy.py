@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from harness._guard_default import DEFAULT_POLICY_YAML
 from harness.guardrails import PolicyError, load_policy
+from harness.guardrails._default import DEFAULT_POLICY_YAML
 
 REPO_POLICY = Path(__file__).resolve().parents[1] / "guardrails" / "policy.yaml"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.lock import LOCK_NAME, LockHeld, RunLock
+from harness.runner import LOCK_NAME, LockHeld, RunLock
 
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from harness.lock import RunLock
+    from harness.runner import RunLock
     with RunLock(sys.argv[1]) as lock:
         print("locked", lock.started_at, flush=True)
         sys.stdin.readline()  # hold until told (or killed)
@@ -28,7 +28,7 @@ _HOLDER = textwrap.dedent(
 _CONTENDER = textwrap.dedent(
     """
     import os, sys
-    from harness.lock import LockHeld, RunLock
+    from harness.runner import LockHeld, RunLock
     try:
         with RunLock(sys.argv[1]):
             print("acquired", os.getpid(), flush=True)

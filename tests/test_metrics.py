@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.metrics import Totals, render_metrics, write_metrics
-from harness.report import RunSummary
+from harness.report import RunSummary, Totals, render_metrics, write_metrics
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)

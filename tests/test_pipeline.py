@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from harness.budget import Budget
-from harness.calls import Caller
 from harness.config import LoopConfig, load_config
 from harness.pipeline import TaskEnv, run_task
 from harness.pricing import load_prices
 from harness.prompts import PromptSet, default_prompts_dir
 from harness.providers.base import CallRequest, Completion, StopReason, Usage
+from harness.providers.calls import Caller
 from harness.results import TaskStatus
 from harness.router import Router
-from harness.rundir import RunDir
-from harness.taskspec import TaskSpec
-from harness.testresult import Outcome, TestCase, TestResult
+from harness.store import RunDir
+from harness.tasks.spec import TaskSpec
+from harness.testrun.result import Outcome, TestCase, TestResult
 
 TOTAL = 5
 
@@ -274,8 +274,8 @@ def test_a_forbidden_operation_stops_the_task_before_any_test_runs(tmp_path, spe
 
 def test_a_fault_mid_task_still_ships_the_best_already_paid_for(tmp_path, spec) -> None:
     """A provider failing on a later fix ends the task as a fault, but the best is shipped."""
+    from harness.pipeline import TaskFault
     from harness.providers.base import ErrorKind, ProviderError
-    from harness.taskenv import TaskFault
 
     class Failing(ScriptedProvider):
         def complete(self, request):

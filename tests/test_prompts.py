@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 
 @pytest.fixture

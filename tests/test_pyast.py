@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness._pyast import parse_module
+from harness.pyast import parse_module
 
 
 def test_parses_from_many_threads_at_once() -> None:

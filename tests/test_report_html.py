@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.report import RunSummary, render_markdown
-from harness.report_html import render_html
+from harness.report import RunSummary, render_html, render_markdown
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.review import Review, parse_review
+from harness.extract import Review, parse_review
 
 
 @pytest.mark.parametrize("text", ["CLEAN", " clean\n", "**CLEAN**", "`CLEAN`", "Clean."])

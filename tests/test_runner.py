@@ -9,7 +9,7 @@ import pytest
 
 from harness.report import RunSummary
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
-from harness.runner import _review_notes, exit_code
+from harness.runner._run import _review_notes, exit_code
 
 NOW = dt.datetime(2026, 11, 21, 2, 0, tzinfo=dt.UTC)
 

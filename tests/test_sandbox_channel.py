@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from harness._sandbox.channel import watch
-from harness._sandbox.launch import Child
+from harness.testrun._channel import watch
+from harness.testrun._launch import Child
 
 
 def child(script: str) -> Child:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from harness._sandbox import launch
-from harness.taskspec import TaskSpec
-from harness.testresult import Outcome, TestResult
-from harness.testrun import TestLimits, _execute, precheck, run_tests
+from harness.tasks.spec import TaskSpec
+from harness.testrun import _launch as launch
+from harness.testrun._run import TestLimits, _execute, precheck, run_tests
+from harness.testrun.result import Outcome, TestResult
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness._sandbox import launch
-from harness.taskspec import TaskSpec
-from harness.testrun import TestLimits, _execute
+from harness.tasks.spec import TaskSpec
+from harness.testrun import _launch as launch
+from harness.testrun._run import TestLimits, _execute
 
 TASK_DIR = Path(__file__).parent / "hostile" / "task"
 TASK = TaskSpec(

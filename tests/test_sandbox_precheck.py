@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness._sandbox.precheck import fold, precheck
 from harness.testrun import precheck as public_precheck
+from harness.testrun._precheck import fold, precheck
 
 REJECTED = {
     "os._exit": "import os\nos._exit(0)",

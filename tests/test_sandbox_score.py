@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness._sandbox.score import judge
-from harness.testresult import Outcome
+from harness.testrun._score import judge
+from harness.testrun.result import Outcome
 
 NONCE = "n0"
 IDS = frozenset({"t.py::a", "t.py::b"})

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness._sandbox.scratch import (
+from harness.tasks.spec import TaskSpec
+from harness.testrun._scratch import (
     SandboxError,
     build_tree,
     candidate_place,
@@ -15,7 +16,6 @@ from harness._sandbox.scratch import (
     remove_tree,
     verify_tree,
 )
-from harness.taskspec import TaskSpec
 
 
 def make(base: Path, output: str = "out/svc.py") -> TaskSpec:
@@ -105,7 +105,8 @@ def test_stale_run_folders_and_cgroups_are_swept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Leftovers of a killed harness go; fresh or busy ones stay."""
-    from harness._sandbox import cgroup, scratch
+    from harness.testrun import _cgroup as cgroup
+    from harness.testrun import _scratch as scratch
 
     monkeypatch.setattr(scratch.tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.setattr(cgroup, "_ROOTS", (tmp_path / "cg",))

@@ -33,7 +33,7 @@ from harness.providers.base import (
     StopReason,
 )
 from harness.providers.sim import SimLatency, SimProvider
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "simtask"
 CHECKS = FIXTURE / "acceptance" / "check_carts.py"

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
 from harness.store import MIGRATIONS, Store, StoreError
-from harness.testresult import Outcome, TestCase, TestResult
+from harness.testrun.result import Outcome, TestCase, TestResult
 
 T0 = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.timezone(dt.timedelta(hours=2)))
 
@@ -318,7 +318,7 @@ _WRITER = textwrap.dedent(
     from decimal import Decimal
     from harness.results import AttemptRecord
     from harness.store import Store
-    from harness.testresult import Outcome, TestCase, TestResult
+    from harness.testrun.result import Outcome, TestCase, TestResult
 
     store = Store.open(sys.argv[1])
     store.begin_run("r1", dt.datetime.now(dt.UTC), "sim", None, {})

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.cli import _parser
-from harness.commands import BadInput
-from harness.taskedit import add_task
-from harness.tasks import load_tasks
+from harness.cli import _ADD_FIELDS, _parser
+from harness.errors import BadInput
+from harness.prompts import default_prompts_dir, known_types
+from harness.tasks import add_task, load_tasks
 from tests.conftest import write
 
 ORIGINAL = """\
@@ -68,7 +68,8 @@ def _add(
             *extra,
         ]
     )
-    add_task(args)
+    fields = {name: getattr(args, name) for name in _ADD_FIELDS}
+    add_task(args.file, fields, known_types=known_types(default_prompts_dir()))
 
 
 def _only_insertions(before: str, after: str) -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from harness.taskspec import TaskSpec
-from harness.testresult import Outcome
+from harness.tasks.spec import TaskSpec
 from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
+from harness.testrun.result import Outcome
 
 FAST = TestLimits(timeout_s=30, per_test_timeout_s=5, collect_timeout_s=15)
 ADD = "def add(a, b):\n    return a + b\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.testresult import Outcome, TestCase, TestResult
+from harness.testrun.result import Outcome, TestCase, TestResult
 from harness.tracker import BestTracker
 
 

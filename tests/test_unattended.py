@@ -16,9 +16,9 @@ import pytest
 from _night import Task, db_rows, events, kill_tree, run_cli, start_cli, wait_for, write_tasks
 
 import harness.providers.sim as sim
+import harness.runner._wiring as wiring
 import harness.testrun as testrun
-import harness.wiring as wiring
-from harness.lock import LOCK_NAME
+from harness.runner import LOCK_NAME
 
 pytestmark = pytest.mark.slow
 

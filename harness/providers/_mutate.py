@@ -15,7 +15,7 @@ import random
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from harness._pyast import parse_module
+from harness.pyast import parse_module
 
 __all__ = ["Site", "add_one", "break_syntax", "elide_body", "find_sites", "remove_one", "render"]
 

@@ -27,7 +27,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from harness.taskspec import TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["SimLatency", "SimProvider"]
 

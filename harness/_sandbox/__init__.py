@@ -1,1 +1,0 @@
-"""Private machinery behind harness.testrun: scratch dirs, sandbox launch, recorder, checks."""

@@ -1,0 +1,7 @@
+"""Guardrails: the operator's policy, enforced by the harness, never shown to the model."""
+
+from __future__ import annotations
+
+from harness.guardrails._enforce import GuardrailError, Policy, PolicyError, Violation, load_policy
+
+__all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]

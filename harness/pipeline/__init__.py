@@ -1,0 +1,8 @@
+"""The per-task attempt loop, readable top to bottom: write → review → rewrite, then fixes."""
+
+from __future__ import annotations
+
+from harness.pipeline._env import TaskFault
+from harness.pipeline._task import Prior, TaskEnv, run_task
+
+__all__ = ["Prior", "TaskEnv", "TaskFault", "run_task"]

@@ -1,0 +1,67 @@
+"""What a task needs from its run (TaskEnv) and what it already has (Prior)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.config import LoopConfig
+from harness.prompts import PromptSet
+from harness.providers.calls import Caller
+from harness.results import AttemptRecord
+from harness.router import Router
+from harness.store import TaskFiles
+from harness.tasks.spec import TaskSpec
+from harness.testrun.result import TestResult
+from harness.tracker import Best
+
+__all__ = ["GuardrailStop", "Prior", "TaskEnv", "TaskFault"]
+
+
+class GuardrailStop(Exception):
+    """A candidate or a write broke the operator's policy: the task stops at once."""
+
+
+class TaskFault(Exception):
+    """A fault ended a task after its best candidate was shipped; carries that result.
+
+    The cause (`__cause__`) is what went wrong; the runner classifies it.
+    """
+
+    def __init__(self, result: Any) -> None:  # harness.results.TaskResult
+        super().__init__(result.reason)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class TaskEnv:
+    """Everything a task needs from the run, decided once at start-up."""
+
+    caller: Caller
+    router: Router
+    prompts: dict[str, PromptSet]
+    run_tests: Callable[[TaskSpec, str], TestResult]
+    workdir: Callable[[TaskSpec], TaskFiles]
+    loop: LoopConfig
+    check_code: Callable[[str], list[str]] = lambda code: []
+    check_write: Callable[[Path], str | None] = lambda path: None
+    scar_tissue: Callable[[str], list[str]] = lambda code: []
+    record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (
+        lambda task_id, record, code, result: None
+    )
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What a task already has before this process touches it.
+
+    `attempts` are this run's finished attempts (a resume: they are not redone); `seed` is
+    the best earlier candidate (an earlier night's, or the file already at the output path),
+    re-tested now and used as attempt 0 so the ratchet holds across nights. What the task
+    already cost this run is in the budget, which a resume starts from the run store.
+    """
+
+    attempts: tuple[Any, ...] = ()  # harness.store.StoredAttempt
+    seed: Best | None = None

@@ -1,0 +1,148 @@
+"""The paid steps of an attempt: write, review, rewrite and fix.
+
+Each renders its prompt, makes its call through the Caller and extracts code; a reply
+that ended badly or holds no usable code becomes a reason, never a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from harness.budget import BudgetExceeded
+from harness.extract import extract_code, parse_review
+from harness.pipeline._env import TaskEnv
+from harness.providers.base import (
+    AuthenticationError,
+    CallRequest,
+    Completion,
+    ProviderError,
+    StopReason,
+)
+from harness.providers.calls import RunStopped
+from harness.results import AttemptRecord
+from harness.store import TaskFiles
+from harness.tasks.spec import TaskSpec
+from harness.tracker import BestTracker
+
+__all__ = ["Attempt", "TaskState", "code_from", "fix", "write"]
+
+log = structlog.get_logger()
+
+
+@dataclass
+class Attempt:
+    """What one attempt produced before its tests ran."""
+
+    kind: str
+    code: str | None = None
+    reason: str | None = None
+    cost: Decimal = Decimal(0)
+    tier: str = ""
+    review: str | None = None
+
+
+@dataclass
+class TaskState:
+    """Per-task state the loop threads through its stages."""
+
+    spec: TaskSpec
+    env: TaskEnv
+    context: dict[str, Any]
+    required: frozenset[str]
+    files: TaskFiles
+    tracker: BestTracker = field(default_factory=BestTracker)
+    records: list[AttemptRecord] = field(default_factory=list)
+    non_improving_fixes: int = 0
+    since_best: int = 0
+
+    def call(
+        self, step: str, attempt: int, extra: dict[str, Any]
+    ) -> tuple[Completion, Decimal, str]:
+        """One paid step: route it, render its prompt, make the call."""
+        route = self.env.router.route(step, self.non_improving_fixes if step == "fix" else 0)
+        prompt = self.env.prompts[self.spec.type].render(step, {**self.context, **extra})
+        request = CallRequest(route, prompt, self.spec.id, step, attempt)
+        priced = self.env.caller.call(request)
+        return priced.completion, priced.cost_usd, route.tier
+
+
+def code_from(completion: Completion, required: frozenset[str]) -> tuple[str | None, str | None]:
+    """(code, None) or (None, reason): outcome-like replies never become files."""
+    if completion.stop_reason is not StopReason.END:
+        detail = f": {completion.detail}" if completion.detail else ""
+        return None, f"reply ended with {completion.stop_reason.value}{detail}"
+    extraction = extract_code(completion.text, required)
+    return extraction.code, extraction.reason
+
+
+def write(task: TaskState, n: int, with_review: bool) -> Attempt:
+    completion, spent, tier = task.call("write", n, {})
+    code, reason = code_from(completion, task.required)
+    attempt = Attempt("write", code, reason, spent, tier)
+    if code is None or not with_review:
+        return attempt
+    return _review_and_rewrite(task, n, attempt)
+
+
+def _review_and_rewrite(task: TaskState, n: int, draft: Attempt) -> Attempt:
+    """Review is insurance: if it (or the rewrite) cannot be had, the paid draft is tested."""
+    try:
+        return _reviewed(task, n, draft)
+    except AuthenticationError:
+        raise
+    except (ProviderError, BudgetExceeded, RunStopped) as exc:
+        log.warning("review_failed", attempt=n, error=str(exc))
+        draft.review = draft.review or "failed"
+        return draft
+
+
+def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
+    completion, spent, _ = task.call("review", n, {"code": draft.code})
+    draft.cost += spent
+    review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
+    if not review.parsed:
+        log.warning("review_unparseable", attempt=n)
+        draft.review = "unparseable"
+        return draft
+    if review.clean:
+        draft.review = "clean"
+        return draft
+    draft.review = "violations"
+    log.info("review_violations", attempt=n, count=len(review.violations))
+    draft.cost += _rewrite(task, n, draft, review.violations)
+    return draft
+
+
+def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...]) -> Decimal:
+    """Replace the draft with its rewrite, unless the rewrite holds no usable code."""
+    completion, spent, _ = task.call(
+        "rewrite", n, {"code": draft.code, "violations": list(violations)}
+    )
+    code, reason = code_from(completion, task.required)
+    if code is None:
+        log.warning("rewrite_discarded", attempt=n, reason=reason)
+    else:
+        draft.code = code
+    return spent
+
+
+def fix(task: TaskState, n: int) -> Attempt:
+    best = task.tracker.best
+    current = task.files.read_working()  # the best code, put back on disk after any regression
+    failing = [
+        {"nodeid": c.nodeid, "outcome": c.outcome.value, "message": c.message, "details": c.details}
+        for c in best.result.failing()
+    ]
+    extra = {
+        "code": current,
+        "failures": failing,
+        "passed": best.result.passed,
+        "total": best.result.total,
+    }
+    completion, spent, tier = task.call("fix", n, extra)
+    code, reason = code_from(completion, task.required)
+    return Attempt("fix", code, reason, spent, tier)

@@ -1,0 +1,18 @@
+"""The morning summary: summary.json (schema 1, the contract) and summary.md for a terminal."""
+
+from __future__ import annotations
+
+from harness.report._html import render_html
+from harness.report._md import RunSummary, load_summary, render_markdown, write_summary
+from harness.report._metrics import Totals, render_metrics, write_metrics
+
+__all__ = [
+    "RunSummary",
+    "Totals",
+    "load_summary",
+    "render_html",
+    "render_markdown",
+    "render_metrics",
+    "write_metrics",
+    "write_summary",
+]

@@ -1,0 +1,26 @@
+"""RunArgs: what `harness run` was asked to do, frozen once parsed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RunArgs"]
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """The command line of one `harness run`; start-up derives new values, never mutates."""
+
+    tasks: Path
+    provider: str = "live"  # live | sim
+    budget_usd: float | None = None
+    run_dir: Path = Path("runs")
+    concurrency: int | None = None
+    only: tuple[str, ...] | None = None
+    resume: str | None = None  # a run id, "latest", or None for a new run
+    rerun: bool = False
+    config: Path | None = None
+    policy: Path | None = None
+    seed: int = 0
+    log_level: str = "info"

@@ -1,0 +1,218 @@
+"""Many tasks: start-up checks, the worker pool, the one catch-all per task, the summary."""
+
+from __future__ import annotations
+
+import datetime as dt
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+import structlog
+
+from harness.errors import ExitCode
+from harness.fsio import remove_stale_temps
+from harness.log import scrub
+from harness.pipeline import TaskEnv, TaskFault, run_task
+from harness.providers.base import AuthenticationError, ProviderError
+from harness.report import RunSummary, write_summary
+from harness.results import RunStatus, TaskResult, TaskStatus
+from harness.runner._carryover import FILTERED, UP_TO_DATE, already_done, prior, skipped
+from harness.store import RunDir
+from harness.tasks.spec import TaskSpec
+
+__all__ = ["Run", "execute"]
+
+log = structlog.get_logger()
+
+
+@dataclass
+class Run:
+    """A prepared run: everything was checked at start-up, nothing has been spent."""
+
+    tasks: list[TaskSpec]
+    env: TaskEnv
+    rundir: RunDir
+    budget: object  # harness.budget.Budget
+    stop: threading.Event
+    provider: str
+    concurrency: int
+    notes: tuple[str, ...] = ()
+    close: Callable[[], None] = lambda: None
+    store: object | None = None  # harness.store.Store
+    digests: dict[str, str] | None = None
+    resumed: bool = False
+    rerun: bool = False
+    after_summary: Callable[[dict], None] = lambda data: None
+    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
+    started_at: dt.datetime | None = None  # a resumed run keeps its first start
+    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
+
+
+def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
+    """One task, start to recorded result; nothing it raises escapes to the pool."""
+    if run.stop.is_set() or run.budget.stopped:
+        return skipped(spec, _stop_reason(run))
+    with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
+        result = _attempt_task(run, spec)
+        if run.budget.stopped:
+            run.stop.set()
+        try:
+            if run.store is not None:
+                run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+        except Exception as exc:  # the result stands in the summary even if the store fails
+            log.error("task_record_failed", error=repr(exc))
+        return result
+
+
+def _stop_reason(run: Run) -> str:
+    return run.halt_reason or ("budget" if run.budget.stopped else "interrupted")
+
+
+def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskResult:
+    """Classify what ended a task; refused credentials stop the whole run, once."""
+    if isinstance(cause, AuthenticationError):
+        run.halt_reason = f"run stopped: authentication failed ({cause.provider})"
+        run.stop.set()
+        log.error("authentication_failed", error=str(cause))
+        reason = f"authentication failed: {cause}"
+    elif isinstance(cause, ProviderError):
+        log.error("task_provider_error", error=str(cause))
+        reason = f"provider: {cause}"
+    else:
+        tb = "".join(traceback.format_exception(cause)) if cause else ""
+        log.error("task_crashed", error=repr(cause), traceback=tb)
+        reason = f"harness fault: {cause!r}"
+    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason))
+
+
+def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
+    """A task a fault ended: what it spent still shows (the ledger knows, even mid-attempt)."""
+    return TaskResult(spec.id, TaskStatus.ERROR, reason, cost_usd=run.budget.spent_task(spec.id))
+
+
+def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
+    """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
+    try:
+        done = already_done(run, spec)
+        if done is not None:
+            log.info("task_skipped", reason=done.reason, status=done.status.value)
+            return done
+        log.info("task_started")
+        for temp in remove_stale_temps(spec.output):
+            log.warning("stale_temp_removed", path=str(temp))
+        result = run_task(spec, run.env, prior(run, spec))
+    except TaskFault as fault:
+        result = _faulted(run, fault.result, fault.__cause__)
+    except Exception as exc:
+        result = _faulted(run, _errored(run, spec, ""), exc)
+    log.info(
+        "task_finished",
+        status=result.status.value,
+        passed=result.passed,
+        total=result.total,
+        cost_usd=str(result.cost_usd),
+        reason=result.reason,
+    )
+    return result
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
+    """SIGINT/SIGTERM stop new calls; in-flight work settles and the summary is written."""
+    received: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+        log.warning("stop_requested", signal=signal.Signals(signum).name)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _status(run: Run, interrupted: bool) -> RunStatus:
+    if run.budget.stopped:
+        return RunStatus.BUDGET_STOPPED
+    return RunStatus.INTERRUPTED if interrupted else RunStatus.COMPLETED
+
+
+def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSummary:
+    """Run every task on the pool and write the summary, whatever happens."""
+    now = clock or (lambda: dt.datetime.now().astimezone())
+    started = run.started_at or now()
+    results: dict[str, TaskResult] = {}
+    log.info("run_started", run_id=run.rundir.run_id, tasks=len(run.tasks), provider=run.provider)
+    with _stop_on_signals(run.stop) as received:
+        try:
+            _drain(run, results)
+        finally:  # the pool has drained: nothing spends or ships after this summary
+            summary = _summarise(run, results, started, now(), bool(received))
+            run.after_summary(write_summary(run.rundir.root, summary))
+            log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
+    return summary
+
+
+def _drain(run: Run, results: dict[str, TaskResult]) -> None:
+    """Run every task on the pool and wait for all of them, whatever one of them raises."""
+    with ThreadPoolExecutor(run.concurrency) as pool:
+        futures = {spec.id: pool.submit(_run_one, run, spec) for spec in run.tasks}
+        for task_id, future in futures.items():
+            try:
+                results[task_id] = future.result()
+            except BaseException as exc:  # _run_one catches everything; this is the backstop
+                run.stop.set()
+                log.error("task_lost", task_id=task_id, error=repr(exc))
+
+
+def _summarise(
+    run: Run, results: dict[str, TaskResult], started, finished, interrupted: bool
+) -> RunSummary:
+    tasks = tuple(results.get(s.id) or skipped(s, _stop_reason(run)) for s in run.tasks)
+    tasks += tuple(skipped(s, FILTERED) for s in run.filtered)
+    return RunSummary(
+        run_id=run.rundir.run_id,
+        started_at=started,
+        finished_at=finished,
+        status=_status(run, interrupted),
+        provider=run.provider,
+        cap_usd=run.budget.cap_run,
+        spent_usd=Decimal(run.budget.spent_run),
+        tasks=tasks,
+        notes=run.notes + _review_notes(tasks),
+    )
+
+
+def _review_notes(results) -> tuple[str, ...]:
+    """Reviews that were neither CLEAN nor a list counted as clean (fail open): say how many."""
+    count = sum(a.review == "unparseable" for r in results for a in r.attempts)
+    if not count:
+        return ()
+    return (f"{count} review(s) were unparseable and counted as CLEAN (fail open)",)
+
+
+def exit_code(summary: RunSummary) -> ExitCode:
+    """The contract's exit codes for cron."""
+    if summary.status is RunStatus.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    if summary.status is RunStatus.BUDGET_STOPPED:
+        return ExitCode.BUDGET
+    passing = all(_passing(t) for t in summary.tasks)
+    return ExitCode.OK if passing else ExitCode.NOT_ALL_PASSED
+
+
+def _passing(task: TaskResult) -> bool:
+    return task.status is TaskStatus.PASSED or (
+        task.status is TaskStatus.SKIPPED and task.reason.startswith((UP_TO_DATE, FILTERED))
+    )

@@ -1,0 +1,334 @@
+"""Run store (SQLite, WAL): runs, tasks, attempts and calls, each written as it finishes.
+
+Durability: every write is its own short transaction, committed before the method returns,
+so a SIGKILL at any moment loses at most the write in progress, never a finished one.
+`synchronous=FULL` fsyncs the WAL at every commit, so even a power cut keeps what was
+committed; NORMAL would survive a SIGKILL too but may roll back the last commits on power
+loss, and a lost call row means spend the budget no longer sees. Writes come at most a few
+per second (one per paid call or test run), so the fsync costs nothing that matters.
+
+Threads: one connection guarded by one lock; every statement runs under it, so the store is
+safe to share across a worker pool. Rows are parsed back through pydantic, exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from harness.providers.base import CallRequest, Completion
+from harness.report import Totals
+from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
+from harness.store._schema import MIGRATIONS
+from harness.testrun.result import TestResult
+from harness.tracker import score
+
+__all__ = ["MIGRATIONS", "RunInfo", "Store", "StoreError", "StoredAttempt"]
+
+_RECORD = TypeAdapter(AttemptRecord)
+_RESULT = TypeAdapter(TestResult)
+_TASK = TypeAdapter(TaskResult)
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (newer schema, no WAL on this filesystem)."""
+
+
+@dataclass(frozen=True)
+class StoredAttempt:
+    """A finished attempt as recorded: the record, its candidate code and its test result."""
+
+    run_id: str
+    record: AttemptRecord
+    code: str | None
+    result: TestResult | None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    status: RunStatus | None  # None: still running, or killed before it finished
+    provider: str
+    cap_usd: Decimal | None
+    args: dict[str, Any]
+    resumes: int
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def _dumps(adapter: TypeAdapter[Any], value: Any) -> str | None:
+    return None if value is None else adapter.dump_json(value).decode()
+
+
+def _loads(adapter: TypeAdapter[Any], text: str | None) -> Any:
+    return None if text is None else adapter.validate_json(text)
+
+
+class Store:
+    """The run store of one run directory. Open with `Store.open(path)`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        """Open (creating and migrating as needed) the store at `path`."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode != "wal":
+            conn.close()
+            raise StoreError(f"{path}: SQLite WAL mode unavailable here ({mode}); use a local disk")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        store = cls(conn)
+        store._migrate(path)
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction, committed (and fsynced) before returning."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _insert(self, verb: str, table: str, row: tuple[Any, ...]) -> None:
+        with self._tx() as conn:
+            conn.execute(f"{verb} INTO {table} VALUES ({','.join('?' * len(row))})", row)
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _migrate(self, path: Path) -> None:
+        """Apply missing migrations, each in its own transaction that re-reads the version
+        under the write lock, so two processes opening one store cannot both apply it."""
+        while True:
+            with self._tx() as conn:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > len(MIGRATIONS):
+                    raise StoreError(f"{path}: schema {version} is newer than this harness")
+                if version == len(MIGRATIONS):
+                    return
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={version + 1}")
+
+    def begin_run(
+        self,
+        run_id: str,
+        started_at: dt.datetime,
+        provider: str,
+        cap_usd: Decimal | None,
+        args: dict[str, Any],
+    ) -> None:
+        """Record a run's start; on an existing run_id (a resume) reopen it, keeping its start."""
+        cap = None if cap_usd is None else str(cap_usd)
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO runs (run_id, started_at, provider, cap_usd, args) VALUES (?,?,?,?,?)"
+                " ON CONFLICT (run_id) DO UPDATE SET finished_at=NULL, status=NULL,"
+                " cap_usd=excluded.cap_usd, args=excluded.args, resumes=resumes+1",
+                (run_id, started_at.isoformat(), provider, cap, json.dumps(args, default=str)),
+            )
+
+    def finish_run(self, run_id: str, status: RunStatus, finished_at: dt.datetime) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE runs SET status=?, finished_at=? WHERE run_id=?",
+                (RunStatus(status).value, finished_at.isoformat(), run_id),
+            )
+
+    def latest_run(self) -> str | None:
+        """The run begun most recently (insertion order: wall clocks and DST cannot reorder it)."""
+        rows = self._read("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1")
+        return rows[0][0] if rows else None
+
+    def run_info(self, run_id: str) -> RunInfo | None:
+        rows = self._read(
+            "SELECT started_at, finished_at, status, provider, cap_usd, args, resumes"
+            " FROM runs WHERE run_id=?",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        started, finished, status, provider, cap, args, resumes = rows[0]
+        when = dt.datetime.fromisoformat
+        status = RunStatus(status) if status else None
+        cap = Decimal(cap) if cap is not None else None
+        finished = when(finished) if finished else None
+        return RunInfo(
+            run_id, when(started), finished, status, provider, cap, json.loads(args), resumes
+        )
+
+    def record_call(
+        self, run_id: str, request: CallRequest, completion: Completion, cost_usd: Decimal
+    ) -> None:
+        """One finished paid call and its exact cost (Decimal kept as TEXT)."""
+        usage, route = completion.usage, request.route
+        step = (run_id, request.task_id, request.attempt, request.step, route.tier)
+        tokens = (usage.input_tokens, usage.cache_write_tokens, usage.cache_read_tokens)
+        reply = (completion.provider, completion.model, *tokens, usage.output_tokens)
+        outcome = (completion.stop_reason.value, completion.latency_s, completion.retries)
+        self._insert("INSERT", "calls", (None, *step, *reply, *outcome, str(cost_usd), _now()))
+
+    def open_call(self, run_id: str, request: CallRequest, reserved_usd: Decimal) -> int:
+        """A call about to be sent, counted at its worst-case reservation until it is closed.
+
+        A kill -9 while the request is out leaves this row: the vendor may have billed it,
+        so a resumed run counts it at the reservation rather than forgetting it.
+        """
+        route = request.route
+        row = (None, run_id, request.task_id, request.attempt, request.step, route.tier)
+        row += (route.provider, route.model, 0, 0, 0, 0, "in_flight", 0.0, 0)
+        row += (str(reserved_usd), _now())
+        with self._tx() as conn:
+            cursor = conn.execute(f"INSERT INTO calls VALUES ({','.join('?' * len(row))})", row)
+            return int(cursor.lastrowid)
+
+    def close_call(self, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
+        """Replace an open call's reservation with what the vendor actually billed."""
+        u = completion.usage
+        values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
+        values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
+        values += (completion.latency_s, completion.retries, str(cost_usd), _now(), call_id)
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
+                " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"
+                " cost_usd=?, recorded_at=? WHERE id=?",
+                values,
+            )
+
+    def call_log(self, run_id: str) -> RunCallLog:
+        """An adapter with the `harness.calls.CallLog` signature, bound to one run."""
+        return RunCallLog(self, run_id)
+
+    def spent(self, run_id: str, task_id: str | None = None) -> Decimal:
+        """Exact sum of recorded call costs for the run (or one of its tasks)."""
+        sql, params = "SELECT cost_usd FROM calls WHERE run_id=?", (run_id,)
+        if task_id is not None:
+            sql, params = sql + " AND task_id=?", (run_id, task_id)
+        return sum((Decimal(c) for (c,) in self._read(sql, params)), Decimal(0))
+
+    def record_attempt(
+        self,
+        run_id: str,
+        task_id: str,
+        record: AttemptRecord,
+        code: str | None,
+        result: TestResult | None,
+    ) -> None:
+        """A finished attempt (after its tests ran). Recording attempt n again replaces it."""
+        columns = (record.n, record.kind, record.passed, record.total, int(record.regressed))
+        extra = (record.extraction_error, str(record.cost_usd), _dumps(_RECORD, record))
+        row = (run_id, task_id, *columns, *extra, code, _dumps(_RESULT, result), _now())
+        self._insert("INSERT OR REPLACE", "attempts", row)
+
+    def load_attempts(self, run_id: str, task_id: str) -> list[StoredAttempt]:
+        """The task's finished attempts in this run, in attempt order (what --resume replays)."""
+        rows = self._read(
+            "SELECT run_id, record, code, result FROM attempts WHERE run_id=? AND task_id=?"
+            " ORDER BY n",
+            (run_id, task_id),
+        )
+        return [_attempt(row) for row in rows]
+
+    def best_earlier(
+        self, task_id: str, exclude_run: str | None = None, provider: str | None = None
+    ) -> StoredAttempt | None:
+        """The best candidate of this task in any other run, by `tracker.score`.
+
+        Only attempts with code and a test result count; tampered ones never do. Ties go to
+        the newer run (tested against the newer tests), then to the earlier attempt. With
+        `provider`, only runs made with it count (a simulated night never seeds a live one).
+        """
+        rows = self._read(
+            "SELECT a.run_id, a.record, a.code, a.result, r.rowid, a.n FROM attempts a"
+            " JOIN runs r ON r.run_id = a.run_id WHERE a.task_id=? AND a.run_id IS NOT ?"
+            " AND a.code IS NOT NULL AND a.result IS NOT NULL AND (? IS NULL OR r.provider=?)",
+            (task_id, exclude_run, provider, provider),
+        )
+        ranked = [(_attempt(row[:4]), row[4], row[5]) for row in rows]
+        ranked = [r for r in ranked if r[0].result is not None and not r[0].result.tampered]
+        if not ranked:
+            return None
+        return max(ranked, key=lambda r: (score(r[0].result), r[1], -r[2]))[0]
+
+    def record_task(self, run_id: str, result: TaskResult, digest: str) -> None:
+        """A task's final result with the digest of the inputs it ran on (replaces on resume)."""
+        row = (run_id, result.id, result.status.value, digest, _dumps(_TASK, result), _now())
+        self._insert("INSERT OR REPLACE", "tasks", row)
+
+    def task_results(self, run_id: str) -> dict[str, TaskResult]:
+        rows = self._read(
+            "SELECT task_id, result FROM tasks WHERE run_id=? ORDER BY rowid", (run_id,)
+        )
+        return {task_id: _loads(_TASK, text) for task_id, text in rows}
+
+    def passed_before(self, task_id: str, digest: str) -> str | None:
+        """The newest run in which this task passed on exactly these inputs, if any."""
+        rows = self._read(
+            "SELECT t.run_id FROM tasks t JOIN runs r ON r.run_id = t.run_id"
+            " WHERE t.task_id=? AND t.digest=? AND t.status=? ORDER BY r.rowid DESC LIMIT 1",
+            (task_id, digest, TaskStatus.PASSED.value),
+        )
+        return rows[0][0] if rows else None
+
+    def totals(self) -> Totals:
+        """Counts over every run in the store: what makes the *_total metrics real counters."""
+        runs = dict(
+            self._read("SELECT coalesce(status, 'unfinished'), count(*) FROM runs GROUP BY 1")
+        )
+        calls, retries = self._read("SELECT count(*), coalesce(sum(retries), 0) FROM calls")[0]
+        failures, reverts = self._read(
+            "SELECT count(extraction_error), coalesce(sum(regressed), 0) FROM attempts"
+        )[0]
+        return Totals(runs, calls, retries, failures, reverts)
+
+
+def _attempt(row: tuple[Any, ...]) -> StoredAttempt:
+    run_id, record, code, result = row
+    return StoredAttempt(run_id, _loads(_RECORD, record), code, _loads(_RESULT, result))
+
+
+@dataclass(frozen=True)
+class RunCallLog:
+    """`harness.calls.CallLog` for one run: hand it to the Caller (alongside the RunDir)."""
+
+    store: Store
+    run_id: str
+
+    def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
+        self.store.record_call(self.run_id, request, completion, cost_usd)
+
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
+        return self.store.open_call(self.run_id, request, reserved_usd)
+
+    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
+        self.store.close_call(handle, completion, cost_usd)

@@ -1,0 +1,7 @@
+"""Run a candidate's acceptance tests in a sandbox whose results candidate code cannot fake."""
+
+from __future__ import annotations
+
+from harness.testrun._run import SandboxError, TestLimits, precheck, run_tests, sandbox_kind
+
+__all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]

@@ -1,0 +1,251 @@
+"""Run a candidate's acceptance tests in a sandbox whose results candidate code cannot fake."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import structlog
+
+from harness.tasks.spec import TaskSpec
+from harness.testrun import _cgroup as cgroup
+from harness.testrun import _scratch as scratch
+from harness.testrun._launch import bwrap_works, fallback_caps_processes
+from harness.testrun._precheck import precheck
+from harness.testrun._scratch import Pristine, SandboxError, candidate_place, read_pristine
+from harness.testrun._session import Run, Settlement, launch_all
+from harness.testrun.result import Outcome, TestCase, TestResult
+
+__all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
+
+log = structlog.get_logger(__name__)
+
+Guard = Callable[[Sequence[str]], None] | None
+
+DEGRADED_WARNING = (
+    "bubblewrap is not available: tests ran with rlimits, a process group and a scrubbed "
+    "environment only (no network or filesystem isolation); install bubblewrap"
+)
+UNCAPPED_WARNING = (
+    "no process limit: running as root without bubblewrap, a writable pids cgroup or an "
+    "interpreter the nobody user can run; a fork bomb is stopped only by the timeouts"
+)
+_STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
+
+
+class _Stub:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return _Stub()
+
+    def __getattr__(self, name):
+        return _Stub()
+
+    def __iter__(self):
+        return iter(())
+
+
+def __getattr__(name):
+    return type(name, (_Stub,), {})
+'''
+
+
+@dataclass(frozen=True)
+class TestLimits:
+    """Resource limits of one test run. Times in seconds, sizes in MiB."""
+
+    __test__ = False
+
+    timeout_s: float = 120.0  # wall clock for the whole run, relaunches included
+    per_test_timeout_s: float = 30.0
+    collect_timeout_s: float = 60.0  # start-up and collection, the candidate's import included
+    memory_mb: int = 2048  # address space per process
+    cpu_s: int = 120  # CPU time per process
+    max_procs: int = 64  # processes beyond those the sandbox user already has
+    file_size_mb: int = 64
+    tmp_mb: int = 256  # the sandbox's private /tmp (bubblewrap only)
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+
+    def __post_init__(self) -> None:
+        if self.sandbox not in ("auto", "bwrap", "none"):
+            raise ValueError(f"sandbox must be auto, bwrap or none, not {self.sandbox!r}")
+        numbers = (
+            self.timeout_s,
+            self.per_test_timeout_s,
+            self.collect_timeout_s,
+            self.memory_mb,
+            self.cpu_s,
+            self.max_procs,
+            self.file_size_mb,
+            self.tmp_mb,
+        )
+        if min(numbers) <= 0:
+            raise ValueError("every test limit must be positive")
+
+
+@functools.cache
+def _sweep_leftovers() -> None:
+    """Once per process: clear what runs of a harness killed outright left behind."""
+    folders, groups = scratch.sweep_stale(), cgroup.sweep_stale()
+    if folders or groups:
+        log.info("sandbox_leftovers_removed", folders=folders, cgroups=groups)
+
+
+def sandbox_kind(limits: TestLimits | None = None) -> str:
+    """Which sandbox runs the tests: bubblewrap ("bwrap") or the degraded "rlimits" fallback."""
+    mode = (limits or TestLimits()).sandbox
+    if mode == "none":
+        return "rlimits"
+    if bwrap_works():
+        return "bwrap"
+    if mode == "bwrap":
+        raise SandboxError("sandbox: bwrap was required but bubblewrap is missing or unusable")
+    _warn_degraded()
+    return "rlimits"
+
+
+@functools.cache
+def _warn_degraded() -> None:
+    log.warning("sandbox_degraded", reason=DEGRADED_WARNING)
+    if not fallback_caps_processes():
+        log.warning("sandbox_uncapped", reason=UNCAPPED_WARNING)
+
+
+_expected_lock = threading.Lock()
+_expected_cache: dict[tuple[str, str, str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _expected(
+    task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+):
+    """The test ids of the pristine tests against a stub candidate, collected once per inputs."""
+    key = (task.id, pristine.digest, place, kind)
+    with _expected_lock:
+        if key in _expected_cache:
+            return _expected_cache[key]
+    tally = launch_all(
+        Run(pristine, place, _STUB, limits, kind, collect_only=True, command_guard=guard)
+    )
+    if tally.tamper or not tally.collected_ok:
+        output = "\n".join(tally.outputs)[-2000:]
+        raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
+    broken = tuple(sorted({str(e.get("id")) for e in tally.collect_errors}))
+    found = (tuple(tally.collected), broken)
+    log.info("expected_tests_collected", task_id=task.id, tests=len(found[0]), broken=broken)
+    with _expected_lock:
+        _expected_cache[key] = found
+    return found
+
+
+def run_tests(
+    task: TaskSpec,
+    code: str,
+    *,
+    limits: TestLimits | None = None,
+    precheck_extra: Callable[[str], list[str]] | None = None,
+    command_guard: Guard = None,
+) -> TestResult:
+    """Run the task's acceptance tests against `code`; never raises for what the code does.
+
+    `command_guard` sees every command line before the harness starts it (the operator's
+    command policy) and raises to refuse it; that refusal propagates to the caller.
+    """
+    limits = limits or TestLimits()
+    reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
+    reasons = [r for r in reasons if r]
+    if reasons:
+        return _rejected(task, limits, "; ".join(reasons), command_guard)
+    return _execute(task, code, limits, command_guard)
+
+
+def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = None) -> TestResult:
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
+    log.warning("candidate_rejected", task_id=task.id, reason=reason)
+    message = f"precheck: {reason}"
+    cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
+    return TestResult(cases=cases, error=message)
+
+
+def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
+    """The run itself, without the static pre-check (the hostile suite calls this directly)."""
+    started = time.monotonic()
+    _sweep_leftovers()
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    place = candidate_place(task, pristine)
+    ids, broken = _expected(task, pristine, place, limits, kind, guard)
+    run = Run(pristine, place, code, limits, kind, frozenset(ids), broken, command_guard=guard)
+    tally = launch_all(run)
+    result = _result(run, ids, tally, time.monotonic() - started)
+    log.info(
+        "tests_ran",
+        task_id=task.id,
+        sandbox=kind,
+        passed=result.passed,
+        failed=result.failed,
+        errors=result.errors,
+        total=result.total,
+        tampered=result.tampered,
+        timed_out=result.timed_out,
+        duration_s=round(result.duration_s, 3),
+    )
+    return result
+
+
+def _missing(nodeid: str, tally: Settlement) -> TestCase:
+    for err in tally.collect_errors:
+        if nodeid.startswith(f"{err.get('id')}::") or not err.get("id"):
+            return TestCase(
+                nodeid,
+                Outcome.ERROR,
+                f"collection error: {err.get('msg', '')}",
+                str(err.get("details", "")),
+            )
+    if tally.stop_reason:
+        return TestCase(nodeid, Outcome.ERROR, tally.stop_reason, tally.first_tail)
+    if not tally.collected_ok:
+        return TestCase(
+            nodeid,
+            Outcome.ERROR,
+            "collection did not complete: the test process "
+            "stopped while importing the tests or the candidate",
+            tally.first_tail,
+        )
+    return TestCase(nodeid, Outcome.ERROR, "the test did not run (the test process stopped early)")
+
+
+def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) -> TestResult:
+    extra = [i for i in tally.cases if i not in run.expected]
+    cases = [tally.cases.get(i) or _missing(i, tally) for i in (*ids, *extra)]
+    error = None
+    if tally.tamper:
+        error = f"tampered: {tally.tamper[0]}"
+        cases = [TestCase(c.nodeid, Outcome.ERROR, error) for c in cases]
+    elif tally.timed_out or tally.stop_reason:
+        error = f"timeout: {tally.stop_reason}" if tally.timed_out else tally.stop_reason
+    warnings: tuple[str, ...] = ()
+    if run.kind == "rlimits":
+        warnings = (DEGRADED_WARNING,)
+        warnings += () if fallback_caps_processes() else (UNCAPPED_WARNING,)
+    if run.open_files:
+        warnings += (
+            f"test ids of {', '.join(run.open_files)} could not be collected against a stub "
+            "candidate, so they are taken from this run's own collection",
+        )
+    return TestResult(
+        cases=tuple(cases),
+        output="\n".join(tally.outputs),
+        error=error,
+        timed_out=tally.timed_out,
+        tampered=bool(tally.tamper),
+        duration_s=duration,
+        warnings=warnings,
+    )
