@@ -1,0 +1,1 @@
+"""Shipped data, never code: defaults.yaml, prices.yaml and the default guardrails policy."""

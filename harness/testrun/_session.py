@@ -21,7 +21,7 @@ from harness.testrun._scratch import RUN_PREFIX, Pristine, build_tree, remove_tr
 from harness.testrun.result import Outcome, TestCase
 
 if TYPE_CHECKING:
-    from harness.testrun._run import TestLimits
+    from harness.testrun._limits import TestLimits
 
 __all__ = ["Run", "Settlement", "launch_all"]
 
