@@ -10,9 +10,8 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from harness.guardrails._fold import DYN, Folder, Value
 from harness.guardrails._values import Violation
-from harness.pyast import parse_module
+from harness.pyast import DYN, Folder, Value, parse_module
 
 __all__ = ["CallRule", "CodeChecker", "CodePattern", "strip_comments"]
 

@@ -30,9 +30,10 @@ from harness.guardrails._code import CallRule, CodeChecker, CodePattern
 from harness.guardrails._command import CommandMatcher, CommandRule, Syntax, flag_spec
 from harness.guardrails._policy import PolicyFile, read_policy
 from harness.guardrails._scar import ScarCheck, scar_warnings
-from harness.guardrails._shell import DYN, split_script
+from harness.guardrails._shell import split_script
 from harness.guardrails._unwrap import effective, fed
 from harness.guardrails._values import Found, GuardrailError, PolicyError, Violation
+from harness.pyast import DYN
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]

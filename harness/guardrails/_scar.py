@@ -7,8 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness.guardrails._fold import Folder
-from harness.pyast import parse_module
+from harness.pyast import Folder, parse_module
 
 __all__ = ["ScarCheck", "scar_warnings"]
 

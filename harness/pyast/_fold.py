@@ -9,11 +9,11 @@ import itertools
 import shlex
 from dataclasses import dataclass, field
 
-from harness.guardrails._bindings import binding_events, dotted_names, key_of
-from harness.guardrails._shell import DYN
+from harness.pyast._bindings import binding_events, dotted_names, key_of
 
-__all__ = ["Folder", "Value"]
+__all__ = ["DYN", "Folder", "Value"]
 
+DYN = "\x00"  # text only known at run time: $VAR, $(...), a value Python cannot fold
 Value = str | tuple[str, ...]  # a string, or a list of strings (argv)
 _MAX_ALTERNATIVES = 16
 _MAX_DEPTH = 12
