@@ -66,7 +66,7 @@ def _builtin(node: ast.AST, folder: Folder) -> Iterator[tuple[int, str, str]]:
                 "hardcoded-key",
             )
     if isinstance(node, ast.Call):
-        callee = folder.dotted(node.func) or ""
+        callee = folder.qualname(node.func) or ""
         if callee in _TIMEOUT_AT and not _has_timeout(node, _TIMEOUT_AT[callee]):
             yield (
                 line,

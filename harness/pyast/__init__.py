@@ -7,7 +7,8 @@ see through the same aliases (`import subprocess as sp`) and the same constant o
 
 from __future__ import annotations
 
-from harness.pyast._fold import DYN, Folder, Value
+from harness.pyast._fold import Folder
 from harness.pyast._parse import dotted, parse_module
+from harness.pyast._values import DYN, Value
 
 __all__ = ["DYN", "Folder", "Value", "dotted", "parse_module"]
