@@ -5,9 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from structlog.testing import capture_logs
 
-from harness.guardrails import GuardrailError, Policy, load_policy
+from harness.guardrails import Policy, load_policy
 
 
 @pytest.fixture(scope="module")
@@ -162,13 +161,3 @@ def test_python_dash_c_is_checked_as_code(policy: Policy) -> None:
 
     assert violation is not None
     assert violation.rule == "git-force-push"
-
-
-def test_enforce_code_raises_the_first_violation_and_logs_them(policy: Policy) -> None:
-    """enforce_code raises GuardrailError and logs how many more violations there were."""
-    code = 'import os\nos.system("git reset --hard")\nos.killpg(0, 9)\n'
-    with capture_logs() as logs, pytest.raises(GuardrailError) as info:
-        policy.enforce_code(code)
-
-    assert info.value.violation.rule == "git-reset-hard"
-    assert [(e["event"], e["check"], e["more"]) for e in logs] == [("guardrail_blocked", "code", 2)]

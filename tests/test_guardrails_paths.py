@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
-from harness.guardrails import GuardrailError, Policy, load_policy
+from harness.guardrails import Policy, load_policy
 from harness.tasks.spec import TaskSpec
 
 
@@ -163,11 +162,3 @@ def test_check_outputs_names_each_offending_task(policy: Policy, tasks: Path) ->
     assert [(v.rule, v.detail.split(":")[0]) for v in violations] == [
         ("write-outside-roots", "task 'bad' output")
     ]
-
-
-def test_enforce_write_raises_and_logs(policy: Policy) -> None:
-    """enforce_write raises GuardrailError and logs the blocked write."""
-    with capture_logs() as logs, pytest.raises(GuardrailError, match="write-outside-roots"):
-        policy.enforce_write(Path("/etc/passwd"))
-
-    assert [(e["event"], e["check"]) for e in logs] == [("guardrail_blocked", "write")]

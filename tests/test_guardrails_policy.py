@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
 
 from harness.guardrails import PolicyError, load_policy
-from harness.guardrails._default import DEFAULT_POLICY_YAML
 
 REPO_POLICY = Path(__file__).resolve().parents[1] / "guardrails" / "policy.yaml"
 
@@ -27,7 +27,9 @@ def _error(tmp_path: Path, text: str) -> str:
 
 def test_shipped_file_and_packaged_default_are_identical() -> None:
     """guardrails/policy.yaml and the copy inside the package never drift apart."""
-    assert REPO_POLICY.read_text() == DEFAULT_POLICY_YAML
+    shipped = resources.files("harness.data").joinpath("policy.yaml").read_text()
+
+    assert REPO_POLICY.read_text() == shipped
 
 
 def test_shipped_file_loads_like_the_default(tmp_path: Path) -> None:

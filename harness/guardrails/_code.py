@@ -10,9 +10,8 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from harness.guardrails._fold import DYN, Folder, Value
 from harness.guardrails._values import Violation
-from harness.pyast import parse_module
+from harness.pyast import DYN, Folder, Value, parse_module
 
 __all__ = ["CallRule", "CodeChecker", "CodePattern", "strip_comments"]
 
@@ -108,7 +107,7 @@ class CodeChecker:
                     yield Violation(rule.id, f"line {line}: uses {name}: {rule.reason}")
         if not isinstance(node, ast.Call):
             return
-        callee = folder.dotted(node.func) or getattr(node.func, "attr", "") or "a call"
+        callee = folder.qualname(node.func) or getattr(node.func, "attr", "") or "a call"
         if callee in _CODE_SINKS and depth < 3:
             for text in folder.strings(node.args[0], 0) if node.args else []:
                 for inner in self.check(text, check, depth + 1) if DYN not in text else []:
@@ -129,7 +128,7 @@ def _referenced(node: ast.AST, folder: Folder) -> list[str]:
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if isinstance(node, ast.Attribute | ast.Call):
-        name = folder.dotted(node if isinstance(node, ast.Attribute) else node.func)
+        name = folder.qualname(node if isinstance(node, ast.Attribute) else node.func)
         return [name] if name else []
     if isinstance(node, ast.Name):
         return [folder.names[node.id]] if node.id in folder.names else []
@@ -148,7 +147,7 @@ def _commands(node: ast.Call, folder: Folder, callee: str) -> list[Value]:
     method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
     if callee in ("functools.partial", "partial") and node.args:  # partial(subprocess.run, [...])
         inner = ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords)
-        return _commands(inner, folder, folder.dotted(node.args[0]) or "")
+        return _commands(inner, folder, folder.qualname(node.args[0]) or "")
     if callee in _SHELL_SINKS or method == "subprocess_shell":
         arg = _argument(node, 1 if method == "subprocess_shell" else 0, "cmd", "command")
         return list(folder.strings(arg, 0)) if arg is not None else []

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.guardrails._shell import DYN
 from harness.guardrails._unwrap import program_name
+from harness.pyast import DYN
 
 __all__ = ["CommandMatcher", "CommandRule", "Syntax", "flag_spec"]
 

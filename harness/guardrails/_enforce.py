@@ -30,9 +30,10 @@ from harness.guardrails._code import CallRule, CodeChecker, CodePattern
 from harness.guardrails._command import CommandMatcher, CommandRule, Syntax, flag_spec
 from harness.guardrails._policy import PolicyFile, read_policy
 from harness.guardrails._scar import ScarCheck, scar_warnings
-from harness.guardrails._shell import DYN, split_script
+from harness.guardrails._shell import split_script
 from harness.guardrails._unwrap import effective, fed
 from harness.guardrails._values import Found, GuardrailError, PolicyError, Violation
+from harness.pyast import DYN
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]
@@ -60,7 +61,7 @@ def load_policy(
 
 @dataclass(frozen=True)
 class Policy:
-    """A loaded, compiled policy. Every check is pure; `enforce_*` raise GuardrailError."""
+    """A loaded, compiled policy. Every check is pure; `enforce_command` raises GuardrailError."""
 
     source: str
     base_dir: Path
@@ -145,29 +146,17 @@ class Policy:
         return scar_warnings(code, self.scar_checks)
 
     def enforce_command(self, cmd: str | Sequence[str]) -> None:
-        """Raise GuardrailError if `cmd` is forbidden."""
-        _enforce(self.check_command(cmd), "command")
-
-    def enforce_write(self, path: Path) -> None:
-        """Raise GuardrailError unless `path` may be written (call right before writing)."""
-        _enforce(self.check_write(path), "write")
-
-    def enforce_code(self, code: str) -> None:
-        """Raise GuardrailError (the first violation) if the candidate must not run."""
-        found = self.check_code(code)
-        _enforce(found[0] if found else None, "code", more=len(found) - 1)
-
-
-def _enforce(violation: Violation | None, check: str, more: int = 0) -> None:
-    if violation is not None:
-        log.warning(
-            "guardrail_blocked",
-            check=check,
-            rule=violation.rule,
-            detail=violation.detail,
-            more=more,
-        )
-        raise GuardrailError(violation)
+        """Raise GuardrailError if `cmd` is forbidden (the sandbox's guard on what it starts)."""
+        violation = self.check_command(cmd)
+        if violation is not None:
+            log.warning(  # `check` and `more` keep the event's fields as they have always been
+                "guardrail_blocked",
+                check="command",
+                rule=violation.rule,
+                detail=violation.detail,
+                more=0,
+            )
+            raise GuardrailError(violation)
 
 
 def _display(argv: Sequence[str]) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import typing
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.guardrails._default import DEFAULT_POLICY_YAML
 from harness.guardrails._values import PolicyError
 
 __all__ = ["PolicyFile", "read_policy"]
@@ -103,7 +103,8 @@ class PolicyFile(_Strict):
 
 def read_policy(path: Path | None) -> tuple[PolicyFile, str]:
     """The validated policy at `path` over the shipped default (or the default), and its name."""
-    default = yaml.safe_load(DEFAULT_POLICY_YAML)
+    # harness/data/policy.yaml; tests keep it identical to the repository's guardrails/policy.yaml
+    default = yaml.safe_load(resources.files("harness.data").joinpath("policy.yaml").read_text())
     if path is None:
         return PolicyFile.model_validate(default), "the shipped guardrails policy"
     try:

@@ -7,8 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness.guardrails._fold import Folder
-from harness.pyast import parse_module
+from harness.pyast import Folder, parse_module
 
 __all__ = ["ScarCheck", "scar_warnings"]
 
@@ -67,7 +66,7 @@ def _builtin(node: ast.AST, folder: Folder) -> Iterator[tuple[int, str, str]]:
                 "hardcoded-key",
             )
     if isinstance(node, ast.Call):
-        callee = folder.dotted(node.func) or ""
+        callee = folder.qualname(node.func) or ""
         if callee in _TIMEOUT_AT and not _has_timeout(node, _TIMEOUT_AT[callee]):
             yield (
                 line,

@@ -6,9 +6,10 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["DYN", "Simple", "split_script"]
+from harness.pyast import DYN
 
-DYN = "\x00"  # text only known at run time: $VAR, $(...), a value Python cannot fold
+__all__ = ["Simple", "split_script"]
+
 _OPS = ("&&", "||", ";;", "|&", "\n", ";", "&", "|", "(", ")")
 _REDIRS = ("<<<", "<<-", "&>>", ">>", "<<", ">&", "<&", ">|", "<>", "&>", ">", "<")
 _BRACES = {"{": "\ue000", "}": "\ue001", ",": "\ue002"}  # unquoted, so brace expansion applies

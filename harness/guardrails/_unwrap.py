@@ -7,8 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from harness.guardrails._nested import nested
-from harness.guardrails._shell import DYN, Simple
+from harness.guardrails._shell import Simple
 from harness.guardrails._values import Found
+from harness.pyast import DYN
 
 __all__ = ["effective", "fed", "program_name"]
 

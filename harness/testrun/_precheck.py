@@ -2,9 +2,10 @@
 
 A ported service module has no business importing pytest, walking frames, scanning /proc,
 calling os._exit or patching builtins; code that does is rejected before it runs. The check
-works on the AST, resolves import aliases and folds constant strings ("_" + "exit",
-"".join([...]), f-strings, [::-1]) so simple obfuscation does not slip through. It is one
-layer: the sandbox and the recorder still assume the code got past it.
+works on the AST, resolving import aliases and folding constant strings ("_" + "exit",
+"".join([...]), f-strings, [::-1]) with the folder the guardrails use too (harness.pyast), so
+simple obfuscation does not slip through. It is one layer: the sandbox and the recorder
+still assume the code got past it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from harness.pyast import parse_module
-from harness.testrun._folding import fold
+from harness.pyast import DYN, Folder, parse_module
 
-__all__ = ["fold", "precheck", "precheck_reasons"]
+__all__ = ["precheck", "precheck_reasons"]
 
 _MODULES = {
     "ctypes": "can rewrite the test runner's memory",
@@ -95,8 +95,8 @@ _NAMES = _ANY_ATTRS | {a for attrs in _ATTRS.values() for a in attrs if a.starts
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}
+    def __init__(self, folder: Folder) -> None:
+        self.folder = folder
         self.reasons: list[tuple[int, str]] = []
 
     def flag(self, node: ast.AST, reason: str) -> None:
@@ -110,24 +110,12 @@ class _Checker(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._module(node, alias.name)
-            self.aliases[alias.asname or alias.name.split(".")[0]] = (
-                alias.name if alias.asname else alias.name.split(".")[0]
-            )
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         self._module(node, module)
         for alias in node.names:
             self._attribute(node, f"{module}.{alias.name}")
-            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
-
-    def qualname(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id, node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return None if base is None else f"{base}.{node.attr}"
-        return None
 
     def _attribute(self, node: ast.AST, qualname: str) -> None:
         parts = qualname.split(".")
@@ -137,7 +125,7 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"uses {parts[-2]}.{parts[-1]} (reaches the process or the runner)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.qualname(node)
+        name = self.folder.qualname(node)
         self._attribute(node, name if name is not None else f"?.{node.attr}")
         self.generic_visit(node)
 
@@ -146,30 +134,30 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"uses {node.id} (can patch builtins)")
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = self.qualname(node.func) or ""
+        name = self.folder.qualname(node.func) or ""
         short = name.split(".")[-1]
         if name in _CALLS:
             self.flag(node, f"calls {name}() (runs or ends code outside the checked text)")
         elif short in _DYNAMIC and node.args:
             self._dynamic(node, short)
-        self._string(node, fold(node))
+        self._strings(node)
         self.generic_visit(node)
 
     def _dynamic(self, node: ast.Call, short: str) -> None:
         if short in ("import_module", "find_spec"):
-            target = fold(node.args[0])
-            if target is None:
+            targets = self.folder.strings(node.args[0])
+            if any(DYN in target for target in targets):
                 self.flag(node, f"{short} with a computed module name")
-            else:
+            for target in (t for t in targets if DYN not in t):
                 self._module(node, target)
             return
         if len(node.args) < 2:
             return
-        owner = self.qualname(node.args[0]) or "?"
-        name = fold(node.args[1])
-        if name is None and owner.split(".")[0] in {*_ATTRS, *_MODULES}:
+        owner = self.folder.qualname(node.args[0]) or "?"
+        names = self.folder.strings(node.args[1])
+        if any(DYN in name for name in names) and owner.split(".")[0] in {*_ATTRS, *_MODULES}:
             self.flag(node, f"{short}() with a computed name on {owner}")
-        elif name is not None:
+        for name in (n for n in names if DYN not in n):
             self._attribute(node, f"{owner}.{name}")
 
     def visit_Raise(self, node: ast.Raise) -> None:
@@ -179,33 +167,33 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        key = fold(node.slice)
-        if key is not None and key in _NAMES:
-            self.flag(node, f"looks up {key!r} dynamically")
+        for key in self.folder.strings(node.slice):
+            if key in _NAMES:
+                self.flag(node, f"looks up {key!r} dynamically")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        self._string(node, fold(node))
+        self._strings(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        self._string(node, fold(node))
+        self._strings(node)
         self.generic_visit(node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        self._string(node, fold(node))
+        self._strings(node)
         self.generic_visit(node)
 
-    def _string(self, node: ast.AST, text: str | None) -> None:
-        if text is None:
-            return
-        hit = next((s for s in _WORDS if s in text), None)
-        hit = hit or next((p for p in _PATHS if f"{p}/" in text or text.rstrip("/") == p), None)
-        if hit:
-            self.flag(node, f"mentions {hit!r} (test runner or process internals)")
+    def _strings(self, node: ast.expr) -> None:
+        """Flag what `node` may evaluate to; a known part of a partly known string counts."""
+        for text in self.folder.strings(node):
+            hit = next((s for s in _WORDS if s in text), None)
+            hit = hit or next((p for p in _PATHS if f"{p}/" in text or text.rstrip("/") == p), None)
+            if hit:
+                self.flag(node, f"mentions {hit!r} (test runner or process internals)")
 
 
-def _walk_reasons(tree: ast.AST) -> Iterator[str]:
-    checker = _Checker()
+def _walk_reasons(tree: ast.Module) -> Iterator[str]:
+    checker = _Checker(Folder(tree))
     checker.visit(tree)
     seen: set[str] = set()
     for line, reason in sorted(checker.reasons):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-__all__ = ["binding_events", "dotted_names", "key_of"]
+__all__ = ["binding_events", "import_aliases", "key_of"]
 
 
-def dotted_names(tree: ast.AST) -> dict[str, str]:
+def import_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name → what it refers to: `import subprocess as sp` makes sp → subprocess."""
     names: dict[str, str] = {}
     for node in ast.walk(tree):

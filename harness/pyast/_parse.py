@@ -1,4 +1,4 @@
-"""AST helpers for model code: thread-safe parsing, dotted names."""
+"""Thread-safe parsing of model code, and the dotted text of a name."""
 
 from __future__ import annotations
 

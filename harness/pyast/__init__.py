@@ -1,0 +1,14 @@
+"""Reading model code: thread-safe parsing, import aliases, and constant folding.
+
+One implementation shared by the guardrails' code check and the sandbox's pre-check, so both
+see through the same aliases (`import subprocess as sp`) and the same constant obfuscation
+(`"git " + "push"`, `"".join([...])`, f-strings, `chr()`, `[::-1]`).
+"""
+
+from __future__ import annotations
+
+from harness.pyast._fold import Folder
+from harness.pyast._parse import dotted, parse_module
+from harness.pyast._values import DYN, Value
+
+__all__ = ["DYN", "Folder", "Value", "dotted", "parse_module"]
