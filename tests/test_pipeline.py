@@ -313,6 +313,7 @@ def test_a_candidate_the_sandbox_refused_never_becomes_the_best(tmp_path, spec) 
             return TestResult(
                 tuple(TestCase(c.nodeid, Outcome.ERROR) for c in result.cases),
                 error="precheck: reaches into gc",
+                rejected=True,
             )
         return replace(result, tampered=True) if "FORGED" in candidate else result
 

@@ -94,7 +94,7 @@ class Snapshot:
 
     attempts: dict[tuple[str, int], dict]  # whole `attempts` rows by (task, n)
     calls: list[tuple]  # (id, task, attempt, step, cost) in recording order
-    tasks: dict[str, tuple[str, str]]  # task → (status, reason), for results recorded
+    tasks: dict[str, tuple[str, str | None]]  # task → (status, stop cause), for results recorded
     files: dict[str, bytes]  # attempts/<task>/<file> → content
 
     @classmethod
@@ -106,7 +106,7 @@ class Snapshot:
             run_id,
         )
         tasks = {
-            task_id: (status, json.loads(result)["reason"])
+            task_id: (status, json.loads(result)["cause"])
             for task_id, status, result in _sql(
                 runs, "SELECT task_id, status, result FROM tasks WHERE run_id=?", run_id
             )
@@ -120,9 +120,9 @@ class Snapshot:
 
     def done(self, task_id: str) -> bool:
         """The task ended on its own (not stopped by a signal or the budget): a resume keeps it."""
-        status, reason = self.tasks.get(task_id, ("", ""))
+        status, cause = self.tasks.get(task_id, ("", None))
         ended = status in ("passed", "partial", "failed", "guardrail")
-        return ended and not reason.startswith(("budget", "run stop"))
+        return ended and cause not in ("budget", "run_stopped")
 
     def last_finished(self, task_id: str) -> int:
         return max((n for t, n in self.attempts if t == task_id), default=0)

@@ -17,7 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
+from harness.results import (
+    AttemptRecord,
+    ReviewOutcome,
+    RunStatus,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+)
 from harness.store import MIGRATIONS, Store, StoreError
 from harness.testrun.result import Outcome, TestCase, TestResult
 
@@ -130,6 +137,7 @@ def _test_results(draw: st.DrawFn) -> TestResult:
         draw(st.booleans()),
         draw(st.floats(min_value=0, allow_nan=False, allow_infinity=False)),
         tuple(draw(st.lists(text, max_size=3))),
+        draw(st.booleans()),
     )
 
 
@@ -143,7 +151,7 @@ def test_attempt_round_trips_exactly(store: Store, result: TestResult, cost: Dec
         "write",
         passed=result.passed,
         cost_usd=cost,
-        review="clean",
+        review=ReviewOutcome.CLEAN,
         tampered=result.tampered,
         test_error=result.error,
     )
@@ -189,6 +197,7 @@ def test_task_results_round_trip(store: Store) -> None:
             AttemptRecord(2, "fix", 5, 1, 0, 6, Decimal("0.023456789"), improved=True),
         ),
         ("sleeps in a handler",),
+        cause=StopCause.BUDGET,
     )
     store.record_task("r1", result, "d1")
 

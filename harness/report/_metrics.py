@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results import RunStatus, TaskStatus
+from harness.results import ReviewOutcome, RunStatus, TaskStatus
 
 __all__ = ["Totals", "render_metrics", "write_metrics"]
 
@@ -91,7 +91,9 @@ def _gauges(summary: Mapping[str, Any], base: dict[str, str]) -> list[str]:
             "The last run's budget cap in USD.",
             [(base, float(budget["cap_usd"]))],
         )
-    unparsed = sum(a.get("review") == "unparseable" for t in tasks for a in t["attempts"])
+    unparsed = sum(
+        a.get("review") == ReviewOutcome.UNPARSEABLE for t in tasks for a in t["attempts"]
+    )
     out += _family(
         "harness_reviews_unparseable",
         "gauge",

@@ -171,7 +171,7 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
     cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
-    return TestResult(cases=cases, error=message)
+    return TestResult(cases=cases, error=message, rejected=True)
 
 
 def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
