@@ -6,8 +6,6 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 import structlog
 
@@ -15,9 +13,11 @@ from harness.tasks.spec import TaskSpec
 from harness.testrun import _cgroup as cgroup
 from harness.testrun import _scratch as scratch
 from harness.testrun._launch import bwrap_works, fallback_caps_processes
+from harness.testrun._limits import TestLimits
 from harness.testrun._precheck import precheck
+from harness.testrun._score import Settlement
 from harness.testrun._scratch import Pristine, SandboxError, candidate_place, read_pristine
-from harness.testrun._session import Run, Settlement, launch_all
+from harness.testrun._session import Run, launch_all
 from harness.testrun.result import Outcome, TestCase, TestResult
 
 __all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
@@ -54,39 +54,6 @@ class _Stub:
 def __getattr__(name):
     return type(name, (_Stub,), {})
 '''
-
-
-@dataclass(frozen=True)
-class TestLimits:
-    """Resource limits of one test run. Times in seconds, sizes in MiB."""
-
-    __test__ = False
-
-    timeout_s: float = 120.0  # wall clock for the whole run, relaunches included
-    per_test_timeout_s: float = 30.0
-    collect_timeout_s: float = 60.0  # start-up and collection, the candidate's import included
-    memory_mb: int = 2048  # address space per process
-    cpu_s: int = 120  # CPU time per process
-    max_procs: int = 64  # processes beyond those the sandbox user already has
-    file_size_mb: int = 64
-    tmp_mb: int = 256  # the sandbox's private /tmp (bubblewrap only)
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
-
-    def __post_init__(self) -> None:
-        if self.sandbox not in ("auto", "bwrap", "none"):
-            raise ValueError(f"sandbox must be auto, bwrap or none, not {self.sandbox!r}")
-        numbers = (
-            self.timeout_s,
-            self.per_test_timeout_s,
-            self.collect_timeout_s,
-            self.memory_mb,
-            self.cpu_s,
-            self.max_procs,
-            self.file_size_mb,
-            self.tmp_mb,
-        )
-        if min(numbers) <= 0:
-            raise ValueError("every test limit must be positive")
 
 
 @functools.cache
@@ -135,7 +102,7 @@ def _expected(
     if tally.tamper or not tally.collected_ok:
         output = "\n".join(tally.outputs)[-2000:]
         raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
-    broken = tuple(sorted({str(e.get("id")) for e in tally.collect_errors}))
+    broken = tuple(sorted({e.id for e in tally.collect_errors}))
     found = (tuple(tally.collected), broken)
     log.info("expected_tests_collected", task_id=task.id, tests=len(found[0]), broken=broken)
     with _expected_lock:
@@ -202,13 +169,8 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
 
 def _missing(nodeid: str, tally: Settlement) -> TestCase:
     for err in tally.collect_errors:
-        if nodeid.startswith(f"{err.get('id')}::") or not err.get("id"):
-            return TestCase(
-                nodeid,
-                Outcome.ERROR,
-                f"collection error: {err.get('msg', '')}",
-                str(err.get("details", "")),
-            )
+        if not err.id or nodeid.startswith(f"{err.id}::"):
+            return TestCase(nodeid, Outcome.ERROR, f"collection error: {err.msg}", err.details)
     if tally.stop_reason:
         return TestCase(nodeid, Outcome.ERROR, tally.stop_reason, tally.first_tail)
     if not tally.collected_ok:
