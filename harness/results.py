@@ -4,6 +4,7 @@ all derive from these."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -16,6 +17,7 @@ __all__ = [
     "StopCause",
     "TaskResult",
     "TaskStatus",
+    "Totals",
     "sha256",
     "usd",
 ]
@@ -123,3 +125,15 @@ class TaskResult:
             "attempts": [a.to_json() for a in self.attempts],
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Counts over every run a store has seen (the *_total metrics); `runs` is keyed by run
+    status ("unfinished" for a killed run)."""
+
+    runs: Mapping[str, int] = field(default_factory=dict)
+    calls: int | None = None  # None: unknown (no store) -> the series is left out, not faked
+    retries: int | None = None
+    extraction_failures: int = 0
+    reverts: int = 0

@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from harness.report import RunSummary, Totals, render_metrics, write_metrics
-from harness.results import AttemptRecord, ReviewOutcome, RunStatus, TaskResult, TaskStatus
+from harness.report import RunSummary, render_metrics, write_metrics
+from harness.results import (
+    AttemptRecord,
+    ReviewOutcome,
+    RunStatus,
+    TaskResult,
+    TaskStatus,
+    Totals,
+)
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)
 

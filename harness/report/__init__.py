@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from harness.report._html import render_html
 from harness.report._md import RunSummary, load_summary, render_markdown, write_summary
-from harness.report._metrics import Totals, render_metrics, write_metrics
+from harness.report._metrics import render_metrics, write_metrics
 
 __all__ = [
     "RunSummary",
-    "Totals",
     "load_summary",
     "render_html",
     "render_markdown",

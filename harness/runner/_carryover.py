@@ -10,17 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import structlog
 
 from harness.pipeline import Prior
 from harness.results import StopCause, TaskResult, TaskStatus, sha256
+from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
-
-if TYPE_CHECKING:
-    from harness.runner._run import Run
 
 __all__ = ["FILTERED", "already_done", "prior", "skipped"]
 
@@ -52,8 +49,6 @@ def _file_sha256(path: Path) -> str | None:
 
 def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
     """A result needing no work: finished earlier in this run, or up to date from a past night."""
-    if run.store is None:
-        return None
     done = run.store.task_results(run.rundir.run_id).get(spec.id) if run.resumed else None
     if done is not None and _final(done):
         return done
@@ -75,8 +70,6 @@ def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
 
 def prior(run: Run, spec: TaskSpec) -> Prior:
     """This run's finished attempts (resume) and the best candidate from before this run."""
-    if run.store is None:
-        return Prior()
     run_id = run.rundir.run_id
     attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
     return Prior(attempts, _seed(run, spec))

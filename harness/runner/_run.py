@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 
 import structlog
@@ -17,40 +17,17 @@ import structlog
 from harness.errors import ExitCode
 from harness.fsio import remove_stale_temps
 from harness.log import scrub
-from harness.pipeline import TaskEnv, TaskFault, run_task
+from harness.pipeline import TaskFault, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
 from harness.results import ReviewOutcome, RunStatus, StopCause, TaskResult, TaskStatus
 from harness.runner._carryover import FILTERED, already_done, prior, skipped
-from harness.store import RunDir
+from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["Run", "execute"]
+__all__ = ["execute", "exit_code"]
 
 log = structlog.get_logger()
-
-
-@dataclass
-class Run:
-    """A prepared run: everything was checked at start-up, nothing has been spent."""
-
-    tasks: list[TaskSpec]
-    env: TaskEnv
-    rundir: RunDir
-    budget: object  # harness.budget.Budget
-    stop: threading.Event
-    provider: str
-    concurrency: int
-    notes: tuple[str, ...] = ()
-    close: Callable[[], None] = lambda: None
-    store: object | None = None  # harness.store.Store
-    digests: dict[str, str] | None = None
-    resumed: bool = False
-    rerun: bool = False
-    after_summary: Callable[[dict], None] = lambda data: None
-    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
-    started_at: dt.datetime | None = None  # a resumed run keeps its first start
-    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
 
 
 def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
@@ -62,8 +39,7 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
         if run.budget.stopped:
             run.stop.set()
         try:
-            if run.store is not None:
-                run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+            run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
         return result
