@@ -6,11 +6,10 @@ from __future__ import annotations
 from harness.store._db import StoreError
 from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
 from harness.store._schema import MIGRATIONS
-from harness.store._store import RunCallLog, RunInfo, RunParams, Store, StoredAttempt
+from harness.store._store import RunInfo, RunParams, Store, StoredAttempt
 
 __all__ = [
     "MIGRATIONS",
-    "RunCallLog",
     "RunDir",
     "RunInfo",
     "RunParams",
