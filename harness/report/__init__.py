@@ -1,4 +1,5 @@
-"""The morning summary: summary.json (schema 1, the contract) and summary.md for a terminal."""
+"""The morning summary: summary.json (schema 1, the contract), summary.md for a terminal,
+summary.html for a browser, and Prometheus textfile metrics."""
 
 from __future__ import annotations
 
