@@ -345,7 +345,7 @@ def test_resumed_run_keeps_its_task_selection(night, tmp_path: Path) -> None:
 
     assert code in (0, 1)
     summary = _summary(runs, run_id)
-    ran = [t["id"] for t in summary["tasks"] if not t["reason"].startswith("filtered")]
+    ran = [t["id"] for t in summary["tasks"] if t["cause"] != "filtered"]
     assert ran == ["alpha"]
     assert all(t["status"] == "skipped" for t in summary["tasks"] if t["id"] != "alpha")
 
@@ -368,7 +368,7 @@ def test_next_night_after_a_crash_builds_on_the_killed_runs_work(night, tmp_path
     for task in TASKS:
         best = crashed.best_passed(task.id)
         if crashed.tasks.get(task.id, ("",))[0] == "passed":
-            assert summary[task.id]["reason"].startswith("up to date")
+            assert summary[task.id]["cause"] == "up_to_date"
         elif best:
             assert (seeded[task.id]["from_run"], seeded[task.id]["passed"]) == (killed, best)
             assert summary[task.id]["passed"] >= best
