@@ -4,12 +4,23 @@ all derive from these."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["AttemptRecord", "RunStatus", "TaskResult", "TaskStatus", "sha256", "usd"]
+__all__ = [
+    "AttemptRecord",
+    "ReviewOutcome",
+    "RunStatus",
+    "StopCause",
+    "TaskResult",
+    "TaskStatus",
+    "Totals",
+    "sha256",
+    "usd",
+]
 
 
 def sha256(text: str) -> str:
@@ -28,6 +39,25 @@ class TaskStatus(StrEnum):
     ERROR = "error"
     GUARDRAIL = "guardrail"
     SKIPPED = "skipped"
+
+
+class StopCause(StrEnum):
+    """Why a task ended before it was done, or never ran: what resume and the exit code decide
+    on. The task's `reason` says the same for a person, in free text."""
+
+    BUDGET = "budget"  # a budget cap refused a call
+    RUN_STOPPED = "run_stopped"  # a signal, or the run halted (refused credentials)
+    UP_TO_DATE = "up_to_date"  # passed before on the same inputs, and that file is in place
+    FILTERED = "filtered"  # left out by --only
+
+
+class ReviewOutcome(StrEnum):
+    """What the review step of attempt 1 came to."""
+
+    CLEAN = "clean"
+    VIOLATIONS = "violations"  # the draft was rewritten
+    UNPARSEABLE = "unparseable"  # neither CLEAN nor a list: counted as clean (fail open)
+    FAILED = "failed"  # no review could be had; the draft was tested as it was
 
 
 class RunStatus(StrEnum):
@@ -51,13 +81,14 @@ class AttemptRecord:
     extraction_error: str | None = None
     improved: bool = False
     tier: str = ""
-    review: str | None = None  # clean | violations | unparseable | failed; attempt 1 only
+    review: ReviewOutcome | None = None  # attempt 1 only
     tampered: bool = False
     test_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cost_usd"] = usd(self.cost_usd)
+        data["review"] = self.review.value if self.review is not None else None
         return data
 
 
@@ -76,17 +107,14 @@ class TaskResult:
     attempts: tuple[AttemptRecord, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     output_sha256: str | None = None  # of the shipped file: "up to date" must mean *this* file
-
-    @property
-    def reverted(self) -> int:
-        """How many attempts regressed and were rolled back to the best."""
-        return sum(1 for a in self.attempts if a.regressed)
+    cause: StopCause | None = None  # set when the task stopped early or did not run
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "status": self.status.value,
             "reason": self.reason,
+            "cause": self.cause.value if self.cause is not None else None,
             "best_attempt": self.best_attempt,
             "passed": self.passed,
             "failed": self.failed,
@@ -97,3 +125,15 @@ class TaskResult:
             "attempts": [a.to_json() for a in self.attempts],
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Counts over every run a store has seen (the *_total metrics); `runs` is keyed by run
+    status ("unfinished" for a killed run)."""
+
+    runs: Mapping[str, int] = field(default_factory=dict)
+    calls: int | None = None  # None: unknown (no store) -> the series is left out, not faked
+    retries: int | None = None
+    extraction_failures: int = 0
+    reverts: int = 0

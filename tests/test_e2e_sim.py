@@ -121,7 +121,8 @@ def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path) -
     assert code == 3
     assert summary["status"] == "budget_stopped"
     assert 0 < summary["budget"]["spent_usd"] <= float(cap)
-    assert any(t["status"] == "skipped" and t["reason"] == "budget" for t in summary["tasks"])
+    skipped = [(t["reason"], t["cause"]) for t in summary["tasks"] if t["status"] == "skipped"]
+    assert ("budget", "budget") in skipped
     for task in summary["tasks"]:
         if task["best_attempt"] is not None:
             assert Path(task["output"]).is_file()
@@ -155,8 +156,8 @@ def test_a_night_never_ships_worse_than_the_file_it_started_with(
         [],
         0,
     )
-    assert {(t["status"], t["reason"]) for t in others} == {
-        ("skipped", "filtered: not selected by --only")
+    assert {(t["status"], t["reason"], t["cause"]) for t in others} == {
+        ("skipped", "filtered: not selected by --only", "filtered")
     }
     assert output.read_text() == good
 

@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from harness.report import RunSummary, Totals, render_metrics, write_metrics
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
+from harness.report import RunSummary, render_metrics, write_metrics
+from harness.results import (
+    AttemptRecord,
+    ReviewOutcome,
+    RunStatus,
+    TaskResult,
+    TaskStatus,
+    Totals,
+)
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)
 
@@ -61,7 +68,7 @@ def summary(**extra: Any) -> dict[str, Any]:
         Decimal("0.51"),
         None,
         (
-            AttemptRecord(1, "write", extraction_error="no code", review="unparseable"),
+            AttemptRecord(1, "write", extraction_error="no code", review=ReviewOutcome.UNPARSEABLE),
             AttemptRecord(2, "fix", 12, 5, 0, 17),
             AttemptRecord(3, "fix", 10, 7, 0, 17, regressed=True),
         ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ from harness.pricing import load_prices
 from harness.prompts import PromptSet, default_prompts_dir
 from harness.providers.base import CallRequest, Completion, StopReason, Usage
 from harness.providers.calls import Caller
-from harness.results import TaskStatus
+from harness.results import ReviewOutcome, StopCause, TaskStatus
 from harness.router import Router
 from harness.store import RunDir
 from harness.tasks.spec import TaskSpec
@@ -313,6 +314,7 @@ def test_a_candidate_the_sandbox_refused_never_becomes_the_best(tmp_path, spec) 
             return TestResult(
                 tuple(TestCase(c.nodeid, Outcome.ERROR) for c in result.cases),
                 error="precheck: reaches into gc",
+                rejected=True,
             )
         return replace(result, tampered=True) if "FORGED" in candidate else result
 
@@ -338,4 +340,42 @@ def test_a_review_that_cannot_be_had_still_tests_the_paid_draft(tmp_path, spec) 
 
     result = run_task(spec, env)
 
-    assert (result.status, result.attempts[0].review) == (TaskStatus.PASSED, "failed")
+    assert (result.status, result.attempts[0].review) == (TaskStatus.PASSED, ReviewOutcome.FAILED)
+
+
+def test_a_run_stop_mid_task_ends_it_as_it_is_with_its_cause(tmp_path, spec) -> None:
+    """Stopped after a scored attempt, the task keeps its status and says the run stopped it."""
+    stop = threading.Event()
+
+    class StopsAfterWrite(ScriptedProvider):
+        def complete(self, request):
+            stop.set()
+            return super().complete(request)
+
+    provider = StopsAfterWrite({("write", 1): reply(3)})
+    env, rundir = make_env(tmp_path, provider)
+    budget = Budget(cap_run=Decimal(100))
+    caller = Caller({"sim": provider}, load_prices(), budget, rundir, stop=stop)
+
+    result = run_task(spec, replace(env, caller=caller))
+
+    assert (
+        result.status,
+        result.reason,
+        result.cause,
+    ) == (TaskStatus.PARTIAL, "run stopping: no new calls", StopCause.RUN_STOPPED)
+
+
+def test_a_budget_stop_before_anything_is_a_skip_with_its_cause(tmp_path, spec) -> None:
+    """A cap refusing the very first call skips the task: reason "budget", cause BUDGET."""
+    provider = ScriptedProvider({})
+    env, rundir = make_env(tmp_path, provider)
+    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0001")), rundir)
+
+    result = run_task(spec, replace(env, caller=caller))
+
+    assert (
+        result.status,
+        result.reason,
+        result.cause,
+    ) == (TaskStatus.SKIPPED, "budget", StopCause.BUDGET)

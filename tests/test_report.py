@@ -7,7 +7,7 @@ import json
 from decimal import Decimal
 
 from harness.report import RunSummary, write_summary
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
+from harness.results import AttemptRecord, RunStatus, StopCause, TaskResult, TaskStatus
 
 START = dt.datetime(2026, 11, 21, 1, 0, tzinfo=dt.UTC)
 
@@ -31,7 +31,7 @@ def summary() -> RunSummary:
         "/x/out/orders.py",
         attempts,
     )
-    skipped = TaskResult("users", TaskStatus.SKIPPED, "budget")
+    skipped = TaskResult("users", TaskStatus.SKIPPED, "budget", cause=StopCause.BUDGET)
     return RunSummary(
         "r1",
         START,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.report import RunSummary, render_html, render_markdown
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
+from harness.results import AttemptRecord, RunStatus, StopCause, TaskResult, TaskStatus
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script>"
@@ -63,7 +63,9 @@ def summary() -> dict[str, Any]:
         None,
         attempts=(AttemptRecord(1, "write", 0, 0, 4, 4, tampered=True),),
     )
-    budget = TaskResult("wallets", TaskStatus.SKIPPED, "budget: run cap reached")
+    budget = TaskResult(
+        "wallets", TaskStatus.SKIPPED, "budget: run cap reached", cause=StopCause.BUDGET
+    )
     crashed = TaskResult("refunds", TaskStatus.ERROR, "provider: anthropic transient (HTTP 529)")
     return RunSummary(
         "20260512-021500-ab12",

@@ -94,7 +94,7 @@ class Snapshot:
 
     attempts: dict[tuple[str, int], dict]  # whole `attempts` rows by (task, n)
     calls: list[tuple]  # (id, task, attempt, step, cost) in recording order
-    tasks: dict[str, tuple[str, str]]  # task → (status, reason), for results recorded
+    tasks: dict[str, tuple[str, str | None]]  # task → (status, stop cause), for results recorded
     files: dict[str, bytes]  # attempts/<task>/<file> → content
 
     @classmethod
@@ -106,7 +106,7 @@ class Snapshot:
             run_id,
         )
         tasks = {
-            task_id: (status, json.loads(result)["reason"])
+            task_id: (status, json.loads(result)["cause"])
             for task_id, status, result in _sql(
                 runs, "SELECT task_id, status, result FROM tasks WHERE run_id=?", run_id
             )
@@ -120,9 +120,9 @@ class Snapshot:
 
     def done(self, task_id: str) -> bool:
         """The task ended on its own (not stopped by a signal or the budget): a resume keeps it."""
-        status, reason = self.tasks.get(task_id, ("", ""))
+        status, cause = self.tasks.get(task_id, ("", None))
         ended = status in ("passed", "partial", "failed", "guardrail")
-        return ended and not reason.startswith(("budget", "run stop"))
+        return ended and cause not in ("budget", "run_stopped")
 
     def last_finished(self, task_id: str) -> int:
         return max((n for t, n in self.attempts if t == task_id), default=0)
@@ -345,7 +345,7 @@ def test_resumed_run_keeps_its_task_selection(night, tmp_path: Path) -> None:
 
     assert code in (0, 1)
     summary = _summary(runs, run_id)
-    ran = [t["id"] for t in summary["tasks"] if not t["reason"].startswith("filtered")]
+    ran = [t["id"] for t in summary["tasks"] if t["cause"] != "filtered"]
     assert ran == ["alpha"]
     assert all(t["status"] == "skipped" for t in summary["tasks"] if t["id"] != "alpha")
 
@@ -368,7 +368,7 @@ def test_next_night_after_a_crash_builds_on_the_killed_runs_work(night, tmp_path
     for task in TASKS:
         best = crashed.best_passed(task.id)
         if crashed.tasks.get(task.id, ("",))[0] == "passed":
-            assert summary[task.id]["reason"].startswith("up to date")
+            assert summary[task.id]["cause"] == "up_to_date"
         elif best:
             assert (seeded[task.id]["from_run"], seeded[task.id]["passed"]) == (killed, best)
             assert summary[task.id]["passed"] >= best

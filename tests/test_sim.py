@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.extract import extract_code, required_names_from_tests
-from harness.providers import _mutate, sim
+from harness.providers import _mutate, _sim_reply, sim
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -306,7 +306,9 @@ def test_review_lists_violations_more_for_worse_code():
         text = ask(provider, "review", 1, code).text
         lines = text.splitlines()
         assert (
-            text == "CLEAN" or all(line.startswith("- ") for line in lines) or text == sim._RAMBLE
+            text == "CLEAN"
+            or all(line.startswith("- ") for line in lines)
+            or text == _sim_reply.RAMBLE
         )
         flagged[len(mutations) >= 3].append(lines[0].startswith("- "))
 

@@ -17,8 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
-from harness.store import MIGRATIONS, Store, StoreError
+from harness.results import (
+    AttemptRecord,
+    ReviewOutcome,
+    RunStatus,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+)
+from harness.store import MIGRATIONS, RunParams, Store, StoreError
 from harness.testrun.result import Outcome, TestCase, TestResult
 
 T0 = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.timezone(dt.timedelta(hours=2)))
@@ -40,6 +47,13 @@ def _completion(retries: int = 0) -> Completion:
     return Completion(
         "```python\nx = 1\n```", Usage(10, 2, 3, 40), StopReason.END, "sim-mid", "sim", 0.5, retries
     )
+
+
+def _call(
+    store: Store, run_id: str, request: CallRequest, completion: Completion, cost: Decimal
+) -> None:
+    """One finished call, opened at a reservation and closed at its cost, as the Caller does."""
+    store.close_call(store.open_call(run_id, request, Decimal(1)), completion, cost)
 
 
 def _result(passed: int, failed: int = 0, errors: int = 0, tampered: bool = False) -> TestResult:
@@ -87,10 +101,10 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 def test_spent_is_the_exact_decimal_sum(store: Store) -> None:
     """Spend carried over on resume is exact: three 0.1 calls cost 0.3, not 0.30000000000000004."""
-    store.begin_run("r1", T0, "sim", Decimal("5"), {"tasks": Path("t.yaml")})
+    store.begin_run("r1", T0, "sim", Decimal("5"), RunParams(tasks=Path("t.yaml")))
     log = store.call_log("r1")
     for task in ("a", "a", "b"):
-        log.record_call(_request(task), _completion(), Decimal("0.1"))
+        log.close_call(log.open_call(_request(task), Decimal(1)), _completion(), Decimal("0.1"))
 
     assert (Decimal("0.3"), Decimal("0.2"), Decimal(0)) == (
         store.spent("r1"),
@@ -101,7 +115,7 @@ def test_spent_is_the_exact_decimal_sum(store: Store) -> None:
 
 def test_a_call_in_flight_counts_at_its_reservation_until_closed(store: Store) -> None:
     """A call open when the process dies stays counted at its worst case; closing settles it."""
-    store.begin_run("r1", T0, "sim", Decimal("5"), {})
+    store.begin_run("r1", T0, "sim", Decimal("5"), RunParams())
     log = store.call_log("r1")
     handle = log.open_call(_request("a"), Decimal("0.75"))
     log.open_call(_request("b"), Decimal("0.5"))  # never closed: the kill -9 case
@@ -130,6 +144,7 @@ def _test_results(draw: st.DrawFn) -> TestResult:
         draw(st.booleans()),
         draw(st.floats(min_value=0, allow_nan=False, allow_infinity=False)),
         tuple(draw(st.lists(text, max_size=3))),
+        draw(st.booleans()),
     )
 
 
@@ -137,13 +152,13 @@ def _test_results(draw: st.DrawFn) -> TestResult:
 @given(result=_test_results(), cost=st.decimals(min_value=0, max_value=100, places=12))
 def test_attempt_round_trips_exactly(store: Store, result: TestResult, cost: Decimal) -> None:
     """An attempt's record, code and TestResult come back exactly as recorded."""
-    store.begin_run("r1", T0, "sim", None, {})
+    store.begin_run("r1", T0, "sim", None, RunParams())
     record = AttemptRecord(
         1,
         "write",
         passed=result.passed,
         cost_usd=cost,
-        review="clean",
+        review=ReviewOutcome.CLEAN,
         tampered=result.tampered,
         test_error=result.error,
     )
@@ -157,7 +172,7 @@ def test_attempt_round_trips_exactly(store: Store, result: TestResult, cost: Dec
 def test_load_attempts_returns_this_runs_attempts_in_order(store: Store) -> None:
     """load_attempts gives one task's attempts of one run, ordered by attempt number."""
     for run in ("r1", "r2"):
-        store.begin_run(run, T0, "sim", None, {})
+        store.begin_run(run, T0, "sim", None, RunParams())
     for n in (3, 1, 2):
         _attempt(store, "r1", "orders", n, _result(n), code=None if n == 2 else f"v{n}")
     _attempt(store, "r2", "orders", 1, _result(9))
@@ -172,7 +187,7 @@ def test_load_attempts_returns_this_runs_attempts_in_order(store: Store) -> None
 
 def test_task_results_round_trip(store: Store) -> None:
     """TaskResult values, attempts, warnings and Decimal costs included, round-trip exactly."""
-    store.begin_run("r1", T0, "sim", None, {})
+    store.begin_run("r1", T0, "sim", None, RunParams())
     result = TaskResult(
         "orders",
         TaskStatus.PARTIAL,
@@ -189,6 +204,7 @@ def test_task_results_round_trip(store: Store) -> None:
             AttemptRecord(2, "fix", 5, 1, 0, 6, Decimal("0.023456789"), improved=True),
         ),
         ("sleeps in a handler",),
+        cause=StopCause.BUDGET,
     )
     store.record_task("r1", result, "d1")
 
@@ -203,7 +219,7 @@ def test_passed_before_finds_the_newest_pass_on_the_same_inputs(store: Store) ->
         ("r3", TaskStatus.PARTIAL, "d1"),
         ("r4", TaskStatus.PASSED, "d2"),
     ):
-        store.begin_run(run, T0, "sim", None, {})
+        store.begin_run(run, T0, "sim", None, RunParams())
         store.record_task(run, TaskResult("orders", status), digest)
 
     assert (
@@ -217,7 +233,7 @@ def test_passed_before_finds_the_newest_pass_on_the_same_inputs(store: Store) ->
 def test_best_earlier_ranks_by_tracker_score_across_runs(store: Store) -> None:
     """The best earlier candidate wins by score; tampered and code-less attempts never count."""
     for run in ("r1", "r2", "r3"):
-        store.begin_run(run, T0, "sim", None, {})
+        store.begin_run(run, T0, "sim", None, RunParams())
     _attempt(store, "r1", "orders", 1, _result(5, failed=1))
     _attempt(store, "r1", "orders", 2, _result(5, errors=1))
     _attempt(store, "r2", "orders", 1, _result(9, tampered=True))
@@ -237,7 +253,7 @@ def test_best_earlier_ranks_by_tracker_score_across_runs(store: Store) -> None:
 def test_best_earlier_tie_goes_to_the_newer_run(store: Store) -> None:
     """Equal scores: the newer run's candidate, tested against the newer tests, is chosen."""
     for run in ("r1", "r2"):
-        store.begin_run(run, T0, "sim", None, {})
+        store.begin_run(run, T0, "sim", None, RunParams())
         _attempt(store, run, "orders", 1, _result(4, failed=2), code=run)
 
     assert store.best_earlier("orders").code == "r2"
@@ -245,26 +261,54 @@ def test_best_earlier_tie_goes_to_the_newer_run(store: Store) -> None:
 
 def test_begin_run_again_reopens_the_run_for_resume(store: Store) -> None:
     """Beginning an existing run again (a resume) reopens it, keeping its start time."""
-    store.begin_run("r1", T0, "sim", Decimal("3"), {"a": 1})
+    store.begin_run("r1", T0, "sim", Decimal("3"), RunParams(Path("/t.yaml"), 1))
     store.finish_run("r1", RunStatus.INTERRUPTED, T0 + dt.timedelta(hours=1))
-    store.begin_run("r1", T0 + dt.timedelta(hours=2), "sim", Decimal("4"), {"a": 2})
+    store.begin_run(
+        "r1", T0 + dt.timedelta(hours=2), "sim", Decimal("4"), RunParams(Path("/t.yaml"), 2, ("a",))
+    )
     info = store.run_info("r1")
 
-    assert (T0, None, None, Decimal("4"), {"a": 2}, 1) == (
+    assert (T0, None, None, Decimal("4"), RunParams(Path("/t.yaml"), 2, ("a",)), 1) == (
         info.started_at,
         info.finished_at,
         info.status,
         info.cap_usd,
-        info.args,
+        info.params,
         info.resumes,
     )
+
+
+def test_run_params_keep_the_args_column_as_it_was(tmp_path: Path, store: Store) -> None:
+    """The `args` column holds the same JSON as before RunParams, and old rows still read."""
+    store.begin_run("r1", T0, "sim", None, RunParams(Path("/t.yaml"), 2, ("a", "b")))
+    store.begin_run("r0", T0, "sim", None, RunParams())
+    conn = sqlite3.connect(tmp_path / "harness.db")
+    conn.execute("""UPDATE runs SET args='{"tasks": "/old.yaml"}' WHERE run_id='r0'""")
+    conn.commit()
+    conn.close()
+
+    assert (
+        '{"tasks": "/t.yaml", "seed": 2, "only": ["a", "b"]}',
+        RunParams(Path("/old.yaml")),
+    ) == (
+        _sql_one(tmp_path / "harness.db", "SELECT args FROM runs WHERE run_id='r1'"),
+        store.run_info("r0").params,
+    )
+
+
+def _sql_one(db: Path, sql: str) -> object:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
 
 
 def test_latest_run_is_the_last_begun(store: Store) -> None:
     """latest_run follows insertion order, whatever the start times say."""
     assert store.latest_run() is None
-    store.begin_run("r-b", T0, "sim", None, {})
-    store.begin_run("r-a", T0 - dt.timedelta(days=1), "live", None, {})
+    store.begin_run("r-b", T0, "sim", None, RunParams())
+    store.begin_run("r-a", T0 - dt.timedelta(days=1), "live", None, RunParams())
     store.finish_run("r-a", RunStatus.COMPLETED, T0)
 
     assert (
@@ -276,11 +320,11 @@ def test_latest_run_is_the_last_begun(store: Store) -> None:
 
 def test_totals_count_every_run(store: Store) -> None:
     """Totals feed the *_total metrics: runs by status, calls, retries, failures, reverts."""
-    store.begin_run("r1", T0, "sim", None, {})
+    store.begin_run("r1", T0, "sim", None, RunParams())
     store.finish_run("r1", RunStatus.COMPLETED, T0)
-    store.begin_run("r2", T0, "sim", None, {})
-    store.record_call("r2", _request(), _completion(retries=2), Decimal("0.01"))
-    store.record_call("r2", _request(), _completion(retries=1), Decimal("0.01"))
+    store.begin_run("r2", T0, "sim", None, RunParams())
+    for retries in (2, 1):
+        _call(store, "r2", _request(), _completion(retries=retries), Decimal("0.01"))
     _attempt(store, "r2", "orders", 1, None, code=None)
     store.record_attempt("r2", "orders", AttemptRecord(2, "fix", regressed=True), "c", _result(1))
     totals = store.totals()
@@ -296,11 +340,11 @@ def test_totals_count_every_run(store: Store) -> None:
 
 def test_concurrent_writers_from_a_thread_pool(store: Store) -> None:
     """Eight threads recording calls and attempts at once lose nothing and sum exactly."""
-    store.begin_run("r1", T0, "sim", None, {})
+    store.begin_run("r1", T0, "sim", None, RunParams())
 
     def work(i: int) -> None:
         for n in range(1, 26):
-            store.record_call("r1", _request(f"t{i}", n), _completion(), Decimal("0.001"))
+            _call(store, "r1", _request(f"t{i}", n), _completion(), Decimal("0.001"))
             _attempt(store, "r1", f"t{i}", n, _result(n))
 
     with ThreadPoolExecutor(8) as pool:
@@ -317,11 +361,11 @@ _WRITER = textwrap.dedent(
     import sys, datetime as dt
     from decimal import Decimal
     from harness.results import AttemptRecord
-    from harness.store import Store
+    from harness.store import RunParams, Store
     from harness.testrun.result import Outcome, TestCase, TestResult
 
     store = Store.open(sys.argv[1])
-    store.begin_run("r1", dt.datetime.now(dt.UTC), "sim", None, {})
+    store.begin_run("r1", dt.datetime.now(dt.UTC), "sim", None, RunParams())
     result = TestResult((TestCase("t::a", Outcome.PASSED), TestCase("t::b", Outcome.FAILED, "m")))
     for n in range(1, 100000):
         record = AttemptRecord(n, "fix", cost_usd=Decimal(n))

@@ -187,12 +187,12 @@ def test_whole_run_timeout_is_an_error_result(task: TaskSpec) -> None:
 
 
 def test_precheck_rejection_never_runs(task: TaskSpec, tmp_path: Path) -> None:
-    """A candidate the pre-check rejects errors every test and is not executed."""
+    """A candidate the pre-check rejects errors every test, is not executed, and says so."""
     marker = tmp_path / "ran"
     code = f"import gc\nopen({str(marker)!r}, 'w').close()\n" + GOOD
     result = run_tests(task, code, limits=TestLimits(sandbox="none"))
 
-    assert (result.errors, marker.exists()) == (3, False)
+    assert (result.errors, marker.exists(), result.rejected) == (3, False, True)
     assert result.error.startswith("precheck: line 1: imports gc")
 
 

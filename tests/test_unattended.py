@@ -103,7 +103,7 @@ def test_passed_task_is_skipped_as_up_to_date_with_exit_0(solved: Path, tmp_path
     assert code == 0
     for task in second["tasks"]:
         assert task["status"] == "skipped"
-        assert task["reason"].startswith("up to date") and first["run_id"] in task["reason"]
+        assert task["cause"] == "up_to_date" and first["run_id"] in task["reason"]
         assert (task["attempts"], task["cost_usd"]) == ([], 0)
         assert Path(task["output"]).read_text() == shipped[task["id"]]
     assert second["budget"]["spent_usd"] == 0
@@ -144,7 +144,7 @@ def test_changed_input_makes_a_passed_task_run_again(solved: Path, tmp_path, cha
 
     assert _tested(root) == rerun
     for task in summary["tasks"]:
-        assert task["reason"].startswith("up to date") == (task["id"] not in rerun)
+        assert (task["cause"] == "up_to_date") == (task["id"] not in rerun)
     assert code == 0 and all(_by_id(summary)[i]["status"] == "passed" for i in rerun)
 
 

@@ -163,11 +163,6 @@ class Budget:
         return self._stop is not None
 
     @property
-    def stop_reason(self) -> BudgetExceeded | None:
-        """The refusal that stopped the run, if any."""
-        return self._stop
-
-    @property
     def spent_run(self) -> Decimal:
         with self._lock:
             return self._spent_run

@@ -1,1 +1,4 @@
-"""Shipped data, never code: defaults.yaml, prices.yaml and the default guardrails policy."""
+"""Shipped data files (defaults, prices, policy: YAML), never code; read through
+importlib.resources.files("harness.data"), never imported."""
+
+__all__: list[str] = []

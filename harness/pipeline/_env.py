@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.config import LoopConfig
 from harness.prompts import PromptSet
 from harness.providers.calls import Caller
-from harness.results import AttemptRecord
+from harness.results import AttemptRecord, TaskResult
 from harness.router import Router
-from harness.store import TaskFiles
+from harness.store import StoredAttempt, TaskFiles
 from harness.tasks.spec import TaskSpec
 from harness.testrun.result import TestResult
 from harness.tracker import Best
@@ -30,7 +29,7 @@ class TaskFault(Exception):
     The cause (`__cause__`) is what went wrong; the runner classifies it.
     """
 
-    def __init__(self, result: Any) -> None:  # harness.results.TaskResult
+    def __init__(self, result: TaskResult) -> None:
         super().__init__(result.reason)
         self.result = result
 
@@ -63,5 +62,5 @@ class Prior:
     already cost this run is in the budget, which a resume starts from the run store.
     """
 
-    attempts: tuple[Any, ...] = ()  # harness.store.StoredAttempt
+    attempts: tuple[StoredAttempt, ...] = ()
     seed: Best | None = None

@@ -23,7 +23,7 @@ from harness.providers.base import (
     StopReason,
 )
 from harness.providers.calls import RunStopped
-from harness.results import AttemptRecord
+from harness.results import AttemptRecord, ReviewOutcome
 from harness.store import TaskFiles
 from harness.tasks.spec import TaskSpec
 from harness.tracker import BestTracker
@@ -42,7 +42,7 @@ class Attempt:
     reason: str | None = None
     cost: Decimal = Decimal(0)
     tier: str = ""
-    review: str | None = None
+    review: ReviewOutcome | None = None
 
 
 @dataclass
@@ -96,7 +96,7 @@ def _review_and_rewrite(task: TaskState, n: int, draft: Attempt) -> Attempt:
         raise
     except (ProviderError, BudgetExceeded, RunStopped) as exc:
         log.warning("review_failed", attempt=n, error=str(exc))
-        draft.review = draft.review or "failed"
+        draft.review = draft.review or ReviewOutcome.FAILED
         return draft
 
 
@@ -106,12 +106,12 @@ def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
     review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
     if not review.parsed:
         log.warning("review_unparseable", attempt=n)
-        draft.review = "unparseable"
+        draft.review = ReviewOutcome.UNPARSEABLE
         return draft
     if review.clean:
-        draft.review = "clean"
+        draft.review = ReviewOutcome.CLEAN
         return draft
-    draft.review = "violations"
+    draft.review = ReviewOutcome.VIOLATIONS
     log.info("review_violations", attempt=n, count=len(review.violations))
     draft.cost += _rewrite(task, n, draft, review.violations)
     return draft

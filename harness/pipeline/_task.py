@@ -12,7 +12,7 @@ from harness.pipeline._env import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.pipeline._steps import Attempt, TaskState, fix, write
 from harness.prompts import task_context
 from harness.providers.calls import RunStopped
-from harness.results import AttemptRecord, TaskResult, TaskStatus, sha256
+from harness.results import AttemptRecord, StopCause, TaskResult, TaskStatus, sha256
 from harness.tasks.spec import TaskSpec
 from harness.testrun.result import TestResult
 
@@ -67,7 +67,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
 
 
 def _trusted(result: TestResult) -> bool:
-    return not result.tampered and not (result.error or "").startswith("precheck")
+    return not result.tampered and not result.rejected
 
 
 def _next_attempt(task: TaskState, n: int) -> Attempt:
@@ -131,19 +131,22 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     )
     _restore(task, prior or Prior())
     status: TaskStatus | None = None
+    cause: StopCause | None = None
     try:
         reason = _loop(task)
     except (GuardrailStop, GuardrailError) as exc:
         status, reason = TaskStatus.GUARDRAIL, str(exc)
     except BudgetExceeded as exc:
         status, reason = _stopped(task, "budget", f"budget: {exc}")
+        cause = StopCause.BUDGET
     except RunStopped as exc:
         status, reason = _stopped(task, "interrupted", str(exc))
+        cause = StopCause.RUN_STOPPED
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
         raise TaskFault(_ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")) from exc
-    return _ship(task, status, reason)
+    return _ship(task, status, reason, cause)
 
 
 def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | None, str]:
@@ -153,14 +156,16 @@ def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | Non
     return None, detail
 
 
-def _ship(task: TaskState, status: TaskStatus | None, reason: str) -> TaskResult:
+def _ship(
+    task: TaskState, status: TaskStatus | None, reason: str, cause: StopCause | None = None
+) -> TaskResult:
     """Write the best candidate atomically to the output path and summarise the task."""
     spec, env, best = task.spec, task.env, task.tracker.best
     output, warnings = None, []
     if best is not None and best.result.passed > 0:  # a file passing nothing helps nobody
         problem = env.check_write(spec.output)
         if problem:
-            status, reason = TaskStatus.GUARDRAIL, problem
+            status, reason, cause = TaskStatus.GUARDRAIL, problem, None
         else:
             write_atomic(spec.output, best.code)
             output = str(spec.output)
@@ -172,6 +177,7 @@ def _ship(task: TaskState, status: TaskStatus | None, reason: str) -> TaskResult
         id=spec.id,
         status=status,
         reason="" if status is TaskStatus.PASSED else reason,
+        cause=None if status is TaskStatus.PASSED else cause,
         best_attempt=best.attempt if best else None,
         passed=result.passed if result else 0,
         failed=result.failed if result else 0,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from harness.pyast import parse_module
 
-__all__ = ["Site", "add_one", "break_syntax", "elide_body", "find_sites", "remove_one", "render"]
+__all__ = ["Site", "add_one", "find_sites", "remove_one", "render"]
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
@@ -285,49 +285,3 @@ def _is_main_guard(test: ast.expr) -> bool:
         and isinstance(test.left, ast.Name)
         and test.left.id == "__name__"
     )
-
-
-def break_syntax(rng: random.Random, code: str) -> str:
-    """Cut one line off two thirds of the way, as a model that lost its place does."""
-    lines = code.split("\n")
-    candidates = [i for i, line in enumerate(lines) if len(line.strip()) >= 12]
-    rng.shuffle(candidates)
-    for i in candidates[:8]:
-        broken = "\n".join([*lines[:i], lines[i][: len(lines[i]) * 2 // 3], *lines[i + 1 :]])
-        if not _parses(broken):
-            return broken
-    return code.rstrip() + "\nresult = (\n"  # an unclosed bracket never parses
-
-
-def elide_body(rng: random.Random, code: str, comment: str) -> str:
-    """One function's body replaced by `comment` and `...` (or `pass  # TODO implement`),
-    as models do to save output."""
-    try:
-        tree = parse_module(code)
-    except (SyntaxError, ValueError, RecursionError, SystemError):
-        return f"{code.rstrip()}\n\n{comment}\n"
-    funcs = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and len(node.body) >= 2
-        and node.body[1].lineno > node.lineno
-    ]
-    if not funcs:
-        return f"{code.rstrip()}\n\n{comment}\n"
-    func = rng.choice(funcs)
-    first = func.body[1] if isinstance(func.body[0], ast.Expr) else func.body[0]
-    lines = code.split("\n")
-    indent = lines[first.lineno - 1][: first.col_offset]
-    stub = [indent + comment, indent + "..."]
-    if rng.random() < 0.3:
-        stub = [indent + "pass  # TODO implement"]
-    return "\n".join([*lines[: first.lineno - 1], *stub, *lines[func.end_lineno or 0 :]])
-
-
-def _parses(code: str) -> bool:
-    try:
-        parse_module(code)
-    except (SyntaxError, ValueError, RecursionError, SystemError):
-        return False
-    return True

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.providers import _mutate
+from harness.providers import _mutate, _sim_reply
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -38,46 +38,9 @@ WRITE_WEIGHTS = (6, 16, 22, 22, 18, 16)
 # best (see tests/test_sim.py::test_walk_regresses_often_enough_for_the_ratchet_to_matter).
 FIX_REMOVE, FIX_SWAP, FIX_ADD = 0.40, 0.35, 0.25
 REWRITE_REMOVE = 0.7  # a rewrite usually also fixes one bug; otherwise it changes nothing
-# Review: chance of listing violations grows with the mutation count; rarely a ramble.
-REVIEW_BASE, REVIEW_PER_MUTATION, REVIEW_RAMBLE = 0.15, 0.15, 0.03
-
-# Reply shapes, as weights: how real models wrap the code they return.
-WRAP_WEIGHTS = {
-    "prose_fence_prose": 54,
-    "prose_fence": 18,
-    "bare_fence": 7,
-    "fence_only": 5,
-    "raw": 8,
-    "syntax_error": 3,  # a line cut off mid-way
-    "truncated": 3,  # stops mid-code with stop reason max_tokens
-    "placeholder": 2,  # one function body replaced by a "same as before" comment
-}
+# Review: chance of listing violations grows with the mutation count.
+REVIEW_BASE, REVIEW_PER_MUTATION = 0.15, 0.15
 CHARS_PER_TOKEN = 4
-
-_INTROS = (
-    "Here is the complete module.",
-    "Here's the updated file:",
-    "Below is the full ported service.",
-    "I fixed the failing cases; the whole file follows.",
-)
-_OUTROS = (
-    "Public names and signatures are unchanged.",
-    "Let me know if anything else fails.",
-    "The change is limited to the failing paths.",
-)
-_PLACEHOLDERS = ("# ... rest unchanged", "# existing code here", "# ... (same as before)")
-_VIOLATIONS = (
-    "{name} logs with print() instead of the platform logger",
-    "{name} returns a legacy status tuple instead of the platform's type",
-    "{name} raises a bare Exception instead of a platform error",
-    "{name} keeps module-level mutable state",
-    "{name} imports a legacy helper instead of a platform capability",
-)
-_RAMBLE = (
-    "Looking through the module, the overall structure seems mostly reasonable, although a "
-    "few of the functions could perhaps be organised differently. I would double-check the "
-    "error paths before shipping."
-)
 STEPS = ("write", "review", "rewrite", "fix")
 _FIRST_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -166,19 +129,20 @@ class SimProvider:
         task_id, attempt, step = request.task_id, request.attempt, request.step
         rng = self._rng(task_id, attempt, step, "reply")
         if task.solution is None:
-            return ("CLEAN" if step == "review" else _fence(task.reference)), StopReason.END
+            text = "CLEAN" if step == "review" else _sim_reply.fence(task.reference)
+            return text, StopReason.END
         if step == "write":
             mutations = self._write(task, task_id, attempt)
         else:
             mutations = self._given(task, request)
         if step == "review":
             lists = self._review_lists(task_id, attempt, len(mutations))
-            return _review(rng, task.code(mutations), lists), StopReason.END
+            return _sim_reply.review(rng, task.code(mutations), lists), StopReason.END
         if step == "rewrite":
             mutations = self._rewrite(task_id, attempt, mutations)
         elif step == "fix":
             mutations = self._fix(task, task_id, attempt, mutations)
-        return _wrap(rng, self._remember(task, task_id, mutations))
+        return _sim_reply.wrap(rng, self._remember(task, task_id, mutations))
 
     # The walk: each step is a pure function of (seed, task, attempt, step, starting set).
 
@@ -274,40 +238,3 @@ def _code_key(code: str) -> str:
 def tokens(text: str) -> int:
     """Token estimate from characters, as a tokenizer-free simulator can."""
     return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def _fence(code: str) -> str:
-    return f"```python\n{code.rstrip()}\n```"
-
-
-def _wrap(rng: random.Random, code: str) -> tuple[str, StopReason]:
-    shape = rng.choices(list(WRAP_WEIGHTS), weights=list(WRAP_WEIGHTS.values()))[0]
-    intro, outro = rng.choice(_INTROS), rng.choice(_OUTROS)
-    if shape == "raw":
-        return code, StopReason.END
-    if shape == "truncated":
-        return f"{intro}\n\n```python\n{code[: int(len(code) * rng.uniform(0.3, 0.9))]}", (
-            StopReason.MAX_TOKENS
-        )
-    if shape == "syntax_error":
-        code = _mutate.break_syntax(rng, code)
-    elif shape == "placeholder":
-        code = _mutate.elide_body(rng, code, rng.choice(_PLACEHOLDERS))
-    block = _fence(code).replace("```python", "```", 1) if shape == "bare_fence" else _fence(code)
-    if shape == "fence_only":
-        return block, StopReason.END
-    after = "" if shape == "prose_fence" else f"\n\n{outro}"
-    return f"{intro}\n\n{block}{after}", StopReason.END
-
-
-def _review(rng: random.Random, code: str, lists: bool) -> str:
-    """CLEAN, or "- " violation lines naming the module's functions; rarely a ramble."""
-    if rng.random() < REVIEW_RAMBLE:
-        return _RAMBLE
-    names = re.findall(r"^\s*(?:async\s+)?def\s+([A-Za-z]\w*)", code, re.MULTILINE)
-    if not lists or not names:
-        return "CLEAN"
-    picks = [
-        rng.choice(_VIOLATIONS).format(name=rng.choice(names)) for _ in range(rng.randint(1, 3))
-    ]
-    return "\n".join(f"- {pick}" for pick in dict.fromkeys(picks))

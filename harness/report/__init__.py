@@ -1,14 +1,14 @@
-"""The morning summary: summary.json (schema 1, the contract) and summary.md for a terminal."""
+"""The morning summary: summary.json (schema 1, the contract), summary.md for a terminal,
+summary.html for a browser, and Prometheus textfile metrics."""
 
 from __future__ import annotations
 
 from harness.report._html import render_html
 from harness.report._md import RunSummary, load_summary, render_markdown, write_summary
-from harness.report._metrics import Totals, render_metrics, write_metrics
+from harness.report._metrics import render_metrics, write_metrics
 
 __all__ = [
     "RunSummary",
-    "Totals",
     "load_summary",
     "render_html",
     "render_markdown",

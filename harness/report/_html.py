@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
+from harness.results import StopCause, TaskStatus
+
 __all__ = ["render_html"]
 
 _H, _LEFT, _TOP, _BOTTOM, _STEP = 150, 34, 14, 24, 34
@@ -92,9 +94,9 @@ def _attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]
         reverted = [str(a["n"]) for a in t["attempts"] if a["regressed"]]
         if reverted:
             yield "regression", t["id"], f"regression reverted at attempt(s) {', '.join(reverted)}"
-        if t["status"] in ("guardrail", "error"):
+        if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
-        elif t["status"] == "skipped" and t["reason"].startswith("budget"):
+        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
             yield "budget", t["id"], f"skipped: {t['reason']}"
         tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
         if tampered:

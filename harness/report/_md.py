@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.results import RunStatus, TaskResult, TaskStatus, usd
+from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -80,7 +80,7 @@ def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
             )
         if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             lines.append(f"- {tid}: {t['status']}: {t['reason']}")
-        elif t["status"] == TaskStatus.SKIPPED and t["reason"].startswith("budget"):
+        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
             lines.append(f"- {tid}: skipped: {t['reason']}")
         tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
         if tampered:

@@ -12,24 +12,12 @@ import datetime as dt
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results import RunStatus, TaskStatus
+from harness.results import ReviewOutcome, RunStatus, TaskStatus, Totals
 
-__all__ = ["Totals", "render_metrics", "write_metrics"]
-
-
-@dataclass(frozen=True)
-class Totals:
-    """Cumulative counts; `runs` is keyed by run status ("unfinished" for a killed run)."""
-
-    runs: Mapping[str, int] = field(default_factory=dict)
-    calls: int | None = None  # None: unknown (no store) -> the series is left out, not faked
-    retries: int | None = None
-    extraction_failures: int = 0
-    reverts: int = 0
+__all__ = ["render_metrics", "write_metrics"]
 
 
 def _totals_from(summary: Mapping[str, Any]) -> Totals:
@@ -91,7 +79,9 @@ def _gauges(summary: Mapping[str, Any], base: dict[str, str]) -> list[str]:
             "The last run's budget cap in USD.",
             [(base, float(budget["cap_usd"]))],
         )
-    unparsed = sum(a.get("review") == "unparseable" for t in tasks for a in t["attempts"])
+    unparsed = sum(
+        a.get("review") == ReviewOutcome.UNPARSEABLE for t in tasks for a in t["attempts"]
+    )
     out += _family(
         "harness_reviews_unparseable",
         "gauge",

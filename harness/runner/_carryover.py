@@ -10,37 +10,34 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import structlog
 
 from harness.pipeline import Prior
-from harness.results import TaskResult, TaskStatus, sha256
+from harness.results import StopCause, TaskResult, TaskStatus, sha256
+from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
 
-if TYPE_CHECKING:
-    from harness.runner._run import Run
-
-__all__ = ["FILTERED", "UP_TO_DATE", "already_done", "prior", "skipped"]
+__all__ = ["FILTERED", "already_done", "prior", "skipped"]
 
 log = structlog.get_logger()
 
 
-def skipped(spec: TaskSpec, reason: str) -> TaskResult:
-    return TaskResult(id=spec.id, status=TaskStatus.SKIPPED, reason=reason)
+def skipped(spec: TaskSpec, reason: str, cause: StopCause) -> TaskResult:
+    return TaskResult(id=spec.id, status=TaskStatus.SKIPPED, reason=reason, cause=cause)
 
 
-UP_TO_DATE = "up to date"
 FILTERED = "filtered: not selected by --only"
 _FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
+_CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED)
 
 
 def _final(result: TaskResult) -> bool:
     """A recorded result a resume keeps: it ended on its own, not because the run stopped."""
-    if result.reason.startswith(("budget", "run stopping", "run stopped")):
+    if result.cause in _CUT_SHORT:
         return False
-    return result.status in _FINAL or result.reason.startswith(UP_TO_DATE)
+    return result.status in _FINAL or result.cause is StopCause.UP_TO_DATE
 
 
 def _file_sha256(path: Path) -> str | None:
@@ -52,8 +49,6 @@ def _file_sha256(path: Path) -> str | None:
 
 def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
     """A result needing no work: finished earlier in this run, or up to date from a past night."""
-    if run.store is None:
-        return None
     done = run.store.task_results(run.rundir.run_id).get(spec.id) if run.resumed else None
     if done is not None and _final(done):
         return done
@@ -62,17 +57,19 @@ def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
         return None
     earlier = run.store.task_results(passed_in)[spec.id]
     if earlier.output_sha256 is not None and earlier.output_sha256 == _file_sha256(spec.output):
-        reason = f"{UP_TO_DATE}: passed in run {passed_in} with the same inputs"
         return replace(
-            earlier, status=TaskStatus.SKIPPED, reason=reason, cost_usd=Decimal(0), attempts=()
+            earlier,
+            status=TaskStatus.SKIPPED,
+            reason=f"up to date: passed in run {passed_in} with the same inputs",
+            cause=StopCause.UP_TO_DATE,
+            cost_usd=Decimal(0),
+            attempts=(),
         )
     return None
 
 
 def prior(run: Run, spec: TaskSpec) -> Prior:
     """This run's finished attempts (resume) and the best candidate from before this run."""
-    if run.store is None:
-        return Prior()
     run_id = run.rundir.run_id
     attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
     return Prior(attempts, _seed(run, spec))

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 
 import structlog
@@ -17,60 +17,41 @@ import structlog
 from harness.errors import ExitCode
 from harness.fsio import remove_stale_temps
 from harness.log import scrub
-from harness.pipeline import TaskEnv, TaskFault, run_task
+from harness.pipeline import TaskFault, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
-from harness.results import RunStatus, TaskResult, TaskStatus
-from harness.runner._carryover import FILTERED, UP_TO_DATE, already_done, prior, skipped
-from harness.store import RunDir
+from harness.results import ReviewOutcome, RunStatus, StopCause, TaskResult, TaskStatus
+from harness.runner._carryover import FILTERED, already_done, prior, skipped
+from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["Run", "execute"]
+__all__ = ["execute", "exit_code"]
 
 log = structlog.get_logger()
-
-
-@dataclass
-class Run:
-    """A prepared run: everything was checked at start-up, nothing has been spent."""
-
-    tasks: list[TaskSpec]
-    env: TaskEnv
-    rundir: RunDir
-    budget: object  # harness.budget.Budget
-    stop: threading.Event
-    provider: str
-    concurrency: int
-    notes: tuple[str, ...] = ()
-    close: Callable[[], None] = lambda: None
-    store: object | None = None  # harness.store.Store
-    digests: dict[str, str] | None = None
-    resumed: bool = False
-    rerun: bool = False
-    after_summary: Callable[[dict], None] = lambda data: None
-    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
-    started_at: dt.datetime | None = None  # a resumed run keeps its first start
-    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
 
 
 def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
     """One task, start to recorded result; nothing it raises escapes to the pool."""
     if run.stop.is_set() or run.budget.stopped:
-        return skipped(spec, _stop_reason(run))
+        return _not_run(run, spec)
     with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
         result = _attempt_task(run, spec)
         if run.budget.stopped:
             run.stop.set()
         try:
-            if run.store is not None:
-                run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+            run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
         return result
 
 
-def _stop_reason(run: Run) -> str:
-    return run.halt_reason or ("budget" if run.budget.stopped else "interrupted")
+def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
+    """A task the run stopped before it started: why, for a person and for a resume."""
+    if run.halt_reason:
+        return skipped(spec, run.halt_reason, StopCause.RUN_STOPPED)
+    if run.budget.stopped:
+        return skipped(spec, "budget", StopCause.BUDGET)
+    return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
 
 
 def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskResult:
@@ -179,8 +160,8 @@ def _drain(run: Run, results: dict[str, TaskResult]) -> None:
 def _summarise(
     run: Run, results: dict[str, TaskResult], started, finished, interrupted: bool
 ) -> RunSummary:
-    tasks = tuple(results.get(s.id) or skipped(s, _stop_reason(run)) for s in run.tasks)
-    tasks += tuple(skipped(s, FILTERED) for s in run.filtered)
+    tasks = tuple(results.get(s.id) or _not_run(run, s) for s in run.tasks)
+    tasks += tuple(skipped(s, FILTERED, StopCause.FILTERED) for s in run.filtered)
     return RunSummary(
         run_id=run.rundir.run_id,
         started_at=started,
@@ -196,7 +177,7 @@ def _summarise(
 
 def _review_notes(results) -> tuple[str, ...]:
     """Reviews that were neither CLEAN nor a list counted as clean (fail open): say how many."""
-    count = sum(a.review == "unparseable" for r in results for a in r.attempts)
+    count = sum(a.review is ReviewOutcome.UNPARSEABLE for r in results for a in r.attempts)
     if not count:
         return ()
     return (f"{count} review(s) were unparseable and counted as CLEAN (fail open)",)
@@ -212,7 +193,10 @@ def exit_code(summary: RunSummary) -> ExitCode:
     return ExitCode.OK if passing else ExitCode.NOT_ALL_PASSED
 
 
+_NOTHING_TO_DO = (StopCause.UP_TO_DATE, StopCause.FILTERED)
+
+
 def _passing(task: TaskResult) -> bool:
     return task.status is TaskStatus.PASSED or (
-        task.status is TaskStatus.SKIPPED and task.reason.startswith((UP_TO_DATE, FILTERED))
+        task.status is TaskStatus.SKIPPED and task.cause in _NOTHING_TO_DO
     )

@@ -24,8 +24,8 @@ from harness.report import render_metrics, write_metrics
 from harness.router import Router
 from harness.runner._args import RunArgs
 from harness.runner._inputs import Inputs, select
-from harness.runner._run import Run
-from harness.store import RunDir, RunInfo, Store, StoreError, new_run_id
+from harness.runner._prepared import Run
+from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
 from harness.tasks import inputs_digest
 from harness.tasks.spec import TaskSpec
 
@@ -52,19 +52,19 @@ def _same_run(args: RunArgs, run_id: str, info: RunInfo) -> None:
     """A resume must continue the same night: same provider, task list and (sim) seed."""
     if info.provider != args.provider:
         raise BadInput(f"--resume: run {run_id} used --provider {info.provider}; pass the same")
-    tasks = info.args.get("tasks")
-    if tasks and Path(tasks) != args.tasks.resolve():
+    tasks, seed = info.params.tasks, info.params.seed
+    if tasks and tasks != args.tasks.resolve():
         raise BadInput(f"--resume: run {run_id} ran the task list {tasks}; pass that file")
-    if args.provider == "sim" and info.args.get("seed", args.seed) != args.seed:
-        raise BadInput(f"--resume: run {run_id} used --seed {info.args['seed']}; pass the same")
+    if args.provider == "sim" and seed is not None and seed != args.seed:
+        raise BadInput(f"--resume: run {run_id} used --seed {seed}; pass the same")
 
 
 def _resumed(args: RunArgs, inputs: Inputs, info: RunInfo) -> tuple[RunArgs, Inputs]:
     """A resume keeps the run's own cap and task selection unless restated on the command."""
     if args.budget_usd is None and info.cap_usd is not None:
         args = replace(args, budget_usd=info.cap_usd)
-    if args.only is None and info.args.get("only") is not None:
-        args = replace(args, only=tuple(info.args["only"]))
+    if args.only is None and info.params.only is not None:
+        args = replace(args, only=info.params.only)
     every = [*inputs.specs, *inputs.filtered]
     specs = select(every, args.only)
     filtered = tuple(s for s in every if s not in specs)
@@ -158,11 +158,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         dt.datetime.now().astimezone(),
         args.provider,
         budget.cap_run,
-        {
-            "tasks": str(args.tasks.resolve()),
-            "seed": args.seed,
-            "only": list(args.only) if args.only is not None else None,
-        },
+        RunParams(args.tasks.resolve(), args.seed, args.only),
     )
     stop = threading.Event()
     config = inputs.config

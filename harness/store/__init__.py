@@ -1,16 +1,21 @@
-"""Run store (SQLite, WAL): runs, tasks, attempts and calls, each written as it finishes."""
+"""Run store (SQLite, WAL) and the run directory: runs, tasks, attempts and calls, each
+written as it finishes; every candidate, prompt and reply as a file."""
 
 from __future__ import annotations
 
+from harness.store._db import StoreError
 from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
-from harness.store._store import MIGRATIONS, RunInfo, Store, StoreError
+from harness.store._schema import MIGRATIONS
+from harness.store._store import RunInfo, RunParams, Store, StoredAttempt
 
 __all__ = [
     "MIGRATIONS",
     "RunDir",
     "RunInfo",
+    "RunParams",
     "Store",
     "StoreError",
+    "StoredAttempt",
     "TaskFiles",
     "new_run_id",
     "resolve_run",

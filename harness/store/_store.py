@@ -1,25 +1,14 @@
-"""Run store (SQLite, WAL): runs, tasks, attempts and calls, each written as it finishes.
+"""The run store: runs, tasks, attempts and calls, each written as it finishes.
 
-Durability: every write is its own short transaction, committed before the method returns,
-so a SIGKILL at any moment loses at most the write in progress, never a finished one.
-`synchronous=FULL` fsyncs the WAL at every commit, so even a power cut keeps what was
-committed; NORMAL would survive a SIGKILL too but may roll back the last commits on power
-loss, and a lost call row means spend the budget no longer sees. Writes come at most a few
-per second (one per paid call or test run), so the fsync costs nothing that matters.
-
-Threads: one connection guarded by one lock; every statement runs under it, so the store is
-safe to share across a worker pool. Rows are parsed back through pydantic, exactly.
+Every method is one short transaction (see _db for durability and threads); rows are
+parsed back through pydantic, exactly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,21 +16,16 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from harness.providers.base import CallRequest, Completion
-from harness.report import Totals
-from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus
-from harness.store._schema import MIGRATIONS
+from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus, Totals
+from harness.store._db import Db
 from harness.testrun.result import TestResult
 from harness.tracker import score
 
-__all__ = ["MIGRATIONS", "RunInfo", "Store", "StoreError", "StoredAttempt"]
+__all__ = ["RunCallLog", "RunInfo", "RunParams", "Store", "StoredAttempt"]
 
 _RECORD = TypeAdapter(AttemptRecord)
 _RESULT = TypeAdapter(TestResult)
 _TASK = TypeAdapter(TaskResult)
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used (newer schema, no WAL on this filesystem)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +39,18 @@ class StoredAttempt:
 
 
 @dataclass(frozen=True)
+class RunParams:
+    """What a run was started with that a resume must match or keep (the `args` column)."""
+
+    tasks: Path | None = None  # the task list, resolved
+    seed: int | None = None  # the simulator's seed
+    only: tuple[str, ...] | None = None  # --only, if given
+
+
+_PARAMS = TypeAdapter(RunParams)
+
+
+@dataclass(frozen=True)
 class RunInfo:
     run_id: str
     started_at: dt.datetime
@@ -62,7 +58,7 @@ class RunInfo:
     status: RunStatus | None  # None: still running, or killed before it finished
     provider: str
     cap_usd: Decimal | None
-    args: dict[str, Any]
+    params: RunParams
     resumes: int
 
 
@@ -81,63 +77,16 @@ def _loads(adapter: TypeAdapter[Any], text: str | None) -> Any:
 class Store:
     """The run store of one run directory. Open with `Store.open(path)`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
+    def __init__(self, db: Db) -> None:
+        self._db = db
 
     @classmethod
     def open(cls, path: Path) -> Store:
         """Open (creating and migrating as needed) the store at `path`."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if mode != "wal":
-            conn.close()
-            raise StoreError(f"{path}: SQLite WAL mode unavailable here ({mode}); use a local disk")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        store = cls(conn)
-        store._migrate(path)
-        return store
+        return cls(Db.open(path))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One short write transaction, committed (and fsynced) before returning."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _insert(self, verb: str, table: str, row: tuple[Any, ...]) -> None:
-        with self._tx() as conn:
-            conn.execute(f"{verb} INTO {table} VALUES ({','.join('?' * len(row))})", row)
-
-    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
-
-    def _migrate(self, path: Path) -> None:
-        """Apply missing migrations, each in its own transaction that re-reads the version
-        under the write lock, so two processes opening one store cannot both apply it."""
-        while True:
-            with self._tx() as conn:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > len(MIGRATIONS):
-                    raise StoreError(f"{path}: schema {version} is newer than this harness")
-                if version == len(MIGRATIONS):
-                    return
-                for statement in MIGRATIONS[version]:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version={version + 1}")
+        self._db.close()
 
     def begin_run(
         self,
@@ -145,20 +94,21 @@ class Store:
         started_at: dt.datetime,
         provider: str,
         cap_usd: Decimal | None,
-        args: dict[str, Any],
+        params: RunParams,
     ) -> None:
         """Record a run's start; on an existing run_id (a resume) reopen it, keeping its start."""
         cap = None if cap_usd is None else str(cap_usd)
-        with self._tx() as conn:
+        args = json.dumps(asdict(params), default=str)
+        with self._db.tx() as conn:
             conn.execute(
                 "INSERT INTO runs (run_id, started_at, provider, cap_usd, args) VALUES (?,?,?,?,?)"
                 " ON CONFLICT (run_id) DO UPDATE SET finished_at=NULL, status=NULL,"
                 " cap_usd=excluded.cap_usd, args=excluded.args, resumes=resumes+1",
-                (run_id, started_at.isoformat(), provider, cap, json.dumps(args, default=str)),
+                (run_id, started_at.isoformat(), provider, cap, args),
             )
 
     def finish_run(self, run_id: str, status: RunStatus, finished_at: dt.datetime) -> None:
-        with self._tx() as conn:
+        with self._db.tx() as conn:
             conn.execute(
                 "UPDATE runs SET status=?, finished_at=? WHERE run_id=?",
                 (RunStatus(status).value, finished_at.isoformat(), run_id),
@@ -166,11 +116,11 @@ class Store:
 
     def latest_run(self) -> str | None:
         """The run begun most recently (insertion order: wall clocks and DST cannot reorder it)."""
-        rows = self._read("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1")
+        rows = self._db.read("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1")
         return rows[0][0] if rows else None
 
     def run_info(self, run_id: str) -> RunInfo | None:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT started_at, finished_at, status, provider, cap_usd, args, resumes"
             " FROM runs WHERE run_id=?",
             (run_id,),
@@ -182,20 +132,8 @@ class Store:
         status = RunStatus(status) if status else None
         cap = Decimal(cap) if cap is not None else None
         finished = when(finished) if finished else None
-        return RunInfo(
-            run_id, when(started), finished, status, provider, cap, json.loads(args), resumes
-        )
-
-    def record_call(
-        self, run_id: str, request: CallRequest, completion: Completion, cost_usd: Decimal
-    ) -> None:
-        """One finished paid call and its exact cost (Decimal kept as TEXT)."""
-        usage, route = completion.usage, request.route
-        step = (run_id, request.task_id, request.attempt, request.step, route.tier)
-        tokens = (usage.input_tokens, usage.cache_write_tokens, usage.cache_read_tokens)
-        reply = (completion.provider, completion.model, *tokens, usage.output_tokens)
-        outcome = (completion.stop_reason.value, completion.latency_s, completion.retries)
-        self._insert("INSERT", "calls", (None, *step, *reply, *outcome, str(cost_usd), _now()))
+        params = _PARAMS.validate_json(args)
+        return RunInfo(run_id, when(started), finished, status, provider, cap, params, resumes)
 
     def open_call(self, run_id: str, request: CallRequest, reserved_usd: Decimal) -> int:
         """A call about to be sent, counted at its worst-case reservation until it is closed.
@@ -207,17 +145,18 @@ class Store:
         row = (None, run_id, request.task_id, request.attempt, request.step, route.tier)
         row += (route.provider, route.model, 0, 0, 0, 0, "in_flight", 0.0, 0)
         row += (str(reserved_usd), _now())
-        with self._tx() as conn:
+        with self._db.tx() as conn:
             cursor = conn.execute(f"INSERT INTO calls VALUES ({','.join('?' * len(row))})", row)
             return int(cursor.lastrowid)
 
     def close_call(self, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
-        """Replace an open call's reservation with what the vendor actually billed."""
+        """Replace an open call's reservation with what the vendor actually billed (the exact
+        Decimal kept as TEXT)."""
         u = completion.usage
         values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
         values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
         values += (completion.latency_s, completion.retries, str(cost_usd), _now(), call_id)
-        with self._tx() as conn:
+        with self._db.tx() as conn:
             conn.execute(
                 "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
                 " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"
@@ -234,7 +173,7 @@ class Store:
         sql, params = "SELECT cost_usd FROM calls WHERE run_id=?", (run_id,)
         if task_id is not None:
             sql, params = sql + " AND task_id=?", (run_id, task_id)
-        return sum((Decimal(c) for (c,) in self._read(sql, params)), Decimal(0))
+        return sum((Decimal(c) for (c,) in self._db.read(sql, params)), Decimal(0))
 
     def record_attempt(
         self,
@@ -248,11 +187,11 @@ class Store:
         columns = (record.n, record.kind, record.passed, record.total, int(record.regressed))
         extra = (record.extraction_error, str(record.cost_usd), _dumps(_RECORD, record))
         row = (run_id, task_id, *columns, *extra, code, _dumps(_RESULT, result), _now())
-        self._insert("INSERT OR REPLACE", "attempts", row)
+        self._db.insert("INSERT OR REPLACE", "attempts", row)
 
     def load_attempts(self, run_id: str, task_id: str) -> list[StoredAttempt]:
         """The task's finished attempts in this run, in attempt order (what --resume replays)."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT run_id, record, code, result FROM attempts WHERE run_id=? AND task_id=?"
             " ORDER BY n",
             (run_id, task_id),
@@ -268,7 +207,7 @@ class Store:
         the newer run (tested against the newer tests), then to the earlier attempt. With
         `provider`, only runs made with it count (a simulated night never seeds a live one).
         """
-        rows = self._read(
+        rows = self._db.read(
             "SELECT a.run_id, a.record, a.code, a.result, r.rowid, a.n FROM attempts a"
             " JOIN runs r ON r.run_id = a.run_id WHERE a.task_id=? AND a.run_id IS NOT ?"
             " AND a.code IS NOT NULL AND a.result IS NOT NULL AND (? IS NULL OR r.provider=?)",
@@ -283,17 +222,17 @@ class Store:
     def record_task(self, run_id: str, result: TaskResult, digest: str) -> None:
         """A task's final result with the digest of the inputs it ran on (replaces on resume)."""
         row = (run_id, result.id, result.status.value, digest, _dumps(_TASK, result), _now())
-        self._insert("INSERT OR REPLACE", "tasks", row)
+        self._db.insert("INSERT OR REPLACE", "tasks", row)
 
     def task_results(self, run_id: str) -> dict[str, TaskResult]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT task_id, result FROM tasks WHERE run_id=? ORDER BY rowid", (run_id,)
         )
         return {task_id: _loads(_TASK, text) for task_id, text in rows}
 
     def passed_before(self, task_id: str, digest: str) -> str | None:
         """The newest run in which this task passed on exactly these inputs, if any."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT t.run_id FROM tasks t JOIN runs r ON r.run_id = t.run_id"
             " WHERE t.task_id=? AND t.digest=? AND t.status=? ORDER BY r.rowid DESC LIMIT 1",
             (task_id, digest, TaskStatus.PASSED.value),
@@ -303,10 +242,10 @@ class Store:
     def totals(self) -> Totals:
         """Counts over every run in the store: what makes the *_total metrics real counters."""
         runs = dict(
-            self._read("SELECT coalesce(status, 'unfinished'), count(*) FROM runs GROUP BY 1")
+            self._db.read("SELECT coalesce(status, 'unfinished'), count(*) FROM runs GROUP BY 1")
         )
-        calls, retries = self._read("SELECT count(*), coalesce(sum(retries), 0) FROM calls")[0]
-        failures, reverts = self._read(
+        calls, retries = self._db.read("SELECT count(*), coalesce(sum(retries), 0) FROM calls")[0]
+        failures, reverts = self._db.read(
             "SELECT count(extraction_error), coalesce(sum(regressed), 0) FROM attempts"
         )[0]
         return Totals(runs, calls, retries, failures, reverts)
@@ -323,9 +262,6 @@ class RunCallLog:
 
     store: Store
     run_id: str
-
-    def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
-        self.store.record_call(self.run_id, request, completion, cost_usd)
 
     def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
         return self.store.open_call(self.run_id, request, reserved_usd)

@@ -1,4 +1,4 @@
-"""TestLimits: the resource limits and clocks of one sandboxed test run."""
+"""TestLimits: the resource limits of one test run, checked when made."""
 
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ from harness.testrun import _scratch as scratch
 from harness.testrun._launch import bwrap_works, fallback_caps_processes
 from harness.testrun._limits import TestLimits
 from harness.testrun._precheck import precheck
+from harness.testrun._score import Settlement
 from harness.testrun._scratch import Pristine, SandboxError, candidate_place, read_pristine
-from harness.testrun._session import Run, Settlement, launch_all
+from harness.testrun._session import Run, launch_all
 from harness.testrun.result import Outcome, TestCase, TestResult
 
 __all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
@@ -101,7 +102,7 @@ def _expected(
     if tally.tamper or not tally.collected_ok:
         output = "\n".join(tally.outputs)[-2000:]
         raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
-    broken = tuple(sorted({str(e.get("id")) for e in tally.collect_errors}))
+    broken = tuple(sorted({e.id for e in tally.collect_errors}))
     found = (tuple(tally.collected), broken)
     log.info("expected_tests_collected", task_id=task.id, tests=len(found[0]), broken=broken)
     with _expected_lock:
@@ -137,7 +138,7 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
     cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
-    return TestResult(cases=cases, error=message)
+    return TestResult(cases=cases, error=message, rejected=True)
 
 
 def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
@@ -168,13 +169,8 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
 
 def _missing(nodeid: str, tally: Settlement) -> TestCase:
     for err in tally.collect_errors:
-        if nodeid.startswith(f"{err.get('id')}::") or not err.get("id"):
-            return TestCase(
-                nodeid,
-                Outcome.ERROR,
-                f"collection error: {err.get('msg', '')}",
-                str(err.get("details", "")),
-            )
+        if not err.id or nodeid.startswith(f"{err.id}::"):
+            return TestCase(nodeid, Outcome.ERROR, f"collection error: {err.msg}", err.details)
     if tally.stop_reason:
         return TestCase(nodeid, Outcome.ERROR, tally.stop_reason, tally.first_tail)
     if not tally.collected_ok:

@@ -1,4 +1,5 @@
-"""Judge one launch's records against the expected test ids: outcomes, and signs of tampering."""
+"""Judge one launch's records against the expected test ids: outcomes, and signs of tampering;
+and the tally that folds the launches of one run together."""
 
 from __future__ import annotations
 
@@ -7,10 +8,25 @@ from typing import Any
 
 from harness.testrun.result import Outcome, TestCase
 
-__all__ = ["Verdict", "judge"]
+__all__ = ["CollectError", "Settlement", "Verdict", "judge"]
 
 _PHASES = ("setup", "call", "teardown")
 _ALLOWED_AFTER = {None: ("setup",), "setup": ("call", "teardown"), "call": ("teardown",)}
+
+
+@dataclass(frozen=True)
+class CollectError:
+    """A test file (or node) pytest could not collect: `id` is empty when it names none."""
+
+    id: str
+    msg: str = ""
+    details: str = ""
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any]) -> CollectError:
+        return cls(
+            str(rec.get("id") or ""), str(rec.get("msg") or ""), str(rec.get("details") or "")
+        )
 
 
 @dataclass
@@ -20,9 +36,24 @@ class Verdict:
     settled: dict[str, TestCase] = field(default_factory=dict)
     in_flight: str | None = None
     collected: bool = False
-    collect_errors: list[dict[str, Any]] = field(default_factory=list)
+    collect_errors: list[CollectError] = field(default_factory=list)
     tamper: list[str] = field(default_factory=list)
     ended: str | None = None  # the bootstrap's status, None if it never got there
+
+
+@dataclass
+class Settlement:
+    """The running tally across launches."""
+
+    cases: dict[str, TestCase] = field(default_factory=dict)
+    collected: list[str] = field(default_factory=list)  # ids seen by the first collection
+    collect_errors: list[CollectError] = field(default_factory=list)
+    collected_ok: bool = False  # some launch finished collecting
+    tamper: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    stop_reason: str = ""
+    first_tail: str = ""  # the end of the first launch's output, for tests that never ran
 
 
 def _message(rec: dict[str, Any], fallback: str) -> tuple[str, str]:
@@ -81,7 +112,7 @@ class _Judge:
         elif kind == "collected":
             self._collected(rec)
         elif kind == "collect_error":
-            self.verdict.collect_errors.append(rec)
+            self.verdict.collect_errors.append(CollectError.from_record(rec))
         elif kind == "start":
             self._start(rec["id"])
         elif kind == "phase":

@@ -9,21 +9,18 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.testrun import _launch as launch
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
-from harness.testrun._score import Verdict, judge
+from harness.testrun._limits import TestLimits
+from harness.testrun._score import Settlement, Verdict, judge
 from harness.testrun._scratch import RUN_PREFIX, Pristine, build_tree, remove_tree, verify_tree
 from harness.testrun.result import Outcome, TestCase
 
-if TYPE_CHECKING:
-    from harness.testrun._limits import TestLimits
-
-__all__ = ["Run", "Settlement", "launch_all"]
+__all__ = ["Run", "launch_all"]
 
 MAX_LAUNCHES = 8
 _INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
@@ -44,21 +41,6 @@ class Run:
     collect_only: bool = False
     # The operator's command policy: sees every argv before it is started; raises to refuse.
     command_guard: Callable[[Sequence[str]], None] | None = None
-
-
-@dataclass
-class Settlement:
-    """The running tally across launches."""
-
-    cases: dict[str, TestCase] = field(default_factory=dict)
-    collected: list[str] = field(default_factory=list)  # ids seen by the first collection
-    collect_errors: list[dict] = field(default_factory=list)
-    collected_ok: bool = False  # some launch finished collecting
-    tamper: list[str] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    timed_out: bool = False
-    stop_reason: str = ""
-    first_tail: str = ""  # the end of the first launch's output, for tests that never ran
 
 
 def _prepare(run_dir: Path, run: Run) -> None:

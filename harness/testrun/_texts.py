@@ -10,13 +10,9 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.testrun._channel import Watch
-from harness.testrun._score import Verdict
-
-if TYPE_CHECKING:
-    from harness.testrun._session import Settlement
+from harness.testrun._score import Settlement, Verdict
 
 __all__ = ["output_tail", "output_text", "relativize", "stop_text", "stuck_reason"]
 
@@ -53,11 +49,9 @@ def relativize(tally: Settlement, root: Path) -> None:
         k: replace(c, message=strip(c.message), details=strip(c.details))
         for k, c in tally.cases.items()
     }
-    for err in tally.collect_errors:
-        err["msg"], err["details"] = (
-            strip(str(err.get("msg", ""))),
-            strip(str(err.get("details", ""))),
-        )
+    tally.collect_errors = [
+        replace(e, msg=strip(e.msg), details=strip(e.details)) for e in tally.collect_errors
+    ]
 
 
 def stop_text(ended_by: str) -> str:

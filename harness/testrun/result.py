@@ -34,6 +34,7 @@ class TestResult:
     `error` explains a run that produced no trustworthy per-test results (timeout,
     tampering, collection failure, sandbox fault); such a run scores by its cases, which
     the runner fills with ERROR outcomes for every expected test it could not confirm.
+    `rejected`: the sandbox's pre-check refused the candidate, so no test ran at all.
     """
 
     __test__ = False
@@ -45,6 +46,7 @@ class TestResult:
     tampered: bool = False
     duration_s: float = 0.0
     warnings: tuple[str, ...] = field(default=())
+    rejected: bool = False
 
     def _count(self, outcome: Outcome) -> int:
         return sum(1 for case in self.cases if case.outcome is outcome)

@@ -1,0 +1,39 @@
+"""Run: what start-up hands the pool, checked once; carry-over and the pool read it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.budget import Budget
+from harness.pipeline import TaskEnv
+from harness.store import RunDir, Store
+from harness.tasks.spec import TaskSpec
+
+__all__ = ["Run"]
+
+
+@dataclass
+class Run:
+    """A prepared run: everything was checked at start-up, nothing has been spent."""
+
+    tasks: list[TaskSpec]
+    env: TaskEnv
+    rundir: RunDir
+    budget: Budget
+    stop: threading.Event
+    provider: str
+    concurrency: int
+    store: Store
+    digests: dict[str, str] = field(default_factory=dict)  # task id → inputs digest
+    notes: tuple[str, ...] = ()
+    close: Callable[[], None] = lambda: None
+    resumed: bool = False
+    rerun: bool = False
+    after_summary: Callable[[dict[str, Any]], None] = lambda data: None
+    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
+    started_at: dt.datetime | None = None  # a resumed run keeps its first start
+    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
