@@ -10,7 +10,6 @@ import pytest
 from harness.budget import BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
 from harness.providers import RetryPolicy
-from harness.providers._errors import with_billed_usage
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -44,8 +43,7 @@ class Flaky:
     def complete(self, request: CallRequest) -> Completion:
         self.requests += 1
         if self.requests <= self.failures:
-            error = ProviderError(ErrorKind.TRANSIENT, "stream cut", provider="fake")
-            raise with_billed_usage(error, BILLED)
+            raise ProviderError(ErrorKind.TRANSIENT, "stream cut", provider="fake", billed=BILLED)
         return Completion("ok", Usage(400, 0, 0, 10), StopReason.END, MODEL, "fake")
 
 

@@ -9,7 +9,6 @@ from structlog.testing import capture_logs
 
 from harness.pricing import cost, load_prices
 from harness.providers import AccountError, RetryPolicy
-from harness.providers._errors import with_billed_usage
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
@@ -54,8 +53,7 @@ class Scripted:
 
 
 def transient(retry_after_s: float | None = None, billed: Usage = UNBILLED) -> ProviderError:
-    error = ProviderError(ErrorKind.TRANSIENT, "overloaded", 529, retry_after_s, "scripted")
-    return with_billed_usage(error, billed)
+    return ProviderError(ErrorKind.TRANSIENT, "overloaded", 529, retry_after_s, "scripted", billed)
 
 
 def rate_limited(retry_after_s: float | None = None) -> ProviderError:
