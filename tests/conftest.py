@@ -1,12 +1,21 @@
-"""Shared fixtures: small task lists written on the fly."""
+"""Shared fixtures: small task lists written on the fly; the paid-call path over any provider."""
 
 from __future__ import annotations
 
+import itertools
 import textwrap
+from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness.budget import Budget
+from harness.pricing import load_prices
+from harness.providers import RetryPolicy
+from harness.providers.base import CallRequest, Completion, Provider
+from harness.providers.calls import Caller
 from harness.tasks.spec import TaskSpec
 
 
@@ -74,3 +83,46 @@ def spec(task_dir: Path) -> TaskSpec:
         instructions="Keep the public names.",
         max_attempts=5,
     )
+
+
+class CallRecords:
+    """A CallLog that remembers every try: open ones with their reservation, closed ones
+    with the completion (a failed try's has StopReason.ERROR and its billed usage) and cost."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, Decimal] = {}
+        self.closed: list[tuple[Completion, Decimal]] = []
+        self._handles = itertools.count()
+
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
+        handle = next(self._handles)
+        self.open[handle] = reserved_usd
+        return handle
+
+    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
+        del self.open[handle]
+        self.closed.append((completion, cost_usd))
+
+
+@dataclass
+class Calls:
+    """The production call path (Caller: reserve, send, retry, settle, record) over one
+    provider, with the budget, the records and the retry waits (recorded, never slept)."""
+
+    caller: Caller
+    budget: Budget
+    records: CallRecords
+    waits: list[float] = field(default_factory=list)
+
+    def __call__(self, request: CallRequest) -> Completion:
+        """One call as a pipeline step makes it; its completion."""
+        return self.caller.call(request).completion
+
+
+def calls_over(provider: Provider, retry: RetryPolicy, *, cap: str = "100", **caller: Any) -> Calls:
+    """`provider` behind a Caller with the shipped prices and a run cap of `cap` dollars;
+    retry waits are recorded, not slept, unless `sleep=` is given."""
+    budget, records, waits = Budget(cap_run=Decimal(cap)), CallRecords(), []
+    caller.setdefault("sleep", waits.append)
+    call = Caller({provider.name: provider}, load_prices(), budget, records, retry=retry, **caller)
+    return Calls(call, budget, records, waits)

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from harness.budget import Budget, BudgetExceeded, estimate_worst_case
+from harness.budget import BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
-from harness.providers._errors import with_billed_usage
+from harness.providers import RetryPolicy
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -20,8 +20,8 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from harness.providers.calls import Caller, RunStopped
-from harness.providers.retry import RetryPolicy
+from harness.providers.calls import RunStopped
+from tests.conftest import calls_over
 
 PRICES = load_prices()
 MODEL = "claude-sonnet-5-5"
@@ -43,32 +43,8 @@ class Flaky:
     def complete(self, request: CallRequest) -> Completion:
         self.requests += 1
         if self.requests <= self.failures:
-            error = ProviderError(ErrorKind.TRANSIENT, "stream cut", provider="fake")
-            raise with_billed_usage(error, BILLED)
+            raise ProviderError(ErrorKind.TRANSIENT, "stream cut", provider="fake", billed=BILLED)
         return Completion("ok", Usage(400, 0, 0, 10), StopReason.END, MODEL, "fake")
-
-
-class Ledger:
-    """A CallLog that remembers what was opened and how each call was closed."""
-
-    def __init__(self) -> None:
-        self.open: dict[int, Decimal] = {}
-        self.closed: list[tuple[str, Decimal]] = []
-
-    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
-        self.open[len(self.open)] = reserved_usd
-        return len(self.open) - 1
-
-    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
-        del self.open[handle]
-        self.closed.append((completion.stop_reason.value, cost_usd))
-
-
-def caller(provider, cap: str, ledger: Ledger, **kwargs) -> tuple[Caller, Budget]:
-    budget = Budget(cap_run=Decimal(cap))
-    return Caller(
-        {"fake": provider}, PRICES, budget, ledger, retry=FAST, sleep=lambda s: None, **kwargs
-    ), budget
 
 
 def test_every_try_is_reserved_so_retries_never_cross_the_cap() -> None:
@@ -76,29 +52,32 @@ def test_every_try_is_reserved_so_retries_never_cross_the_cap() -> None:
     price = PRICES.get(MODEL)
     worst = estimate_worst_case(REQUEST.prompt, ROUTE, price)
     cap = str(worst * 2 + cost(BILLED, price))  # room for about two and a half tries
-    ledger = Ledger()
-    call, budget = caller(Flaky(failures=10), cap, ledger)
+    calls = calls_over(Flaky(failures=10), FAST, cap=cap)
 
     with pytest.raises(BudgetExceeded):
-        call.call(REQUEST)
+        calls(REQUEST)
 
-    assert budget.spent_run <= Decimal(cap)
-    assert [reason for reason, _ in ledger.closed] == ["error"] * len(ledger.closed)
-    assert budget.spent_run == sum(amount for _, amount in ledger.closed)
-    assert not ledger.open
+    closed = calls.records.closed
+    assert calls.budget.spent_run <= Decimal(cap)
+    assert [c.stop_reason for c, _ in closed] == [StopReason.ERROR] * len(closed)
+    assert calls.budget.spent_run == sum(amount for _, amount in closed)
+    assert not calls.records.open
 
 
 def test_failed_tries_are_recorded_and_counted_in_the_calls_cost() -> None:
     """Two billed failures then success: three records, and the call's cost includes all three."""
     price = PRICES.get(MODEL)
-    ledger = Ledger()
-    call, budget = caller(Flaky(failures=2), "100", ledger)
+    calls = calls_over(Flaky(failures=2), FAST)
 
-    priced = call.call(REQUEST)
+    priced = calls.caller.call(REQUEST)
 
-    assert [reason for reason, _ in ledger.closed] == ["error", "error", "end"]
+    assert [(c.stop_reason, c.usage) for c, _ in calls.records.closed] == [
+        (StopReason.ERROR, BILLED),
+        (StopReason.ERROR, BILLED),
+        (StopReason.END, Usage(400, 0, 0, 10)),
+    ]
     assert priced.cost_usd == 2 * cost(BILLED, price) + cost(Usage(400, 0, 0, 10), price)
-    assert priced.cost_usd == budget.spent_run
+    assert priced.cost_usd == calls.budget.spent_run
     assert priced.completion.retries == 2
 
 
@@ -106,19 +85,18 @@ def test_a_call_waiting_for_a_slot_is_not_sent_once_the_run_stops() -> None:
     """The stop is checked after the wait for a provider slot, before anything is reserved."""
     stop = threading.Event()
     provider = Flaky(failures=0)
-    ledger = Ledger()
-    call, budget = caller(provider, "100", ledger, provider_limits={"fake": 1}, stop=stop)
-    slot = call._slots["fake"]
+    calls = calls_over(provider, FAST, provider_limits={"fake": 1}, stop=stop)
+    slot = calls.caller._slots["fake"]
     slot.acquire()  # another call holds the only slot
     outcome: list[BaseException] = []
-    waiting = threading.Thread(target=lambda: _capture(outcome, call.call, REQUEST))
+    waiting = threading.Thread(target=lambda: _capture(outcome, calls, REQUEST))
     waiting.start()
     stop.set()
     slot.release()
     waiting.join(5)
 
     assert isinstance(outcome[0], RunStopped)
-    assert (provider.requests, budget.spent_run, ledger.closed) == (0, 0, [])
+    assert (provider.requests, calls.budget.spent_run, calls.records.closed) == (0, 0, [])
 
 
 def test_a_stopping_run_makes_no_further_try() -> None:
@@ -131,10 +109,10 @@ def test_a_stopping_run_makes_no_further_try() -> None:
             return super().complete(request)
 
     provider = StopsThenFails(failures=3)
-    call, _ = caller(provider, "100", Ledger(), stop=stop)
+    calls = calls_over(provider, FAST, stop=stop)
 
     with pytest.raises(ProviderError):
-        call.call(REQUEST)
+        calls(REQUEST)
 
     assert provider.requests == 1
 
@@ -155,12 +133,12 @@ def test_a_provider_that_follows_continuations_is_reserved_for_every_hop() -> No
         requests_per_call = 3
 
         def complete(self, request):
-            held.append(budget.reserved_run)
+            held.append(calls.budget.reserved_run)
             return super().complete(request)
 
     held: list[Decimal] = []
-    call, budget = caller(Hops(failures=0), "100", Ledger())
-    call.call(REQUEST)
+    calls = calls_over(Hops(failures=0), FAST)
+    calls(REQUEST)
 
     one = estimate_worst_case(REQUEST.prompt, ROUTE, price)
     resent = (

@@ -7,12 +7,14 @@ cent. Override the models with HARNESS_LIVE_ANTHROPIC_MODEL / HARNESS_LIVE_GEMIN
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from harness.pricing import cost, load_prices
-from harness.providers import RetryPolicy, build_provider
+from harness.providers import RetryPolicy, build_adapter
 from harness.providers.base import CallRequest, Prompt, Route, StopReason
+from tests.conftest import calls_over
 
 pytestmark = [
     pytest.mark.live,
@@ -39,10 +41,11 @@ def test_one_real_call_is_parsed_and_priced(provider, keys, override, default):
     if not any(os.environ.get(k) for k in keys):
         pytest.skip(f"set {' or '.join(keys)} to run the {provider} smoke test")
     model = os.environ.get(override, default)
-    live = build_provider(provider, RetryPolicy(max_attempts=3), timeout_s=120)
+    adapter = build_adapter(provider, timeout_s=120)
+    live = calls_over(adapter, RetryPolicy(max_attempts=3), sleep=time.sleep)
     prompt = Prompt("Answer with one word.", "Reply with the word: pong.", "")
 
-    completion = live.complete(
+    completion = live(
         CallRequest(Route("smoke", provider, model, 1024), prompt, "smoke", "review", 1)
     )
 

@@ -1,4 +1,4 @@
-"""AnthropicProvider against a local fake of the Messages API, through the real SDK client."""
+"""AnthropicProvider behind the Caller, through the real SDK client, against a local fake API."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fakeserver import FakeLLMServer, Reply, anthropic_error, anthropic_sse, jso
 from structlog.testing import capture_logs
 
 from harness.pricing import Price, cost
-from harness.providers import AccountError, MissingKeyError, RetryingProvider, RetryPolicy
+from harness.providers import AccountError, MissingKeyError, RetryPolicy
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.base import (
     AuthenticationError,
@@ -22,6 +22,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
+from tests.conftest import Calls, calls_over
 
 KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
 FAST = RetryPolicy(
@@ -57,14 +58,15 @@ def raw(server: FakeLLMServer) -> AnthropicProvider:
 
 
 @pytest.fixture
-def provider(raw: AnthropicProvider) -> RetryingProvider:
-    return RetryingProvider(raw, FAST)
+def call(raw: AnthropicProvider) -> Calls:
+    """The production path: the Caller (reserve, retry, settle, record) over the adapter."""
+    return calls_over(raw, FAST)
 
 
 # --- parsing and cost ----------------------------------------------------------------------
 
 
-def test_text_and_usage_are_normalised(server, provider):
+def test_text_and_usage_are_normalised(server, call):
     """Text excludes thinking; usage keeps fresh input, cache write and read apart."""
     server.script(
         anthropic_sse(
@@ -77,7 +79,7 @@ def test_text_and_usage_are_normalised(server, provider):
         )
     )
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert ("def handle(): ...", Usage(120, 3000, 0, 900), StopReason.END) == (
         completion.text,
@@ -91,16 +93,16 @@ def test_text_and_usage_are_normalised(server, provider):
     )
 
 
-def test_cache_read_is_reported(server, provider):
+def test_cache_read_is_reported(server, call):
     """A later attempt that hits the cache reports cache-read tokens, not fresh input."""
     server.script(anthropic_sse(input_tokens=40, cache_read=3000, output_tokens=10))
 
-    usage = provider.complete(request(attempt=2)).usage
+    usage = call(request(attempt=2)).usage
 
     assert Usage(40, 0, 3000, 10) == usage
 
 
-def test_cost_is_exact_decimal(server, provider):
+def test_cost_is_exact_decimal(server, call):
     """Cost of a call is exact to the token: fresh, cache write, cache read, output."""
     server.script(
         anthropic_sse(input_tokens=1234, cache_write=20_000, cache_read=7, output_tokens=3001)
@@ -114,7 +116,7 @@ def test_cost_is_exact_decimal(server, provider):
         Decimal("0.10"),
     )
 
-    amount = cost(provider.complete(request()).usage, price)
+    amount = cost(call(request()).usage, price)
 
     assert Decimal("0.0824787") == amount
 
@@ -122,11 +124,11 @@ def test_cost_is_exact_decimal(server, provider):
 # --- the request on the wire ---------------------------------------------------------------
 
 
-def test_cache_control_marks_only_the_stable_prefix(server, provider):
+def test_cache_control_marks_only_the_stable_prefix(server, call):
     """cache_control sits on the stable block, never on the per-attempt block or system."""
     server.script(anthropic_sse())
 
-    provider.complete(request())
+    call(request())
 
     body = server.requests[0].json
     blocks = body["messages"][0]["content"]
@@ -139,12 +141,12 @@ def test_cache_control_marks_only_the_stable_prefix(server, provider):
     assert not {"temperature", "top_p", "top_k"} & body.keys()
 
 
-def test_prefix_is_byte_identical_across_attempts(server, provider):
+def test_prefix_is_byte_identical_across_attempts(server, call):
     """Two attempts of a task send the same system and cached block; only the tail differs."""
     server.script(anthropic_sse(), anthropic_sse())
 
-    provider.complete(request(variable="attempt 1 failures", attempt=1))
-    provider.complete(request(variable="attempt 2 failures", attempt=2))
+    call(request(variable="attempt 1 failures", attempt=1))
+    call(request(variable="attempt 2 failures", attempt=2))
 
     first, second = (seen.json for seen in server.requests)
     assert (first["system"], first["messages"][0]["content"][0]) == (
@@ -154,11 +156,11 @@ def test_prefix_is_byte_identical_across_attempts(server, provider):
     assert first["messages"][0]["content"][1] != second["messages"][0]["content"][1]
 
 
-def test_empty_parts_are_left_out(server, provider):
+def test_empty_parts_are_left_out(server, call):
     """No empty text block is sent (the API rejects them): no stable part, no cache mark."""
     server.script(anthropic_sse())
 
-    provider.complete(request(prompt=Prompt("", "", "only this")))
+    call(request(prompt=Prompt("", "", "only this")))
 
     body = server.requests[0].json
     assert (body["messages"][0]["content"], "system" in body) == (
@@ -178,11 +180,11 @@ def test_base_url_comes_from_the_environment(server, raw):
     assert KEY in seen.headers.get("authorization", "") + seen.headers.get("x-api-key", "")
 
 
-def test_huge_max_tokens_is_allowed_because_we_stream(server, provider):
+def test_huge_max_tokens_is_allowed_because_we_stream(server, call):
     """128k max_tokens would be refused by the SDK without streaming; streamed, it is sent."""
     server.script(anthropic_sse())
 
-    provider.complete(request(max_tokens=128_000))
+    call(request(max_tokens=128_000))
 
     assert server.requests[0].json["max_tokens"] == 128_000
 
@@ -200,11 +202,11 @@ def test_sdk_retries_are_off_and_timeout_is_set(server, raw):
 # --- outcomes, not crashes -------------------------------------------------------------------
 
 
-def test_truncation_is_an_outcome(server, provider):
+def test_truncation_is_an_outcome(server, call):
     """stop_reason max_tokens is a MAX_TOKENS completion with its usage, not an error."""
     server.script(anthropic_sse("def half(", stop_reason="max_tokens", output_tokens=32_000))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.stop_reason, completion.detail, completion.usage.output_tokens) == (
         StopReason.MAX_TOKENS,
@@ -213,12 +215,12 @@ def test_truncation_is_an_outcome(server, provider):
     )
 
 
-def test_refusal_is_an_outcome_with_details(server, provider):
+def test_refusal_is_an_outcome_with_details(server, call):
     """A refusal is a REFUSAL completion whose detail carries the category."""
     details = {"type": "refusal", "category": "cyber", "explanation": "exploit code"}
     server.script(anthropic_sse("", stop_reason="refusal", stop_details=details))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.stop_reason, completion.detail) == (
         StopReason.REFUSAL,
@@ -226,11 +228,11 @@ def test_refusal_is_an_outcome_with_details(server, provider):
     )
 
 
-def test_context_window_exceeded_stop_is_an_outcome(server, provider):
+def test_context_window_exceeded_stop_is_an_outcome(server, call):
     """Generation that runs into the context window is CONTEXT_TOO_LONG."""
     server.script(anthropic_sse(stop_reason="model_context_window_exceeded"))
 
-    assert provider.complete(request()).stop_reason == StopReason.CONTEXT_TOO_LONG
+    assert call(request()).stop_reason == StopReason.CONTEXT_TOO_LONG
 
 
 @pytest.mark.parametrize(
@@ -240,11 +242,11 @@ def test_context_window_exceeded_stop_is_an_outcome(server, provider):
         anthropic_error(413, "request_too_large", "Request exceeds the maximum allowed size"),
     ],
 )
-def test_prompt_too_long_is_an_outcome_not_retried(server, provider, reply):
+def test_prompt_too_long_is_an_outcome_not_retried(server, call, reply):
     """A prompt the API will not take is a CONTEXT_TOO_LONG completion, sent once."""
     server.script(reply)
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (StopReason.CONTEXT_TOO_LONG, Usage(), 1) == (
         completion.stop_reason,
@@ -256,14 +258,14 @@ def test_prompt_too_long_is_an_outcome_not_retried(server, provider, reply):
 # --- errors and retries ----------------------------------------------------------------------
 
 
-def test_rate_limit_honours_retry_after_ms(server, provider):
+def test_rate_limit_honours_retry_after_ms(server, call):
     """A 429 is retried after the server's retry-after-ms, and the retry is logged."""
     server.script(
         anthropic_error(429, "rate_limit_error", headers={"retry-after-ms": "1"}), anthropic_sse()
     )
 
     with capture_logs() as logs:
-        completion = provider.complete(request())
+        completion = call(request())
 
     retry = [e for e in logs if e["event"] == "call_retry"]
     assert (completion.retries, len(server.requests)) == (1, 2)
@@ -272,28 +274,28 @@ def test_rate_limit_honours_retry_after_ms(server, provider):
     ]
 
 
-def test_overloaded_with_retry_after_waits_the_hint(server, provider):
+def test_overloaded_with_retry_after_waits_the_hint(server, call):
     """A 529 that carries retry-after-ms is retried after that wait, not the backoff."""
     server.script(
         anthropic_error(529, "overloaded_error", headers={"retry-after-ms": "2"}), anthropic_sse()
     )
 
     with capture_logs() as logs:
-        provider.complete(request())
+        call(request())
 
     assert [(e["reason"], e["wait_s"]) for e in logs if e["event"] == "call_retry"] == [
         ("transient", 0.002)
     ]
 
 
-def test_retry_after_is_capped(server, provider):
+def test_retry_after_is_capped(server, call):
     """A retry-after longer than max_wait_s waits max_wait_s."""
     server.script(
         anthropic_error(429, "rate_limit_error", headers={"retry-after": "3600"}), anthropic_sse()
     )
 
     with capture_logs() as logs:
-        provider.complete(request())
+        call(request())
 
     assert [e["wait_s"] for e in logs if e["event"] == "call_retry"] == [0.05]
 
@@ -310,11 +312,11 @@ def test_retry_after_is_capped(server, provider):
         (529, "overloaded_error"),
     ],
 )
-def test_transient_statuses_are_retried(server, provider, status, error_type):
+def test_transient_statuses_are_retried(server, call, status, error_type):
     """408, 409, 5xx and 529 overloaded are retried, then the call succeeds."""
     server.script(anthropic_error(status, error_type), anthropic_sse("ok"))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.text, completion.retries, len(server.requests)) == ("ok", 1, 2)
 
@@ -327,12 +329,12 @@ def test_transient_statuses_are_retried(server, provider, status, error_type):
         (422, "invalid_request_error"),
     ],
 )
-def test_client_errors_are_not_retried(server, provider, status, error_type):
+def test_client_errors_are_not_retried(server, call, status, error_type):
     """400, 404 and other 4xx are FATAL: one request, no retry."""
     server.script(anthropic_error(status, error_type, "bad request"))
 
     with pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert (ErrorKind.FATAL, status, 1) == (
         caught.value.kind,
@@ -341,12 +343,12 @@ def test_client_errors_are_not_retried(server, provider, status, error_type):
     )
 
 
-def test_not_found_names_the_model(server, provider):
+def test_not_found_names_the_model(server, call):
     """A 404 says which model, so a retired model ID is easy to spot."""
     server.script(anthropic_error(404, "not_found_error", "model: claude-sonnet-5-5"))
 
     with pytest.raises(ProviderError, match=r"claude-sonnet-5-5.*retired"):
-        provider.complete(request())
+        call(request())
 
 
 @pytest.mark.parametrize(
@@ -356,12 +358,12 @@ def test_not_found_names_the_model(server, provider):
         (403, "permission_error"),
     ],
 )
-def test_auth_failure_is_not_retried(server, provider, status, error_type):
+def test_auth_failure_is_not_retried(server, call, status, error_type):
     """401/403 raise AuthenticationError once, naming the variable but never the key."""
     server.script(anthropic_error(status, error_type, "invalid x-api-key"))
 
     with pytest.raises(AuthenticationError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.AUTH, 1)
     assert "ANTHROPIC_API_KEY" in str(caught.value) and KEY not in str(caught.value)
@@ -374,52 +376,54 @@ def test_auth_failure_is_not_retried(server, provider, status, error_type):
         anthropic_error(402, "billing_error", "credit balance too low"),
     ],
 )
-def test_account_that_cannot_pay_stops_the_run(server, provider, reply):
+def test_account_that_cannot_pay_stops_the_run(server, call, reply):
     """A spend limit or billing error is an AccountError (an AuthenticationError): no retry."""
     server.script(reply)
 
     with pytest.raises(AccountError):
-        provider.complete(request())
+        call(request())
 
     assert len(server.requests) == 1
 
 
-def test_should_retry_header_overrides_status(server, provider):
+def test_should_retry_header_overrides_status(server, call):
     """x-should-retry: false on a 503 is believed: FATAL, one request."""
     server.script(anthropic_error(503, "api_error", headers={"x-should-retry": "false"}))
 
     with pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.FATAL, 1)
 
 
-def test_retries_are_bounded(server, provider):
-    """Transient faults stop after max_attempts; the error says how many retries ran."""
+def test_retries_are_bounded(server, call):
+    """Transient faults stop after max_attempts; the log says how many retries ran."""
     server.script(*[anthropic_error(529, "overloaded_error")] * 5)
 
-    with pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+    with capture_logs() as logs, pytest.raises(ProviderError) as caught:
+        call(request())
 
-    assert (caught.value.kind, len(server.requests), caught.value.extra["retries"]) == (
-        ErrorKind.TRANSIENT,
-        3,
-        "2",
-    )
+    exhausted = [e["retries"] for e in logs if e["event"] == "call_retries_exhausted"]
+    assert (caught.value.kind, len(server.requests), exhausted) == (ErrorKind.TRANSIENT, 3, [2])
 
 
-def test_error_event_mid_stream_is_retried_and_billed(server, provider):
-    """An overloaded error inside the stream is retried; tokens billed before it count."""
+def test_error_event_mid_stream_is_retried_and_billed(server, call):
+    """An overloaded error inside the stream is retried; tokens billed before it are settled."""
     overloaded = {"type": "overloaded_error", "message": "Overloaded"}
     server.script(
         anthropic_sse(input_tokens=500, upto=4, error=overloaded),
         anthropic_sse("done", input_tokens=500, output_tokens=20),
     )
 
-    completion = provider.complete(request())
+    priced = call.caller.call(request())
 
+    completion = priced.completion
     assert (completion.text, completion.retries, len(server.requests)) == ("done", 1, 2)
-    assert Usage(1000, 0, 0, 21) == completion.usage
+    assert [(c.stop_reason, c.usage) for c, _ in call.records.closed] == [
+        (StopReason.ERROR, Usage(500, 0, 0, 1)),
+        (StopReason.END, Usage(500, 0, 0, 20)),
+    ]
+    assert priced.cost_usd == call.budget.spent_run == sum(a for _, a in call.records.closed)
 
 
 @pytest.mark.parametrize(
@@ -437,11 +441,11 @@ def test_error_event_mid_stream_is_retried_and_billed(server, provider):
         Reply(body=b"<html>502 bad gateway</html>", content_type="text/html"),
     ],
 )
-def test_broken_or_malformed_streams_are_retried(server, provider, reply):
+def test_broken_or_malformed_streams_are_retried(server, call, reply):
     """A cut, truncated, garbled or non-SSE 200 is transient: retried, then it succeeds."""
     server.script(reply, anthropic_sse("ok"))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.text, len(server.requests)) == ("ok", 2)
 
@@ -456,16 +460,16 @@ def test_not_an_event_stream_says_why(server, raw):
     assert caught.value.kind == ErrorKind.TRANSIENT
 
 
-def test_timeout_is_transient(server, monkeypatch):
+def test_timeout_is_transient(server):
     """A server slower than the timeout is a retried transient fault, bounded by attempts."""
     server.script(*[Reply(delay_s=1.0, body=b"{}")] * 2)
-    provider = RetryingProvider(
+    call = calls_over(
         AnthropicProvider(KEY, timeout_s=0.2),
-        FAST.__class__(max_attempts=2, max_wait_s=0.01, backoff_base_s=0.001, backoff_max_s=0.001),
+        RetryPolicy(max_attempts=2, max_wait_s=0.01, backoff_base_s=0.001, backoff_max_s=0.001),
     )
 
     with pytest.raises(ProviderError, match="timed out") as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.TRANSIENT, 2)
 
@@ -476,12 +480,12 @@ def test_connection_refused_is_transient(monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
-    provider = RetryingProvider(AnthropicProvider(KEY, timeout_s=2), FAST)
+    call = calls_over(AnthropicProvider(KEY, timeout_s=2), FAST)
 
     with pytest.raises(ProviderError, match="ConnectError") as caught:
-        provider.complete(request())
+        call(request())
 
-    assert (caught.value.kind, caught.value.extra["retries"]) == (ErrorKind.TRANSIENT, "2")
+    assert (caught.value.kind, len(call.records.closed)) == (ErrorKind.TRANSIENT, 3)
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -495,16 +499,17 @@ def test_missing_key_names_the_variable(monkeypatch):
         AnthropicProvider.from_env(timeout_s=5)
 
 
-def test_key_never_reaches_logs_or_errors(server, provider):
-    """An error body that echoes the key is redacted; no log event carries the key."""
+def test_key_never_reaches_logs_or_errors(server, call):
+    """An error body that echoes the key is redacted; no log event or call record carries it."""
     server.script(
         anthropic_error(429, "rate_limit_error", headers={"retry-after-ms": "1"}),
         anthropic_error(400, "invalid_request_error", f"bad header x-api-key: {KEY}"),
     )
 
     with capture_logs() as logs, pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert KEY not in str(caught.value) and "[REDACTED]" in str(caught.value)
     assert not [e for e in logs if KEY in repr(e)]
+    assert not [c for c, _ in call.records.closed if KEY in c.detail]
     assert logs, "the retry was logged"

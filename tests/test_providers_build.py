@@ -1,4 +1,4 @@
-"""build_provider, start-up key checks, lazy SDK imports, and the shipped price table."""
+"""build_adapter, start-up key checks, lazy SDK imports, and the shipped price table."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from harness.pricing import load_prices
-from harness.providers import LIVE_PROVIDERS, MissingKeyError, RetryingProvider, RetryPolicy
-from harness.providers import build_provider as build
+from harness.providers import LIVE_PROVIDERS, MissingKeyError, build_adapter
+from harness.providers.anthropic import AnthropicProvider
+from harness.providers.gemini import GeminiProvider
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The models recommended for the default routes (cheap / mid / frontier).
@@ -28,15 +29,19 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "variable"), [("anthropic", "ANTHROPIC_API_KEY"), ("gemini", "GEMINI_API_KEY")]
+    ("name", "variable", "adapter"),
+    [
+        ("anthropic", "ANTHROPIC_API_KEY", AnthropicProvider),
+        ("gemini", "GEMINI_API_KEY", GeminiProvider),
+    ],
 )
-def test_builds_a_retrying_provider_from_the_environment(monkeypatch, name, variable):
-    """With its key set, each live provider is built wrapped in the retry policy."""
+def test_builds_each_adapter_from_the_environment(monkeypatch, name, variable, adapter):
+    """With its key set, each live provider is built as its bare adapter, named for its routes."""
     monkeypatch.setenv(variable, "k-123")
 
-    provider = build(name, RetryPolicy(), timeout_s=30)
+    provider = build_adapter(name, timeout_s=30)
 
-    assert (RetryingProvider, name) == (type(provider), provider.name)
+    assert (adapter, name) == (type(provider), provider.name)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +51,7 @@ def test_builds_a_retrying_provider_from_the_environment(monkeypatch, name, vari
 def test_missing_key_is_a_start_up_error_naming_the_variable(name, named):
     """No key: MissingKeyError (a ValueError, i.e. bad input) that says what to set."""
     with pytest.raises(MissingKeyError, match=named) as caught:
-        build(name, RetryPolicy(), timeout_s=30)
+        build_adapter(name, timeout_s=30)
 
     assert isinstance(caught.value, ValueError)
 
@@ -56,19 +61,19 @@ def test_blank_key_counts_as_missing(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "  ")
 
     with pytest.raises(MissingKeyError):
-        build("anthropic", RetryPolicy(), timeout_s=30)
+        build_adapter("anthropic", timeout_s=30)
 
 
 def test_unknown_provider_is_refused():
     """A provider name other than the live ones is a ValueError listing them."""
     with pytest.raises(ValueError, match="anthropic, gemini"):
-        build("openai", RetryPolicy(), timeout_s=30)
+        build_adapter("openai", timeout_s=30)
 
 
 def test_importing_providers_does_not_load_the_sdks():
-    """harness.providers (and base) import without loading either vendor SDK."""
+    """harness.providers, its base and the call layer import without loading either vendor SDK."""
     code = (
-        "import sys, harness.providers, harness.providers.base, harness.providers.retry;"
+        "import sys, harness.providers, harness.providers.base, harness.providers.calls;"
         "print('anthropic' in sys.modules, 'google.genai' in sys.modules)"
     )
 

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.providers._errors import (
-    billed_usage,
     is_context_too_long,
     kind_for_status,
     redact,
@@ -124,10 +123,7 @@ def test_billed_usage_accumulates_on_an_error():
     with_billed_usage(error, Usage(1, 2, 3, 4))
     with_billed_usage(error, Usage(10, 0, 0, 1))
 
-    assert (billed_usage(error), billed_usage(ProviderError(K.FATAL, "x"))) == (
-        Usage(11, 2, 3, 5),
-        Usage(),
-    )
+    assert (error.billed, ProviderError(K.FATAL, "x").billed) == (Usage(11, 2, 3, 5), Usage())
 
 
 @given(

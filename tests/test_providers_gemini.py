@@ -1,4 +1,4 @@
-"""GeminiProvider against a local fake of generateContent, through the real google-genai client."""
+"""GeminiProvider behind the Caller, through the real google-genai client, against a local fake."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from google import genai
 from structlog.testing import capture_logs
 
 from harness.pricing import Price, cost
-from harness.providers import AccountError, MissingKeyError, RetryingProvider, RetryPolicy
+from harness.providers import AccountError, MissingKeyError, RetryPolicy
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
@@ -22,6 +22,7 @@ from harness.providers.base import (
     Usage,
 )
 from harness.providers.gemini import GeminiProvider
+from tests.conftest import Calls, calls_over
 
 KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"
 FAST = RetryPolicy(
@@ -58,20 +59,21 @@ def raw(server: FakeLLMServer) -> GeminiProvider:
 
 
 @pytest.fixture
-def provider(raw: GeminiProvider) -> RetryingProvider:
-    return RetryingProvider(raw, FAST)
+def call(raw: GeminiProvider) -> Calls:
+    """The production path: the Caller (reserve, retry, settle, record) over the adapter."""
+    return calls_over(raw, FAST)
 
 
 # --- parsing and cost ----------------------------------------------------------------------
 
 
-def test_usage_subtracts_cache_and_adds_thoughts(server, provider):
+def test_usage_subtracts_cache_and_adds_thoughts(server, call):
     """Fresh input = prompt - cached; output = candidates + thoughts; thoughts not in text."""
     server.script(
         gemini_reply("def handle(): ...", prompt=5000, cached=4096, candidates=300, thoughts=1200)
     )
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert ("def handle(): ...", Usage(904, 0, 4096, 1500), StopReason.END) == (
         completion.text,
@@ -85,7 +87,7 @@ def test_usage_subtracts_cache_and_adds_thoughts(server, provider):
     )
 
 
-def test_cost_is_exact_decimal(server, provider):
+def test_cost_is_exact_decimal(server, call):
     """Cost is exact to the token, cache reads at the cache price, thinking as output."""
     server.script(gemini_reply(prompt=10_001, cached=8_000, candidates=333, thoughts=4_000))
     price = Price(
@@ -97,7 +99,7 @@ def test_cost_is_exact_decimal(server, provider):
         Decimal("0.075"),
     )
 
-    amount = cost(provider.complete(request()).usage, price)
+    amount = cost(call(request()).usage, price)
 
     assert Decimal("0.0183495") == amount
 
@@ -105,11 +107,11 @@ def test_cost_is_exact_decimal(server, provider):
 # --- the request on the wire ---------------------------------------------------------------
 
 
-def test_stable_prefix_comes_first(server, provider):
+def test_stable_prefix_comes_first(server, call):
     """System goes to systemInstruction; the stable part precedes the per-attempt part."""
     server.script(gemini_reply())
 
-    provider.complete(request())
+    call(request())
 
     seen = server.requests[0]
     assert "/models/gemini-3.8-flash:generateContent" in seen.path
@@ -124,12 +126,12 @@ def test_stable_prefix_comes_first(server, provider):
     assert seen.headers["x-goog-api-key"] == KEY
 
 
-def test_prefix_is_byte_identical_across_attempts(server, provider):
+def test_prefix_is_byte_identical_across_attempts(server, call):
     """Two attempts share the system instruction and first part: implicit caching applies."""
     server.script(gemini_reply(), gemini_reply())
 
-    provider.complete(request(variable="attempt 1"))
-    provider.complete(request(variable="attempt 2"))
+    call(request(variable="attempt 1"))
+    call(request(variable="attempt 2"))
 
     first, second = (seen.json for seen in server.requests)
     assert (first["systemInstruction"], first["contents"][0]["parts"][0]) == (
@@ -141,24 +143,24 @@ def test_prefix_is_byte_identical_across_attempts(server, provider):
 def test_timeout_is_set_in_milliseconds(server):
     """HttpOptions.timeout is milliseconds: 2.5 s becomes 2500, and the server is told."""
     server.script(gemini_reply())
-    provider = GeminiProvider(KEY, timeout_s=2.5)
+    adapter = GeminiProvider(KEY, timeout_s=2.5)
 
-    provider.complete(request())
+    calls_over(adapter, FAST)(request())
 
     assert (
-        provider._client._api_client._http_options.timeout,
+        adapter._client._api_client._http_options.timeout,
         server.requests[0].headers["x-server-timeout"],
     ) == (2500, "3")
 
 
 def test_client_is_kept_and_base_url_comes_from_the_environment(server, raw):
-    """The provider holds its genai Client, whose base URL the SDK read from the environment."""
+    """The adapter holds its genai Client, whose base URL the SDK read from the environment."""
     assert isinstance(raw._client, genai.Client)
     assert raw._client._api_client._http_options.base_url.startswith(server.url)
 
 
 def test_sdk_retries_are_off(server, raw):
-    """The bare adapter makes one request on a 503: retries belong to RetryingProvider."""
+    """The bare adapter makes one request on a 503: retries belong to the Caller."""
     server.script(gemini_error(503, "UNAVAILABLE"), gemini_reply())
 
     with pytest.raises(ProviderError) as caught:
@@ -170,11 +172,11 @@ def test_sdk_retries_are_off(server, raw):
 # --- outcomes, not crashes -------------------------------------------------------------------
 
 
-def test_truncation_with_no_text_is_an_outcome(server, provider):
+def test_truncation_with_no_text_is_an_outcome(server, call):
     """MAX_TOKENS with no text at all (thinking used the budget) is MAX_TOKENS, text ''."""
     server.script(gemini_reply(None, finish="MAX_TOKENS", candidates=None, thoughts=16_384))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.text, completion.stop_reason, completion.usage.output_tokens) == (
         "",
@@ -184,11 +186,11 @@ def test_truncation_with_no_text_is_an_outcome(server, provider):
 
 
 @pytest.mark.parametrize("finish", ["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "OTHER"])
-def test_safety_stops_are_refusals(server, provider, finish):
+def test_safety_stops_are_refusals(server, call, finish):
     """Finish reasons other than STOP and MAX_TOKENS are REFUSAL outcomes with the reason."""
     server.script(gemini_reply(finish=finish))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (StopReason.REFUSAL, finish, 1) == (
         completion.stop_reason,
@@ -197,11 +199,11 @@ def test_safety_stops_are_refusals(server, provider, finish):
     )
 
 
-def test_blocked_prompt_is_a_refusal(server, provider):
+def test_blocked_prompt_is_a_refusal(server, call):
     """A prompt blocked before generation is a REFUSAL naming the block reason."""
     server.script(gemini_reply(block_reason="PROHIBITED_CONTENT"))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.stop_reason, completion.detail) == (
         StopReason.REFUSAL,
@@ -209,7 +211,7 @@ def test_blocked_prompt_is_a_refusal(server, provider):
     )
 
 
-def test_prompt_too_long_is_an_outcome(server, provider):
+def test_prompt_too_long_is_an_outcome(server, call):
     """A 400 about the input token count is a CONTEXT_TOO_LONG completion, sent once."""
     server.script(
         gemini_error(
@@ -220,12 +222,12 @@ def test_prompt_too_long_is_an_outcome(server, provider):
         )
     )
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.stop_reason, len(server.requests)) == (StopReason.CONTEXT_TOO_LONG, 1)
 
 
-def test_continuation_hops_are_followed_and_summed(server, provider):
+def test_continuation_hops_are_followed_and_summed(server, call):
     """A CONTINUATION reply is resumed with its token; text joins, every hop is billed."""
     server.script(
         gemini_reply(
@@ -238,7 +240,7 @@ def test_continuation_hops_are_followed_and_summed(server, provider):
         gemini_reply("part two", prompt=100, candidates=7),
     )
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert ("part one, part two", Usage(200, 0, 0, 17), StopReason.END) == (
         completion.text,
@@ -251,7 +253,7 @@ def test_continuation_hops_are_followed_and_summed(server, provider):
 # --- errors and retries ----------------------------------------------------------------------
 
 
-def test_rate_limit_honours_retry_info(server, provider):
+def test_rate_limit_honours_retry_info(server, call):
     """A 429 with google.rpc.RetryInfo waits the retryDelay it names, then retries."""
     server.script(
         gemini_error(
@@ -264,7 +266,7 @@ def test_rate_limit_honours_retry_info(server, provider):
     )
 
     with capture_logs() as logs:
-        completion = provider.complete(request())
+        completion = call(request())
 
     assert (
         completion.retries,
@@ -272,19 +274,19 @@ def test_rate_limit_honours_retry_info(server, provider):
     ) == (1, [("rate_limit", 0.002)])
 
 
-def test_retry_after_header_wins_and_is_capped(server, provider):
+def test_retry_after_header_wins_and_is_capped(server, call):
     """A gateway's retry-after header is honoured, capped at max_wait_s."""
     server.script(
         gemini_error(429, "RESOURCE_EXHAUSTED", headers={"retry-after": "600"}), gemini_reply()
     )
 
     with capture_logs() as logs:
-        provider.complete(request())
+        call(request())
 
     assert [e["wait_s"] for e in logs if e["event"] == "call_retry"] == [0.05]
 
 
-def test_ordinary_quota_message_is_a_rate_limit(server, provider):
+def test_ordinary_quota_message_is_a_rate_limit(server, call):
     """Google's usual 429 text mentions billing but is a per-minute quota: retried."""
     quota = (
         "You exceeded your current quota, please check your plan and billing details. "
@@ -297,7 +299,7 @@ def test_ordinary_quota_message_is_a_rate_limit(server, provider):
         gemini_reply("ok"),
     )
 
-    assert provider.complete(request()).retries == 1
+    assert call(request()).retries == 1
 
 
 @pytest.mark.parametrize(
@@ -310,11 +312,11 @@ def test_ordinary_quota_message_is_a_rate_limit(server, provider):
         (504, "DEADLINE_EXCEEDED"),
     ],
 )
-def test_transient_statuses_are_retried(server, provider, status, text):
+def test_transient_statuses_are_retried(server, call, status, text):
     """408 and 5xx are retried, then the call succeeds."""
     server.script(gemini_error(status, text), gemini_reply("ok"))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.text, completion.retries, len(server.requests)) == ("ok", 1, 2)
 
@@ -327,12 +329,12 @@ def test_transient_statuses_are_retried(server, provider, status, text):
         (404, "NOT_FOUND"),
     ],
 )
-def test_client_errors_are_not_retried(server, provider, status, text):
+def test_client_errors_are_not_retried(server, call, status, text):
     """400 and 404 are FATAL: one request."""
     server.script(gemini_error(status, text, "bad"))
 
     with pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.FATAL, 1)
 
@@ -352,18 +354,18 @@ def test_client_errors_are_not_retried(server, provider, status, text):
         ),
     ],
 )
-def test_auth_failure_is_not_retried(server, provider, reply):
+def test_auth_failure_is_not_retried(server, call, reply):
     """A refused key (401, 403, or Gemini's 400 API_KEY_INVALID) raises AuthenticationError."""
     server.script(reply)
 
     with pytest.raises(AuthenticationError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.AUTH, 1)
     assert "GEMINI_API_KEY" in str(caught.value) and KEY not in str(caught.value)
 
 
-def test_spending_cap_stops_the_run(server, provider):
+def test_spending_cap_stops_the_run(server, call):
     """A 429 about the project's spending cap is an AccountError, not a rate limit."""
     server.script(
         gemini_error(
@@ -372,7 +374,7 @@ def test_spending_cap_stops_the_run(server, provider):
     )
 
     with pytest.raises(AccountError):
-        provider.complete(request())
+        call(request())
 
     assert len(server.requests) == 1
 
@@ -390,34 +392,56 @@ def test_spending_cap_stops_the_run(server, provider):
         Reply(drop=True),  # connection closed with no answer: raw httpx2 error
     ],
 )
-def test_malformed_or_empty_bodies_are_retried(server, provider, reply):
+def test_malformed_or_empty_bodies_are_retried(server, call, reply):
     """A 200 with an unusable body, or a dropped connection, is transient: retried."""
     server.script(reply, gemini_reply("ok"))
 
-    completion = provider.complete(request())
+    completion = call(request())
 
     assert (completion.text, len(server.requests)) == ("ok", 2)
 
 
-def test_billed_hop_before_a_failure_is_counted(server, provider):
-    """A reply without a finish reason still cost its tokens: they join the final usage."""
+def test_billed_reply_before_a_failure_is_settled(server, call):
+    """A reply without a finish reason still cost its tokens: its failed try is charged them."""
     server.script(
         gemini_reply(finish=None, prompt=70, candidates=30), gemini_reply(prompt=10, candidates=5)
     )
 
-    assert Usage(80, 0, 0, 35) == provider.complete(request()).usage
+    priced = call.caller.call(request())
+
+    assert [(c.stop_reason, c.usage) for c, _ in call.records.closed] == [
+        (StopReason.ERROR, Usage(70, 0, 0, 30)),
+        (StopReason.END, Usage(10, 0, 0, 5)),
+    ]
+    assert priced.cost_usd == call.budget.spent_run == sum(a for _, a in call.records.closed)
+
+
+def test_hops_billed_before_a_failed_hop_are_settled(server, call):
+    """A fault on a continuation hop charges its try for the hops already answered."""
+    server.script(
+        gemini_reply("part one", finish="CONTINUATION", continuation_token="Y29udA==", prompt=100),
+        gemini_error(503, "UNAVAILABLE"),
+        gemini_reply("whole", prompt=100, candidates=7),
+    )
+
+    completion = call(request())
+
+    assert (completion.text, [(c.stop_reason, c.usage) for c, _ in call.records.closed]) == (
+        "whole",
+        [(StopReason.ERROR, Usage(100, 0, 0, 5)), (StopReason.END, Usage(100, 0, 0, 7))],
+    )
 
 
 def test_timeout_is_transient_and_bounded(server):
     """A server slower than the timeout is retried (raw httpx2 timeout), up to max_attempts."""
     server.script(*[Reply(delay_s=1.0, body=b"{}")] * 2)
-    provider = RetryingProvider(
+    call = calls_over(
         GeminiProvider(KEY, timeout_s=0.2),
         RetryPolicy(max_attempts=2, max_wait_s=0.01, backoff_base_s=0.001, backoff_max_s=0.001),
     )
 
     with pytest.raises(ProviderError, match="timed out") as caught:
-        provider.complete(request())
+        call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.TRANSIENT, 2)
 
@@ -440,20 +464,21 @@ def test_google_api_key_is_accepted(server, monkeypatch):
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     server.script(gemini_reply())
 
-    GeminiProvider.from_env(timeout_s=5).complete(request())
+    calls_over(GeminiProvider.from_env(timeout_s=5), FAST)(request())
 
     assert server.requests[0].headers["x-goog-api-key"] == KEY
 
 
-def test_key_never_reaches_logs_or_errors(server, provider):
-    """An error that echoes the key is redacted, and no log event carries the key."""
+def test_key_never_reaches_logs_or_errors(server, call):
+    """An error that echoes the key is redacted; no log event or call record carries it."""
     server.script(
         gemini_error(503, "UNAVAILABLE"),
         gemini_error(400, "INVALID_ARGUMENT", f"bad request with key={KEY}"),
     )
 
     with capture_logs() as logs, pytest.raises(ProviderError) as caught:
-        provider.complete(request())
+        call(request())
 
     assert KEY not in str(caught.value) and "[REDACTED]" in str(caught.value)
     assert logs and not [e for e in logs if KEY in repr(e)]
+    assert not [c for c, _ in call.records.closed if KEY in c.detail]

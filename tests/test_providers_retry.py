@@ -1,4 +1,4 @@
-"""RetryingProvider: the one retry policy, driven by a scripted Provider (no network)."""
+"""The one retry policy, as every paid call runs it (Caller), driven by a scripted Provider."""
 
 from __future__ import annotations
 
@@ -7,30 +7,32 @@ from collections.abc import Iterable
 import pytest
 from structlog.testing import capture_logs
 
-from harness.providers import AccountError, RetryingProvider, RetryPolicy
-from harness.providers._errors import with_billed_usage
+from harness.pricing import cost, load_prices
+from harness.providers import AccountError, RetryPolicy
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
     Completion,
     ErrorKind,
     Prompt,
-    Provider,
     ProviderError,
     Route,
     StopReason,
     Usage,
 )
+from tests.conftest import Calls, calls_over
 
 SECRET_PROMPT = "SECRET PROMPT TEXT"
+MODEL = "claude-sonnet-5-5"  # any priced model: the Caller prices every try
 REQUEST = CallRequest(
-    Route("mid", "scripted", "model-x", 1000),
+    Route("mid", "scripted", MODEL, 1000),
     Prompt("system", SECRET_PROMPT, "tail"),
     "orders",
     "write",
     3,
 )
-OK = Completion("ok", Usage(10, 0, 0, 5), StopReason.END, "model-x", "scripted")
+OK = Completion("ok", Usage(10, 0, 0, 5), StopReason.END, MODEL, "scripted")
+UNBILLED = Usage()
 
 
 class Scripted:
@@ -50,34 +52,25 @@ class Scripted:
         return outcome
 
 
-def transient(retry_after_s: float | None = None) -> ProviderError:
-    return ProviderError(ErrorKind.TRANSIENT, "overloaded", 529, retry_after_s, "scripted")
+def transient(retry_after_s: float | None = None, billed: Usage = UNBILLED) -> ProviderError:
+    return ProviderError(ErrorKind.TRANSIENT, "overloaded", 529, retry_after_s, "scripted", billed)
 
 
 def rate_limited(retry_after_s: float | None = None) -> ProviderError:
     return ProviderError(ErrorKind.RATE_LIMIT, "slow down", 429, retry_after_s, "scripted")
 
 
-def retrying(
-    outcomes, policy: RetryPolicy | None = None
-) -> tuple[RetryingProvider, Scripted, list[float]]:
-    inner, waits = Scripted(outcomes), []
+def retrying(outcomes, policy: RetryPolicy | None = None) -> tuple[Calls, Scripted]:
+    inner = Scripted(outcomes)
     policy = policy or RetryPolicy(max_attempts=4, max_wait_s=30, backoff_base_s=1, backoff_max_s=8)
-    return RetryingProvider(inner, policy, sleep=waits.append), inner, waits
-
-
-def test_is_a_provider_with_the_inner_name():
-    """RetryingProvider satisfies the Provider protocol and keeps the inner name."""
-    provider, _, _ = retrying([OK])
-
-    assert (isinstance(provider, Provider), provider.name) == (True, "scripted")
+    return calls_over(inner, policy), inner
 
 
 def test_success_passes_through_untouched():
-    """A first-time success is returned as is, with retries 0 and no sleep."""
-    provider, inner, waits = retrying([OK])
+    """A first-time success is returned as is, with retries 0 and no wait."""
+    calls, inner = retrying([OK])
 
-    assert (provider.complete(REQUEST), inner.calls, waits) == (OK, 1, [])
+    assert (calls(REQUEST), inner.calls, calls.waits) == (OK, 1, [])
 
 
 @pytest.mark.parametrize(
@@ -91,74 +84,76 @@ def test_success_passes_through_untouched():
 )
 def test_fatal_and_auth_are_never_retried(error):
     """FATAL and AUTH (any AuthenticationError) raise after exactly one call."""
-    provider, inner, waits = retrying([error, OK])
+    calls, inner = retrying([error, OK])
 
     with pytest.raises(ProviderError) as caught:
-        provider.complete(REQUEST)
+        calls(REQUEST)
 
-    assert (error, 1, []) == (caught.value, inner.calls, waits)
+    assert (error, 1, []) == (caught.value, inner.calls, calls.waits)
 
 
 def test_unknown_exceptions_are_not_retried():
     """A bug (not a ProviderError) propagates at once: retrying would hide it."""
-    provider, inner, _ = retrying([KeyError("oops"), OK])
+    calls, inner = retrying([KeyError("oops"), OK])
 
     with pytest.raises(KeyError):
-        provider.complete(REQUEST)
+        calls(REQUEST)
 
     assert inner.calls == 1
 
 
 def test_server_hint_is_used_and_capped():
     """retry_after_s is waited as given, and never longer than max_wait_s."""
-    provider, _, waits = retrying([rate_limited(0.5), rate_limited(999.0), transient(2.0), OK])
+    calls, _ = retrying([rate_limited(0.5), rate_limited(999.0), transient(2.0), OK])
 
-    provider.complete(REQUEST)
+    calls(REQUEST)
 
-    assert waits == [0.5, 30, 2.0]
+    assert calls.waits == [0.5, 30, 2.0]
 
 
 def test_backoff_without_hint_grows_with_jitter_and_is_capped():
     """Without a hint the wait doubles from the base (plus jitter) up to backoff_max_s."""
-    provider, _, waits = retrying(
+    calls, _ = retrying(
         [transient()] * 6 + [OK],
         RetryPolicy(max_attempts=7, max_wait_s=100, backoff_base_s=1, backoff_max_s=8),
     )
 
-    provider.complete(REQUEST)
+    calls(REQUEST)
 
     lows = [1, 2, 4, 8, 8, 8]
+    waits = calls.waits
     assert all(low <= wait <= min(low + 1, 8) for low, wait in zip(lows, waits, strict=True)), waits
 
 
 def test_attempts_are_bounded():
-    """After max_attempts the last error is raised, stamped with the retries made."""
-    provider, inner, waits = retrying([transient()] * 10)
+    """After max_attempts the last error is raised, and the log says how many retries ran."""
+    calls, inner = retrying([transient()] * 10)
 
-    with pytest.raises(ProviderError) as caught:
-        provider.complete(REQUEST)
+    with capture_logs() as logs, pytest.raises(ProviderError):
+        calls(REQUEST)
 
-    assert (inner.calls, len(waits), caught.value.extra["retries"]) == (4, 3, "3")
+    exhausted = [e["retries"] for e in logs if e["event"] == "call_retries_exhausted"]
+    assert (inner.calls, len(calls.waits), exhausted) == (4, 3, [3])
 
 
 def test_total_time_is_bounded():
     """No retry starts if its wait would pass max_total_s."""
-    provider, inner, waits = retrying(
+    calls, inner = retrying(
         [rate_limited(10.0), OK], RetryPolicy(max_attempts=5, max_total_s=5, max_wait_s=60)
     )
 
     with pytest.raises(ProviderError):
-        provider.complete(REQUEST)
+        calls(REQUEST)
 
-    assert (inner.calls, waits) == (1, [])
+    assert (inner.calls, calls.waits) == (1, [])
 
 
 def test_retries_are_counted_and_logged_without_prompt_text():
     """Each retry logs call_retry (reason, wait, attempt); the completion counts them."""
-    provider, _, _ = retrying([rate_limited(0.25), transient(0.5), OK])
+    calls, _ = retrying([rate_limited(0.25), transient(0.5), OK])
 
     with capture_logs() as logs:
-        completion = provider.complete(REQUEST)
+        completion = calls(REQUEST)
 
     events = [e for e in logs if e["event"] == "call_retry"]
     assert completion.retries == 2
@@ -170,34 +165,27 @@ def test_retries_are_counted_and_logged_without_prompt_text():
     assert not [e for e in logs if SECRET_PROMPT in repr(e)]
 
 
-def test_exhaustion_is_logged():
-    """Giving up on a retryable fault leaves one call_retries_exhausted event."""
-    provider, _, _ = retrying([transient(0.0)] * 4)
+def test_a_fault_that_is_not_retried_logs_no_exhaustion():
+    """call_retries_exhausted is for retryable faults that outlasted the policy, not a 400."""
+    calls, _ = retrying([ProviderError(ErrorKind.FATAL, "bad", 400, provider="scripted")])
 
     with capture_logs() as logs, pytest.raises(ProviderError):
-        provider.complete(REQUEST)
+        calls(REQUEST)
 
-    assert [e["retries"] for e in logs if e["event"] == "call_retries_exhausted"] == [3]
-
-
-def test_tokens_billed_by_failed_tries_are_added_to_the_completion():
-    """Usage billed before a retried fault is added to the final completion's usage."""
-    cut = with_billed_usage(transient(0.0), Usage(100, 50, 0, 7))
-    provider, _, _ = retrying([cut, OK])
-
-    assert Usage(110, 50, 0, 12) == provider.complete(REQUEST).usage
+    assert [e for e in logs if e["event"] == "call_retries_exhausted"] == []
 
 
-def test_tokens_billed_by_every_failed_try_are_on_the_final_error():
-    """When retries run out, the error carries the billed usage of all failed tries."""
-    tries = [with_billed_usage(transient(0.0), Usage(100, 0, 0, i)) for i in (1, 2)]
-    provider, _, _ = retrying(tries, RetryPolicy(max_attempts=2))
+def test_tokens_billed_by_every_failed_try_are_settled_when_retries_run_out():
+    """Each failed try is recorded with its own billed usage; the budget is charged for all."""
+    price = load_prices().get(MODEL)
+    billed = [Usage(100, 0, 0, i) for i in (1, 2)]
+    calls, _ = retrying([transient(0.0, b) for b in billed], RetryPolicy(max_attempts=2))
 
-    with pytest.raises(ProviderError) as caught:
-        provider.complete(REQUEST)
+    with pytest.raises(ProviderError):
+        calls(REQUEST)
 
-    extra = caught.value.extra
-    assert (extra["billed_input_tokens"], extra["billed_output_tokens"]) == ("200", "3")
+    assert [c.usage for c, _ in calls.records.closed] == billed
+    assert calls.budget.spent_run == sum(cost(b, price) for b in billed)
 
 
 @pytest.mark.parametrize("field", ["max_total_s", "max_wait_s", "backoff_base_s", "backoff_max_s"])

@@ -18,7 +18,6 @@ __all__ = [
     "MissingKeyError",
     "account_error",
     "auth_error",
-    "billed_usage",
     "describe",
     "is_context_too_long",
     "kind_for_status",
@@ -170,17 +169,7 @@ def malformed(provider: str, what: str) -> ProviderError:
     return ProviderError(ErrorKind.TRANSIENT, f"malformed response: {what}", 200, provider=provider)
 
 
-_BILLED = ("input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens")
-
-
 def with_billed_usage(error: ProviderError, usage: Usage) -> ProviderError:
-    """Record on `error` the tokens already billed before it (a stream cut mid-way, a hop)."""
-    if usage != Usage():
-        total = usage + billed_usage(error)
-        error.extra.update({f"billed_{f}": str(getattr(total, f)) for f in _BILLED})
+    """`error`, with `usage` (tokens billed before it failed) added to what it carries."""
+    error.billed += usage
     return error
-
-
-def billed_usage(error: ProviderError) -> Usage:
-    """The usage recorded by `with_billed_usage` (zero when none): settle it, never drop it."""
-    return Usage(*(int(error.extra.get(f"billed_{f}", 0)) for f in _BILLED))

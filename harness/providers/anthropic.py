@@ -57,7 +57,7 @@ _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, Runti
 
 
 class AnthropicProvider:
-    """Claude through the `anthropic` SDK, SDK retries off (RetryingProvider owns retries).
+    """Claude through the `anthropic` SDK, SDK retries off (Caller owns retries).
 
     The base URL is never passed: the SDK reads ANTHROPIC_BASE_URL itself (gateways).
     """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -118,14 +118,18 @@ class ErrorKind(StrEnum):
 
 @dataclass
 class ProviderError(Exception):
-    """A call that produced no completion, classified for the retry policy."""
+    """A call that produced no completion, classified for the retry policy.
+
+    `billed` is what the vendor had already charged for this request before it failed (a
+    stream cut part-way, an earlier continuation hop): the caller settles it, never drops it.
+    """
 
     kind: ErrorKind
     message: str
     status: int | None = None
     retry_after_s: float | None = None
     provider: str = ""
-    extra: dict[str, str] = field(default_factory=dict)
+    billed: Usage = Usage()
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""

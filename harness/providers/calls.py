@@ -19,7 +19,7 @@ import structlog
 
 from harness.budget import Budget, estimate_worst_case
 from harness.pricing import MILLION, Price, PriceTable, cost
-from harness.providers._errors import billed_usage
+from harness.providers._retry import RetryPolicy, log_exhausted, retrying
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -28,7 +28,6 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from harness.providers.retry import RetryPolicy, note_exhausted, retrying
 
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
@@ -94,7 +93,7 @@ class Caller:
         try:
             completion, amount = loop(self._try, request, price, failed)
         except ProviderError as exc:
-            note_exhausted(request, exc, loop)
+            log_exhausted(request, exc, loop)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
@@ -159,7 +158,7 @@ def _worst_case(request: CallRequest, price: Price, provider: Provider) -> Decim
 
 def _failed(request: CallRequest, exc: ProviderError | None) -> Completion:
     """A failed try as a record: no text, the usage billed before it failed."""
-    usage = billed_usage(exc) if exc is not None else Usage()
+    usage = exc.billed if exc is not None else Usage()
     detail = str(exc) if exc is not None else "the call raised outside the provider contract"
     route = request.route
     return Completion("", usage, StopReason.ERROR, route.model, route.provider, detail=detail)

@@ -18,8 +18,8 @@ from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
+from harness.providers import RetryPolicy
 from harness.providers.calls import Caller
-from harness.providers.retry import RetryPolicy
 from harness.report import render_metrics, write_metrics
 from harness.router import Router
 from harness.runner._args import RunArgs

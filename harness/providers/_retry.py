@@ -1,4 +1,4 @@
-"""The one retry policy: tenacity around any Provider, driven by ProviderError.kind.
+"""The one retry policy: the tenacity loop Caller runs each call in, driven by ProviderError.kind.
 
 RATE_LIMIT and TRANSIENT are retried; FATAL and AUTH never are. A server's wait hint
 (`retry-after-ms`, `retry-after`, Google's RetryInfo) is honoured up to `max_wait_s`;
@@ -8,7 +8,6 @@ The SDKs' own retries are off, so every retry is here: logged and counted.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,18 +15,9 @@ from dataclasses import dataclass
 import structlog
 import tenacity
 
-from harness.providers._errors import billed_usage, with_billed_usage
-from harness.providers.base import (
-    AuthenticationError,
-    CallRequest,
-    Completion,
-    ErrorKind,
-    Provider,
-    ProviderError,
-    Usage,
-)
+from harness.providers.base import AuthenticationError, CallRequest, ErrorKind, ProviderError
 
-__all__ = ["RetryPolicy", "RetryingProvider", "retrying"]
+__all__ = ["RetryPolicy", "log_exhausted", "retrying"]
 
 log = structlog.get_logger()
 
@@ -59,7 +49,7 @@ def retrying(
     sleep: Callable[[float], None] = time.sleep,
     stop: Callable[[], bool] = lambda: False,
 ) -> tenacity.Retrying:
-    """The tenacity loop for one call under `policy` (shared by every retrying caller).
+    """The tenacity loop for one call under `policy`.
 
     `stop` is asked before every wait: once the run is stopping no further try is made.
     """
@@ -85,50 +75,10 @@ def retrying(
     )
 
 
-class RetryingProvider:
-    """A Provider that retries its inner provider's transient faults under one policy.
-
-    Tokens billed by failed tries (a stream cut part-way) are added to the returned
-    Completion's usage, or recorded on the final ProviderError, so cost is never dropped.
-    """
-
-    def __init__(
-        self, inner: Provider, policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
-        self.name = inner.name
-        self._inner = inner
-        self._policy = policy
-        self._sleep = sleep
-
-    def complete(self, request: CallRequest) -> Completion:
-        """The inner completion, after as many retries as the policy allows."""
-        spent: list[Usage] = []
-        loop = retrying(self._policy, request, sleep=self._sleep)
-        try:
-            completion = loop(self._try, request, spent)
-        except ProviderError as exc:
-            note_exhausted(request, exc, loop)
-            with_billed_usage(exc, sum(spent[:-1], Usage()))
-            raise
-        return dataclasses.replace(
-            completion,
-            usage=completion.usage + sum(spent, Usage()),
-            retries=loop.statistics["attempt_number"] - 1,
-        )
-
-    def _try(self, request: CallRequest, spent: list[Usage]) -> Completion:
-        try:
-            return self._inner.complete(request)
-        except ProviderError as exc:
-            spent.append(billed_usage(exc))
-            raise
-
-
-def note_exhausted(request: CallRequest, exc: ProviderError, loop: tenacity.Retrying) -> None:
-    """Record on the error how many retries it took, and log when they ran out."""
-    retries = loop.statistics.get("attempt_number", 1) - 1
-    exc.extra["retries"] = str(retries)
+def log_exhausted(request: CallRequest, exc: ProviderError, loop: tenacity.Retrying) -> None:
+    """Log, with how many retries ran, when a retryable fault outlasted the policy."""
     if _is_retryable(exc):
+        retries = loop.statistics.get("attempt_number", 1) - 1
         log.warning(
             "call_retries_exhausted",
             **_where(request),
