@@ -1,0 +1,187 @@
+"""The tree is the diagram: no import cycles, private modules stay private, packages state
+their API. Imports are read with `ast`, so imports inside functions and under TYPE_CHECKING
+count as much as the ones at the top of a file."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("harness", "bench")
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted module name → file, for every module of the project's packages."""
+    found: dict[str, Path] = {}
+    for top in PACKAGES:
+        for path in (REPO / top).rglob("*.py"):
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            if "child" in parts:  # copied into the sandbox as files, never imported
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _imported(module: str, path: Path) -> Iterator[tuple[str, int]]:
+    """Every module name an import statement in `path` may load, with its line."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if is_package else module.split(".")[:-1]
+                here = here[: len(here) - (node.level - 1)]
+                base = ".".join([*here, *([base] if base else [])])
+            yield base, node.lineno
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The project module an imported name lands in (`a.b.c` may name a function in a.b)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _ancestors(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module → {module it imports: line}. Importing a.b.c also runs a and a.b, so those are
+    edges too, except a module's own enclosing packages (Python has them loaded already)."""
+    modules = _modules()
+    graph: dict[str, dict[str, int]] = {m: {} for m in modules}
+    for module, path in modules.items():
+        own = set(_ancestors(module))
+        for name, line in _imported(module, path):
+            target = _resolve(name, modules)
+            if target is None:
+                continue
+            for dep in [*_ancestors(target), target]:
+                if dep in modules and dep != module and dep not in own:
+                    graph[module].setdefault(dep, line)
+    return graph
+
+
+def find_cycle(graph: dict[str, dict[str, int]]) -> list[str]:
+    """One import cycle (first module repeated at the end), or [] when there is none."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_package_init() -> None:
+    """A toy graph with a → b.x → b (init) → a is reported as a cycle."""
+    graph = {"a": {"b.x": 1}, "b.x": {"b": 1}, "b": {"a": 1}, "c": {"a": 1}}
+
+    assert find_cycle(graph) == ["a", "b.x", "b", "a"]
+
+
+def test_the_cycle_finder_passes_an_acyclic_graph() -> None:
+    """A diamond is not a cycle."""
+    graph = {"a": {"b": 1, "c": 1}, "b": {"d": 1}, "c": {"d": 1}, "d": {}}
+
+    assert find_cycle(graph) == []
+
+
+def test_graph_sees_imports_inside_functions_and_type_checking(tmp_path: Path) -> None:
+    """An import inside a function body or under TYPE_CHECKING is an edge like any other."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from harness.tracker import BestTracker\n"
+        "def f():\n    import harness.pricing\n"
+    )
+    path = tmp_path / "mod.py"
+    path.write_text(source)
+
+    names = {name for name, _ in _imported("harness.mod", path)}
+
+    assert {"harness.tracker.BestTracker", "harness.pricing"} <= names
+
+
+def test_no_import_cycles() -> None:
+    """harness/ and bench/ import each other's modules without a single cycle."""
+    graph = import_graph()
+
+    cycle = find_cycle(graph)
+
+    assert cycle == [], " -> ".join(
+        f"{m} (line {graph[m].get(n, '?')})" for m, n in itertools.pairwise(cycle)
+    )
+
+
+def _private_imports() -> Iterator[str]:
+    modules = _modules()
+    for module, path in modules.items():
+        for name, line in _imported(module, path):
+            target = _resolve(name, modules)
+            if target is None:
+                continue
+            parts = target.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])  # the package the private module belongs to
+                    if module != owner and not module.startswith(owner + "."):
+                        yield f"{path.relative_to(REPO)}:{line} imports {target}"
+                    break
+
+
+def test_private_modules_are_imported_only_inside_their_package() -> None:
+    """A `_private` module of a package is imported only by that package's own modules."""
+    assert list(_private_imports()) == []
+
+
+def _packages() -> list[Path]:
+    return sorted(p.parent for p in (REPO / "harness").rglob("__init__.py"))
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_package_states_its_api(package: Path) -> None:
+    """Each package's __init__.py has a docstring and, where it exports names, an __all__."""
+    tree = ast.parse((package / "__init__.py").read_text())
+    exports = any(isinstance(n, ast.ImportFrom) for n in tree.body)
+    has_all = any(
+        isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+        for n in tree.body
+    )
+
+    assert (ast.get_docstring(tree) is not None, has_all or not exports) == (True, True)
+
+
+def test_root_has_no_private_modules_and_stays_small() -> None:
+    """`ls harness/` reads like the architecture: few entries, none of them `_private`."""
+    entries = [
+        p.name for p in (REPO / "harness").iterdir() if p.name not in {"__pycache__", "py.typed"}
+    ]
+    private = [e for e in entries if e.startswith("_") and e not in {"__init__.py", "__main__.py"}]
+
+    assert (private, len(entries) <= 26) == ([], True), sorted(entries)
