@@ -31,6 +31,21 @@ def default_ledger_path() -> Path:
     return Path(state) / "harness" / "spend.sqlite"
 
 
+def ledger_path_problem(path: Path) -> str | None:
+    """Why the day ledger cannot live at `path` (checked at start-up, before any run folder
+    exists), or None: it must be a regular file, or not exist yet under folders."""
+    if path.is_dir():
+        return f"{path} is a directory; name the ledger file in it, e.g. {path / 'spend.sqlite'}"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file; name a file for the spend ledger"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a folder; choose another ledger path"
+            break
+    return None
+
+
 class BudgetConfig(BaseModel):
     """The `budget:` section of the operator's harness.yaml."""
 
@@ -62,7 +77,11 @@ class BudgetConfig(BaseModel):
     @field_validator("ledger_path")
     @classmethod
     def _expand(cls, value: Path) -> Path:
-        return value.expanduser()
+        path = value.expanduser()
+        problem = ledger_path_problem(path)
+        if problem:
+            raise ValueError(problem)
+        return path
 
     @model_validator(mode="after")
     def _ordered_hours(self) -> BudgetConfig:
