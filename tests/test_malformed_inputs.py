@@ -655,3 +655,37 @@ def test_malformed_input_exits_2_before_anything_happens(
 def test_the_table_is_big_enough() -> None:
     """The issue asks for at least 40 malformed inputs."""
     assert len(CASES) >= 40
+
+
+ADD = [c for c in TASK_LIST if c.name in ("latin1", "deep_100000", "billion_laughs", "fifty_mb")]
+
+
+@pytest.mark.parametrize("case", ADD, ids=[c.name for c in ADD])
+def test_tasks_add_to_a_malformed_list_exits_2_and_changes_nothing(
+    case: Case, project: Path, capsys, monkeypatch
+) -> None:
+    """`tasks add` reads the list safely before its round-trip editor: exit 2, file untouched."""
+    monkeypatch.chdir(project)
+    (project / "tasks.yaml").write_text(case.tasks)
+    _make(project, case.files)
+    before = _snapshot(project)
+    argv = ["--id", "more", "--reference", "legacy/calc.py", "--tests", "acceptance/test_calc.py"]
+
+    code = main(["tasks", "add", "tasks.yaml", *argv, "--output", "out/more_service.py"])
+
+    err = capsys.readouterr().err
+    assert (code, case.fix in err, "nothing was added" in err) == (2, True, True), err
+    assert _snapshot(project) == before
+
+
+def test_a_fifo_task_list_is_refused_by_tasks_add_without_blocking(
+    project: Path, capsys, monkeypatch
+) -> None:
+    """Reading a FIFO would block forever; `tasks add` refuses it at once."""
+    monkeypatch.chdir(project)
+    os.mkfifo(project / "pipe.yaml")
+    argv = ["--id", "x", "--reference", "legacy/calc.py", "--tests", "acceptance/test_calc.py"]
+
+    code = main(["tasks", "add", "pipe.yaml", *argv, "--output", "out/x_service.py"])
+
+    assert (code, "is a FIFO" in capsys.readouterr().err) == (2, True)
