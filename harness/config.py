@@ -87,7 +87,8 @@ class HarnessConfig(_Strict):
     tests: TestsConfig = TestsConfig()
     provider_timeout_s: Seconds = 600
     prices: Path | None = None
-    budget: BudgetConfig = BudgetConfig()
+    # Built per load, not at import: the default ledger path follows $XDG_STATE_HOME.
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     metrics: MetricsConfig = MetricsConfig()
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import providers
 from harness.cli import main
 from harness.providers.sim import SimProvider
 
@@ -689,3 +690,31 @@ def test_a_fifo_task_list_is_refused_by_tasks_add_without_blocking(
     code = main(["tasks", "add", "pipe.yaml", *argv, "--output", "out/x_service.py"])
 
     assert (code, "is a FIFO" in capsys.readouterr().err) == (2, True)
+
+
+class _Unreachable:
+    """A live adapter for tests: any request is a test failure, never a network call."""
+
+    def complete(self, request: object) -> object:
+        raise AssertionError(f"a provider request was made: {request!r}")
+
+
+def _unreachable_adapter(name: str, *, timeout_s: float) -> _Unreachable:
+    return _Unreachable()
+
+
+def test_a_live_run_refuses_an_unusable_default_ledger_before_the_run_folder(
+    project: Path, capsys, monkeypatch
+) -> None:
+    """The default day ledger under a state folder that is a file: exit 2, no run folder."""
+    state = project.parent / "state-file"
+    state.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setattr(providers, "build_adapter", _unreachable_adapter)
+    (project / "tasks.yaml").write_text(VALID)
+    runs = project.parent / "runs"
+
+    code = main(["run", str(project / "tasks.yaml"), "--run-dir", str(runs)])
+
+    err = capsys.readouterr().err
+    assert (code, "is a file, not a folder" in err, runs.exists()) == (2, True, False), err

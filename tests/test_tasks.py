@@ -277,6 +277,7 @@ def test_a_missing_live_key_names_both_gemini_variables(
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-used")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never the real API
     path = write(task_dir / "tasks.yaml", VALID)
 
     code = main(["run", str(path), "--run-dir", str(task_dir / "runs")])

@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.budget._ledger import BudgetError
 
-__all__ = ["BudgetConfig", "BudgetExceeded", "CapKind", "Reservation", "default_ledger_path"]
+__all__ = [
+    "BudgetConfig",
+    "BudgetExceeded",
+    "CapKind",
+    "Reservation",
+    "default_ledger_path",
+    "ledger_path_problem",
+]
 
 CapKind = Literal["task", "run", "day"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -42,6 +49,8 @@ def ledger_path_problem(path: Path) -> str | None:
         if parent.exists():
             if not parent.is_dir():
                 return f"{parent} is a file, not a folder; choose another ledger path"
+            if not os.access(parent, os.W_OK | os.X_OK):
+                return f"{parent} is not writable; choose a ledger path you can write"
             break
     return None
 

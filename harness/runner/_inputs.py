@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.budget import ledger_path_problem
 from harness.config import ConfigError, HarnessConfig, check_prices, load_config
 from harness.errors import BadInput
 from harness.guardrails import Policy, PolicyError, load_policy
@@ -122,6 +123,14 @@ def _check_metrics_path(config: HarnessConfig) -> None:
         raise BadInput(f"metrics.path: cannot write to {Path(path).parent}; fix it in harness.yaml")
 
 
+def _check_ledger(args: RunArgs, config: HarnessConfig) -> None:
+    """The day ledger a live run will write (configured or default) is usable, before the run
+    folder exists; the simulator's spend never enters it."""
+    problem = ledger_path_problem(config.budget.ledger_path)
+    if args.provider == "live" and problem:
+        raise BadInput(f"budget.ledger_path (the day ledger): {problem}; set it in harness.yaml")
+
+
 def _check_first_call(args: RunArgs, config: HarnessConfig, prices: PriceTable) -> None:
     """The write step's route must fit under the caps, or every task's first call is refused
     and the night does nothing (a max_tokens typo, a cap in cents)."""
@@ -162,6 +171,7 @@ def check_inputs(args: RunArgs) -> Inputs:
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
     _check_first_call(args, config, prices)
+    _check_ledger(args, config)
     root = default_prompts_dir()
     policy = _policy(args.policy, args.tasks)
     every = _task_list(args.tasks, root, policy, _guarded(args, config))
