@@ -126,8 +126,10 @@ def _check_metrics_path(config: HarnessConfig) -> None:
 def _check_ledger(args: RunArgs, config: HarnessConfig) -> None:
     """The day ledger a live run will write (configured or default) is usable, before the run
     folder exists; the simulator's spend never enters it."""
+    if args.provider != "live":
+        return
     problem = ledger_path_problem(config.budget.ledger_path)
-    if args.provider == "live" and problem:
+    if problem:
         raise BadInput(f"budget.ledger_path (the day ledger): {problem}; set it in harness.yaml")
 
 
