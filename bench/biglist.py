@@ -3,6 +3,12 @@
 `python -m bench.biglist MODE TASKS_YAML COUNT` runs one measurement and prints one JSON line;
 the suite calls it through `measure`. The baseline modes do what a script without the
 harness's checks would: parse the YAML and stat the paths; dump the results as JSON.
+Each measurement also reports `cpu_seconds`: the whole process's CPU time (interpreter start,
+imports and the work), which is what `time harness tasks validate` shows.
+
+`python -m bench.biglist` alone measures what issue 13 asks for: a 1,000-task list validated
+(target: under 1 CPU-second) and a 50 MB task list refused (by its size, before it is read).
+Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from typing import Any
 __all__ = ["MODES", "measure"]
 
 MODES = ("validate", "validate_plain", "summary", "summary_plain")
+REFUSE = "refuse"  # not a suite mode: an over-size list, refused
+CPU_TARGET_S = 1.0  # issue 13: 1,000 tasks validate in under 1 CPU-second
 ATTEMPTS = 4  # per task in the synthetic results a summary is written from
 
 
@@ -28,6 +36,17 @@ def _validate(tasks_yaml: Path) -> int:
     from harness.runner import load_task_list
 
     return len(load_task_list(tasks_yaml))
+
+
+def _refuse(tasks_yaml: Path) -> int:
+    from harness.errors import BadInput
+    from harness.runner import load_task_list
+
+    try:
+        load_task_list(tasks_yaml)
+    except BadInput:
+        return 0
+    raise SystemExit(f"bench: {tasks_yaml} was accepted; it should be refused by its size")
 
 
 def _validate_plain(tasks_yaml: Path) -> int:
@@ -116,17 +135,26 @@ def _summary_plain(count: int, folder: Path) -> int:
 
 def _run(mode: str, tasks_yaml: Path, count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if mode == "validate":
             n = _validate(tasks_yaml)
+        elif mode == REFUSE:
+            n = _refuse(tasks_yaml)
         elif mode == "validate_plain":
             n = _validate_plain(tasks_yaml)
         elif mode == "summary":
             n = _summary(count, Path(tmp))
         else:
             n = _summary_plain(count, Path(tmp))
-        seconds = time.perf_counter() - started
-    return {"mode": mode, "tasks": n, "seconds": seconds, **_peak_rss()}
+        seconds, work_cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "mode": mode,
+        "tasks": n,
+        "seconds": seconds,
+        "work_cpu_seconds": work_cpu,
+        "cpu_seconds": time.process_time(),  # the process so far: start-up, imports, work
+        **_peak_rss(),
+    }
 
 
 def _peak_rss() -> dict[str, float | None]:
@@ -154,5 +182,46 @@ def measure(mode: str, tasks_yaml: Path, count: int) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _fifty_mb(tasks_yaml: Path, target: Path) -> Path:
+    """A real 50 MB task list: the 1,000-task list's entries, repeated."""
+    head, entries = tasks_yaml.read_text().split("\n", 1)
+    with open(target, "w") as out:
+        out.write(head + "\n")
+        while out.tell() < 50 * 2**20:
+            out.write(entries)
+    return target
+
+
+def issue_13(count: int = 1000) -> dict[str, Any]:
+    """Validate a `count`-task list and refuse a 50 MB one, each in a fresh process."""
+    from bench.workspace import make_workspace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = make_workspace(Path(tmp) / "big", count)
+        validate = measure("validate", ws.tasks_yaml, count)
+        big = _fifty_mb(ws.tasks_yaml, Path(tmp) / "big" / "fifty_mb.yaml")
+        refuse = measure(REFUSE, big, 0) | {"bytes": big.stat().st_size}
+    return {"validate": validate, "refuse": refuse}
+
+
+def _report(found: dict[str, Any]) -> str:
+    v, r = found["validate"], found["refuse"]
+    verdict = "under" if v["cpu_seconds"] < CPU_TARGET_S else "OVER"
+    return "\n".join(
+        [
+            f"validate {v['tasks']} tasks: {v['cpu_seconds']:.2f} CPU-s for the whole process "
+            f"({v['work_cpu_seconds']:.2f} importing and validating), {v['seconds']:.2f} s wall, "
+            f"{v['peak_rss_mib']:.0f} MiB peak: {verdict} the {CPU_TARGET_S:g} CPU-s target",
+            f"refuse a {r['bytes'] / 2**20:.0f} MB list: {r['seconds'] * 1000:.1f} ms wall, "
+            f"{r['cpu_seconds']:.2f} CPU-s for the whole process, {r['peak_rss_mib']:.0f} MiB peak",
+        ]
+    )
+
+
 if __name__ == "__main__":
-    print(json.dumps(_run(sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]))))
+    if len(sys.argv) == 1:
+        found = issue_13()
+        print(_report(found))
+        print(json.dumps(found))
+    else:
+        print(json.dumps(_run(sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]))))

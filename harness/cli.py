@@ -180,7 +180,7 @@ _ADD_FIELDS = [
 
 def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     from harness.prompts import default_prompts_dir, known_types
-    from harness.runner import checked_policy, load_task_list
+    from harness.runner import load_task_list
 
     if ns.tasks_command == "add":
         from harness.tasks import add_task
@@ -189,9 +189,8 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
         add_task(ns.file, fields, known_types=known_types(default_prompts_dir()))
         print(f"added task {ns.id!r} to {ns.file}")
         return ExitCode.OK
-    specs = load_task_list(ns.file)
+    specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
     if ns.tasks_command == "validate":
-        checked_policy(ns.policy, ns.file, specs)
         print(f"{ns.file}: {len(specs)} task(s), all valid")
         return ExitCode.OK
     for spec in specs:
@@ -207,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from harness.log import configure_logging
 
-    configure_logging(None, level=getattr(args, "log_level", "info"))
+    # Only `run` narrates on stderr; the other commands print their answer and nothing else.
+    configure_logging(None, level=getattr(args, "log_level", "warning"))
     handler = {"run": cmd_run, "summary": cmd_summary, "tasks": cmd_tasks}[args.command]
     try:
         return int(handler(args))

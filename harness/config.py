@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import difflib
+import typing
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.budget import BudgetConfig
 from harness.pricing import PriceError, PriceTable, load_prices
+from harness.tasks import YamlDoc, YamlError, read_yaml
 
 __all__ = ["STEPS", "ConfigError", "HarnessConfig", "RouteConfig", "load_config"]
 
@@ -19,37 +23,45 @@ STEPS = ("write", "review", "rewrite", "fix")
 
 
 class ConfigError(ValueError):
-    """The operator's configuration is invalid; the message says what to change."""
+    """The operator's configuration is invalid; the message says where and what to change."""
+
+
+MAX_CONFIG_BYTES = 2**20
+MAX_USD = Decimal(1_000_000)  # a cap above this is a typo, not a budget
+# Strict numbers: `true` is not 1, `5.0` is not 5, and .inf / .nan are refused (allow_inf_nan).
+Count = Annotated[int, Field(strict=True, ge=1, le=1024)]
+Small = Annotated[int, Field(strict=True, ge=1, le=50)]
+Seconds = Annotated[float, Field(strict=True, gt=0, le=86_400)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class RouteConfig(_Strict):
     provider: str
     model: str
-    max_tokens: int = Field(gt=0)
+    max_tokens: int = Field(strict=True, gt=0, le=1_000_000)
 
 
 class LoopConfig(_Strict):
-    stop_after_no_improvement: int = Field(default=2, ge=1)
-    escalate: bool = True
-    escalate_after: int = Field(default=1, ge=1)
+    stop_after_no_improvement: Small = 2
+    escalate: bool = Field(default=True, strict=True)
+    escalate_after: Small = 1
     escalate_to: str = "frontier"
 
 
 class ConcurrencyConfig(_Strict):
-    tasks: int = Field(default=4, ge=1)
-    providers: dict[str, int] = {}
-    tests: int | None = Field(default=None, ge=1)  # test runs at once; null = CPU count
+    tasks: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
+    providers: dict[str, Count] = {}
+    tests: Count | None = None  # test runs at once; null = CPU count
 
 
 class TestsConfig(_Strict):
     __test__ = False
 
-    timeout_s: float = Field(default=120, gt=0)
-    per_test_timeout_s: float = Field(default=30, gt=0)
+    timeout_s: Seconds = 120
+    per_test_timeout_s: Seconds = 30
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
 
 
@@ -57,31 +69,63 @@ class MetricsConfig(_Strict):
     path: Path | None = None  # a .prom file in node_exporter's textfile directory
     labels: dict[str, str] = {}
 
+    @field_validator("path")
+    @classmethod
+    def _a_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.is_dir():
+            raise ValueError(f"{value} is a directory; name the .prom file in it")
+        return value
+
 
 class HarnessConfig(_Strict):
+    """The whole configuration; build it with `load_config`, which also checks the tiers."""
+
     routes: dict[str, RouteConfig]
     steps: dict[str, str]
     loop: LoopConfig = LoopConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
     tests: TestsConfig = TestsConfig()
-    provider_timeout_s: float = Field(default=600, gt=0)
+    provider_timeout_s: Seconds = 600
     prices: Path | None = None
-    budget: BudgetConfig = BudgetConfig()
+    # Built per load, not at import: the default ledger path follows $XDG_STATE_HOME.
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     metrics: MetricsConfig = MetricsConfig()
 
-    @model_validator(mode="after")
-    def _tiers_exist(self) -> HarnessConfig:
-        missing_steps = [s for s in STEPS if s not in self.steps]
-        if missing_steps:
-            raise ValueError(f"steps: add a tier for {', '.join(missing_steps)}")
-        tiers = {*self.steps.values(), self.loop.escalate_to}
-        unknown = sorted(t for t in tiers if t not in self.routes)
-        if unknown:
-            raise ValueError(
-                f"tier(s) {', '.join(unknown)} have no route; add them under routes: "
-                f"(defined: {', '.join(sorted(self.routes))})"
-            )
-        return self
+
+Loc = tuple[str | int, ...]
+
+
+def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
+    """Every step names a tier, and every tier a step or escalation uses has a route."""
+    defined = ", ".join(sorted(config.routes))
+    problems: list[tuple[Loc, str]] = []
+    missing = [s for s in STEPS if s not in config.steps]
+    if missing:
+        problems.append((("steps",), f"add a tier for {', '.join(missing)}"))
+    uses: list[tuple[Loc, str]] = [(("steps", s), t) for s, t in config.steps.items()]
+    uses.append((("loop", "escalate_to"), config.loop.escalate_to))
+    for loc, tier in uses:
+        if tier not in config.routes:
+            msg = f"tier {tier!r} has no route; add it under routes: (defined: {defined})"
+            problems.append((loc, msg))
+    return problems
+
+
+def _amount_problems(raw: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Budget amounts are finite and at most MAX_USD: '1e400' is a valid Decimal, not a cap."""
+    budget = raw.get("budget")
+    problems: list[tuple[Loc, str]] = []
+    for key, value in budget.items() if isinstance(budget, dict) else ():
+        if not str(key).endswith("_usd") or isinstance(value, bool) or value is None:
+            continue
+        try:
+            amount = Decimal(str(value))
+        except ArithmeticError:
+            continue  # not a number: the schema says so
+        if amount.is_finite() and amount > MAX_USD:
+            msg = f"{value} is more than {MAX_USD:,} USD; write the cap you mean"
+            problems.append((("budget", key), msg))
+    return problems
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -94,37 +138,105 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path, what: str = "config") -> YamlDoc:
+    """The file parsed once (its duplicate keys are reported with the other problems)."""
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
-    return data
+        return read_yaml(path, what=what, max_bytes=MAX_CONFIG_BYTES)
+    except YamlError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _shipped() -> dict[str, Any]:
-    return yaml.safe_load(resources.files("harness.data").joinpath("defaults.yaml").read_text())
+    text = resources.files("harness.data").joinpath("defaults.yaml").read_text()
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def load_config(path: Path | None = None) -> HarnessConfig:
-    """The shipped defaults, overridden by the operator's file at `path` when given."""
-    raw = _shipped()
+    """The shipped defaults, overridden by the operator's file at `path` when given.
+
+    Every problem is reported at once, each with the file, line, key and what to change.
+    """
+    raw, doc = _shipped(), None
     if path is not None:
-        override = _read_yaml(Path(path))
+        doc = _read_yaml(Path(path))
+        if doc.data is not None and not isinstance(doc.data, dict):
+            raise ConfigError(f"{path}:1: expected a mapping of settings at the top level")
+        override = doc.data or {}
         raw = _merge(raw, override)
-        for key in ("prices",):
-            if override.get(key):
-                raw[key] = str((Path(path).parent / override[key]).resolve())
+        if isinstance(override.get("prices"), str) and override["prices"]:
+            raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
+    problems = _amount_problems(raw)
     try:
-        return HarnessConfig.model_validate(raw)
+        config = HarnessConfig.model_validate(raw)
     except ValidationError as exc:
-        where = path or "the shipped defaults"
-        lines = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
-        raise ConfigError(f"{where}: invalid config:\n  " + "\n  ".join(lines)) from exc
+        problems += [(tuple(e["loc"]), explain(e)) for e in exc.errors()]
+    else:
+        problems += _tier_problems(config)
+    rows = [(doc.line(*loc) if doc else 0, _dotted(loc), msg) for loc, msg in problems]
+    rows += [(d.line, d.key, d.message) for d in (doc.duplicates if doc else ())]
+    if rows:
+        where = path or "the shipped defaults (harness/data/defaults.yaml)"
+        lines = [f"{where}:{line}: {key or 'config'}: {msg}" for line, key, msg in sorted(rows)]
+        raise ConfigError(
+            f"{len(lines)} problem(s) in the config; nothing ran:\n  " + "\n  ".join(lines)
+        )
+    return config
+
+
+def _dotted(loc: Loc) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+
+
+def explain(err: Any) -> str:
+    """A pydantic error as what to change."""
+    kind, got, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
+    if kind == "extra_forbidden":
+        return f"unknown key; {_suggest(err['loc'])}"
+    if kind == "missing":
+        return "missing; add it"
+    if kind == "finite_number":
+        return f"must be a finite number (got {shown})"
+    if kind in ("int_type", "int_from_float", "int_parsing"):
+        return f"expected a whole number, e.g. 4 (got {shown})"
+    if kind in ("float_type", "float_parsing", "decimal_type", "decimal_parsing"):
+        return f"expected a number (got {shown})"
+    if kind == "value_error":  # our own validators' messages already say what to change
+        return str(err["msg"]).removeprefix("Value error, ")
+    if kind == "path_type":
+        return f"expected a path (got {shown})"
+    if kind == "bool_type":
+        return f"expected true or false (got {shown})"
+    bounds = {
+        "less_than_equal": "at most {le}",
+        "greater_than": "more than {gt}",
+        "greater_than_equal": "at least {ge}",
+    }
+    if kind in bounds:
+        plain = {
+            k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in ctx.items()
+        }
+        return f"must be {bounds[kind].format(**plain)} (got {shown})"
+    return f"{err['msg']} (got {shown})"
+
+
+def _suggest(loc: Loc) -> str:
+    """The key probably meant at `loc`, or the keys allowed there."""
+    node: Any = HarnessConfig
+    for part in loc[:-1]:  # through models, and into the values of dicts (routes.<tier>)
+        if _is_model(node):
+            field = node.model_fields.get(str(part))
+            node = field.annotation if field else None
+        else:
+            args = [a for a in typing.get_args(node) if a is not type(None)]
+            node = args[-1] if args else None
+    valid = tuple(node.model_fields) if _is_model(node) else ()
+    close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"valid keys here: {', '.join(valid)}"
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
 
 
 def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTable:
@@ -134,6 +246,8 @@ def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTa
     is a start-up error: the night would otherwise fail on every call.
     """
     today = today or dt.date.today()
+    if config.prices is not None:
+        _read_yaml(config.prices, "price table")  # size, encoding, depth and duplicate keys
     try:
         table = load_prices(config.prices)
         for tier, route in config.routes.items():

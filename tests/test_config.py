@@ -37,7 +37,7 @@ def test_step_pointing_at_a_missing_tier_is_an_error(tmp_path) -> None:
     path = tmp_path / "harness.yaml"
     path.write_text("steps: {review: budget}\n")
 
-    with pytest.raises(ConfigError, match="tier\\(s\\) budget have no route"):
+    with pytest.raises(ConfigError, match=r"harness\.yaml:1: steps\.review: tier 'budget' has no"):
         load_config(path)
 
 
@@ -71,3 +71,53 @@ def test_a_route_to_a_retired_model_is_a_start_up_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="model 'claude-sonnet-4-5' retired on 2026-11-30"):
         check_prices(config, today=dt.date(2026, 12, 1))
     assert check_prices(config, today=dt.date(2026, 11, 29))
+
+
+def test_every_config_problem_is_reported_at_once_with_its_line(tmp_path) -> None:
+    """Typos, non-finite and out-of-range numbers and duplicate keys: one error, by line."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "tests:\n"
+        "  timeout_s: .inf\n"
+        "  per_test_timeout_s: true\n"
+        "concurrency: {tasks: 100000000000000000000}\n"
+        "loop: {stop_after_no_improvment: 3}\n"
+        "budget: {daily_cap_usd: 1e400}\n"
+        "concurrency: {tasks: 2}\n"
+    )
+
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+
+    assert str(info.value).splitlines()[1:] == [
+        f"  {path}:2: tests.timeout_s: must be a finite number (got inf)",
+        f"  {path}:3: tests.per_test_timeout_s: expected a number (got True)",
+        f"  {path}:5: loop.stop_after_no_improvment: unknown key; "
+        "did you mean 'stop_after_no_improvement'?",
+        f"  {path}:6: budget.daily_cap_usd: 1e400 is more than 1,000,000 USD; "
+        "write the cap you mean",
+        f"  {path}:7: concurrency: duplicate key 'concurrency' (first on line 4); YAML would "
+        "keep only this one and silently drop the first: merge them or remove one",
+    ]
+
+
+def test_a_ledger_path_that_is_a_directory_is_a_config_error(tmp_path) -> None:
+    """The day ledger must be a file: a folder is refused when the config is read."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(f"budget: {{ledger_path: {tmp_path}}}\n")
+
+    with pytest.raises(ConfigError, match=r"budget\.ledger_path: .* is a directory; name the"):
+        load_config(path)
+
+
+def test_whole_numbers_and_seconds_are_strict(tmp_path) -> None:
+    """`5.0` is not a count and `true` is not one second; plain ints and floats still work."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("concurrency: {tasks: 2}\ntests: {timeout_s: 90, per_test_timeout_s: 2.5}\n")
+
+    config = load_config(path)
+
+    assert (config.concurrency.tasks, config.tests.timeout_s) == (2, 90.0)
+    path.write_text("concurrency: {tasks: 2.0}\n")
+    with pytest.raises(ConfigError, match=r"concurrency\.tasks: expected a whole number"):
+        load_config(path)

@@ -154,8 +154,8 @@ def test_any_instructions_round_trip(tasks_file: Path, text: str) -> None:
         (["--support", "nope/"], "calc3", "task 'calc3', field 'support': 'nope/' does not exist"),
         ([], "calc", "task 'calc', field 'id': duplicate id"),
         (["--type", "nosuch"], "calc3", "field 'type': no prompts for type 'nosuch'"),
-        (["--max-attempts", "0"], "calc3", "field 'max_attempts': Input should be greater than"),
-        ([], "bad id!", "field 'id': String should match pattern"),
+        (["--max-attempts", "0"], "calc3", "field 'max_attempts': must be between 1 and 50"),
+        ([], "bad id!", "field 'id': use only letters, digits, - and _"),
     ],
 )
 def test_bad_task_is_refused_and_file_untouched(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.tasks import TaskListError, load_tasks
 from tests.conftest import write
 
@@ -91,12 +92,15 @@ def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
 
 
 def test_unknown_task_type_is_an_error_when_types_are_known(task_dir: Path) -> None:
-    """A type with no prompts is caught at validation, not mid-run."""
+    """A type with no prompts is caught at validation, not mid-run; a default's at its line."""
     path = write(task_dir / "tasks.yaml", VALID.replace("max_attempts: 3", "type: webapp"))
 
     [message] = problems(path, known_types={"service_port"})
 
-    assert "field 'type': no prompts for type 'webapp'; known types: service_port" in message
+    assert message == (
+        f"{path}:2: task list, field 'defaults.type': no prompts for type 'webapp'; "
+        "known types: service_port"
+    )
 
 
 def test_two_tasks_writing_one_output_are_refused(task_dir: Path) -> None:
@@ -138,3 +142,146 @@ def test_support_may_name_a_folder(task_dir: Path) -> None:
     [spec] = load_tasks(path)
 
     assert spec.support == ((task_dir / "fixtures").resolve(),)
+
+
+FIVE_PROBLEMS = """
+tasks:
+  - id: calc
+    reference: legacy/calc.py
+    tests: acceptance/test_calc.py
+    output: out/calc_service.py
+    refrence: legacy/calc.py
+  - id: calc
+    reference: legacy/calc.py
+    tests: acceptance/test_calc.py
+    output: out/calc2_service.py
+  - id: gone
+    reference: legacy/gone.py
+    tests: acceptance/test_calc.py
+    output: out/gone_service.py
+  - id: text
+    reference: legacy/calc.py
+    tests: acceptance/test_calc.py
+    output: out/text_service.txt
+  - id: away
+    reference: legacy/calc.py
+    tests: acceptance/test_calc.py
+    output: /tmp/elsewhere/away_service.py
+"""
+
+
+def test_validate_prints_five_different_problems_with_their_lines(task_dir: Path, capsys) -> None:
+    """A typo, a duplicate id, a missing file, a bad output name and an output outside the
+    write roots: one `tasks validate` prints all five, each at its own line, sorted."""
+    path = write(task_dir / "tasks.yaml", FIVE_PROBLEMS)
+
+    code = main(["tasks", "validate", str(path)])
+
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert [line.split(": ", 2)[:2] for line in lines[1:]] == [
+        [f"{path}:6", "task 'calc', field 'refrence'"],
+        [f"{path}:7", "task 'calc', field 'id'"],
+        [f"{path}:12", "task 'gone', field 'reference'"],
+        [f"{path}:18", "task 'text', field 'output'"],
+        [f"{path}:22", "task 'away', field 'output'"],
+    ]
+    assert "outside every write root" in lines[-1]
+
+
+def test_validate_says_nothing_on_stderr_when_the_list_is_valid(task_dir: Path, capsys) -> None:
+    """`tasks validate` prints its answer on stdout and no log line on stderr."""
+    path = write(task_dir / "tasks.yaml", VALID)
+
+    code = main(["tasks", "validate", str(path)])
+
+    assert (code, capsys.readouterr()) == (0, (f"{path}: 1 task(s), all valid\n", ""))
+
+
+def test_a_typo_in_defaults_is_reported_once_at_its_own_line(task_dir: Path) -> None:
+    """A bad default is one problem at the defaults' line, not one per task."""
+    text = VALID.replace("max_attempts: 3", "max_attemps: 3") + VALID.split("tasks:\n")[1].replace(
+        "id: calc", "id: calc2"
+    ).replace("out/calc_service", "out/calc2_service")
+    path = write(task_dir / "tasks.yaml", text)
+
+    found = problems(path)
+
+    assert found == [
+        f"{path}:2: task list, field 'defaults.max_attemps': unknown key; "
+        "did you mean 'max_attempts'?"
+    ]
+
+
+QUIXBUGS = """
+defaults:
+  type: service_port
+  support: [conftest.py, pytest.ini, node.py, load_testdata.py]
+tasks:
+  - id: knapsack
+    reference: python_programs/knapsack.py
+    tests: python_testcases/test_knapsack.py
+    output: fixed/knapsack.py
+    support: json_testcases/knapsack.json
+  - id: levenshtein
+    reference: python_programs/levenshtein.py
+    tests: python_testcases/test_levenshtein.py
+    output: fixed/levenshtein.py
+    support: [json_testcases/levenshtein.json]
+"""
+
+
+def test_support_lists_merge_with_defaults_on_a_quixbugs_shaped_list(tmp_path: Path) -> None:
+    """Four shared support files in defaults plus one per task: each task gets all five,
+    the shared ones first (support and examples are defaults ∪ task; other fields replace)."""
+    shared = ["conftest.py", "pytest.ini", "node.py", "load_testdata.py"]
+    for name in ("knapsack", "levenshtein"):
+        write(tmp_path / f"python_programs/{name}.py", "def f():\n    pass\n")
+        write(tmp_path / f"python_testcases/test_{name}.py", "def test_f():\n    pass\n")
+        write(tmp_path / f"json_testcases/{name}.json", "[]\n")
+    for name in shared:
+        write(tmp_path / name, "\n")
+    path = write(tmp_path / "tasks.yaml", QUIXBUGS)
+
+    specs = load_tasks(path)
+
+    assert [[p.relative_to(tmp_path.resolve()).as_posix() for p in s.support] for s in specs] == [
+        [*shared, "json_testcases/knapsack.json"],
+        [*shared, "json_testcases/levenshtein.json"],
+    ]
+
+
+def test_read_roots_let_inputs_come_from_a_named_folder_outside(task_dir: Path) -> None:
+    """A reference outside the list's folder is read only when its folder is a read root."""
+    write(task_dir / "shared" / "helpers.py", "X = 1\n")
+    listed = task_dir / "lists"
+    text = (
+        VALID.replace("legacy/calc.py", "../shared/helpers.py")
+        .replace("acceptance/", "../acceptance/")
+        .replace("solutions/", "../solutions/")
+    )
+    path = write(listed / "tasks.yaml", text)
+
+    with pytest.raises(TaskListError, match="add its folder to read_roots"):
+        load_tasks(path)
+    path.write_text(text + "read_roots: [../shared, ../acceptance, ../solutions]\n")
+    [spec] = load_tasks(path)
+
+    assert spec.reference == ((task_dir / "shared/helpers.py").resolve(),)
+
+
+def test_a_missing_live_key_names_both_gemini_variables(
+    task_dir: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a Gemini key, exit 2 names GEMINI_API_KEY and GOOGLE_API_KEY; nothing is made."""
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-used")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # never the real API
+    path = write(task_dir / "tasks.yaml", VALID)
+
+    code = main(["run", str(path), "--run-dir", str(task_dir / "runs")])
+
+    err = capsys.readouterr().err
+    assert (code, "GEMINI_API_KEY" in err, "GOOGLE_API_KEY" in err) == (2, True, True)
+    assert not (task_dir / "runs").exists()

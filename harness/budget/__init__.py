@@ -13,6 +13,7 @@ from harness.budget._caps import (
     SqliteLedger,
     estimate_worst_case,
 )
+from harness.budget._types import ledger_path_problem
 
 __all__ = [
     "FRAMING_TOKENS",
@@ -24,4 +25,5 @@ __all__ = [
     "Reservation",
     "SqliteLedger",
     "estimate_worst_case",
+    "ledger_path_problem",
 ]

@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.budget._ledger import BudgetError
 
-__all__ = ["BudgetConfig", "BudgetExceeded", "CapKind", "Reservation", "default_ledger_path"]
+__all__ = [
+    "BudgetConfig",
+    "BudgetExceeded",
+    "CapKind",
+    "Reservation",
+    "default_ledger_path",
+    "ledger_path_problem",
+]
 
 CapKind = Literal["task", "run", "day"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -29,6 +36,23 @@ def default_ledger_path() -> Path:
     """Where the day ledger lives unless configured: per user, shared by every run."""
     state = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(state) / "harness" / "spend.sqlite"
+
+
+def ledger_path_problem(path: Path) -> str | None:
+    """Why the day ledger cannot live at `path` (checked at start-up, before any run folder
+    exists), or None: it must be a regular file, or not exist yet under folders."""
+    if path.is_dir():
+        return f"{path} is a directory; name the ledger file in it, e.g. {path / 'spend.sqlite'}"
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file; name a file for the spend ledger"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a folder; choose another ledger path"
+            if not os.access(parent, os.W_OK | os.X_OK):
+                return f"{parent} is not writable; choose a ledger path you can write"
+            break
+    return None
 
 
 class BudgetConfig(BaseModel):
@@ -62,7 +86,11 @@ class BudgetConfig(BaseModel):
     @field_validator("ledger_path")
     @classmethod
     def _expand(cls, value: Path) -> Path:
-        return value.expanduser()
+        path = value.expanduser()
+        problem = ledger_path_problem(path)
+        if problem:
+            raise ValueError(problem)
+        return path
 
     @model_validator(mode="after")
     def _ordered_hours(self) -> BudgetConfig:

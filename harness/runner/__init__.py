@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.runner._args import RunArgs
-from harness.runner._inputs import check_inputs, checked_policy, load_task_list
+from harness.runner._inputs import check_inputs, load_task_list
 from harness.runner._lock import LOCK_NAME, LockHeld, RunLock
 from harness.runner._run import execute, exit_code
 from harness.runner._wiring import open_run
@@ -14,7 +14,6 @@ __all__ = [
     "RunArgs",
     "RunLock",
     "check_inputs",
-    "checked_policy",
     "execute",
     "exit_code",
     "load_task_list",

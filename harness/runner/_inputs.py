@@ -6,6 +6,7 @@ one BadInput: exit 2, no run folder, no lock, no call.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
 from collections.abc import Sequence
@@ -13,26 +14,65 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.budget import ledger_path_problem
 from harness.config import ConfigError, HarnessConfig, check_prices, load_config
 from harness.errors import BadInput
 from harness.guardrails import Policy, PolicyError, load_policy
-from harness.pricing import PriceTable
+from harness.pricing import MILLION, PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
 from harness.runner._args import RunArgs
-from harness.tasks import TaskListError, load_tasks
+from harness.tasks import TaskListError, YamlError, load_tasks, read_yaml
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["Inputs", "check_inputs", "checked_policy", "load_task_list", "select"]
+__all__ = ["Inputs", "check_inputs", "load_task_list", "select"]
+
+MAX_POLICY_BYTES = 2**20
+MAX_CONCURRENCY = 256
 
 
-def load_task_list(path: Path, prompts_root: Path | None = None) -> list[TaskSpec]:
-    """Load and validate; every problem becomes one BadInput listing them all."""
-    root = prompts_root or default_prompts_dir()
+def _policy(policy_path: Path | None, tasks_path: Path) -> Policy:
+    """The operator's policy (or the shipped one), refused with its line when malformed."""
+    if policy_path is not None:
+        # The policy's own loader parses with plain yaml.safe_load; this read first refuses
+        # what would crash or hang it (a FIFO, non-UTF-8, deep nesting) or fool it (a
+        # duplicate key), with the line.
+        try:
+            doc = read_yaml(policy_path, what="guardrails policy", max_bytes=MAX_POLICY_BYTES)
+        except YamlError as exc:
+            raise BadInput(str(exc)) from None
+        if doc.duplicates:
+            lines = [f"{policy_path}:{d.line}: {d.message}" for d in doc.duplicates]
+            raise BadInput("\n".join(lines))
     try:
-        return load_tasks(path, known_types=known_types(root))
+        return load_policy(policy_path, task_list_dir=Path(tasks_path).resolve().parent)
+    except PolicyError as exc:
+        raise BadInput(str(exc)) from exc
+
+
+def _task_list(
+    path: Path, prompts_root: Path, policy: Policy, guarded: dict[Path, str]
+) -> list[TaskSpec]:
+    def check_write(output: Path) -> str | None:
+        violation = policy.check_write(output)
+        return violation.detail if violation else None
+
+    try:
+        return load_tasks(
+            path, known_types=known_types(prompts_root), check_write=check_write, guarded=guarded
+        )
     except TaskListError as exc:
         count = len(exc.problems)
         raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
+
+
+def load_task_list(
+    path: Path, prompts_root: Path | None = None, *, policy_path: Path | None = None
+) -> list[TaskSpec]:
+    """Load and validate in one pass: schema, files, ids, overlaps and the outputs against the
+    write roots of the policy at `policy_path` (default: the shipped one). Every problem
+    becomes one BadInput listing them all, sorted by line."""
+    root = prompts_root or default_prompts_dir()
+    return _task_list(path, root, _policy(policy_path, path), {})
 
 
 @dataclass(frozen=True)
@@ -76,24 +116,48 @@ def _providers(args: RunArgs, config: HarnessConfig, specs: list[TaskSpec]) -> d
         raise BadInput(str(exc)) from exc
 
 
-def checked_policy(policy_path: Path | None, tasks_path: Path, specs: list[TaskSpec]) -> Policy:
-    """The operator's policy, with every task's output proven to be under a write root."""
-    try:
-        policy = load_policy(policy_path, task_list_dir=tasks_path.resolve().parent)
-    except PolicyError as exc:
-        raise BadInput(str(exc)) from exc
-    problems = policy.check_outputs(specs)
-    if problems:
-        lines = "\n".join(f"  {p}" for p in problems)
-        raise BadInput(f"task outputs outside the allowed write roots; nothing ran:\n{lines}")
-    return policy
-
-
 def _check_metrics_path(config: HarnessConfig) -> None:
     """A metrics file that cannot be written should fail at start-up, not at dawn."""
     path = config.metrics.path
     if path is not None and not os.access(Path(path).parent, os.W_OK):
         raise BadInput(f"metrics.path: cannot write to {Path(path).parent}; fix it in harness.yaml")
+
+
+def _check_ledger(args: RunArgs, config: HarnessConfig) -> None:
+    """The day ledger a live run will write (configured or default) is usable, before the run
+    folder exists; the simulator's spend never enters it."""
+    if args.provider != "live":
+        return
+    problem = ledger_path_problem(config.budget.ledger_path)
+    if problem:
+        raise BadInput(f"budget.ledger_path (the day ledger): {problem}; set it in harness.yaml")
+
+
+def _check_first_call(args: RunArgs, config: HarnessConfig, prices: PriceTable) -> None:
+    """The write step's route must fit under the caps, or every task's first call is refused
+    and the night does nothing (a max_tokens typo, a cap in cents)."""
+    route = config.routes[config.steps["write"]]
+    worst = route.max_tokens * prices.get(route.model).output / MILLION
+    budget = config.budget
+    caps = {"run": budget.run_cap(args.budget_usd, dt.datetime.now()), "task": budget.task_cap_usd}
+    for kind, cap in caps.items():
+        if cap is not None and worst > cap:
+            raise BadInput(
+                f"the write step's route {config.steps['write']!r} may cost ${worst:.2f} per "
+                f"call ({route.max_tokens} output tokens of {route.model}), more than the "
+                f"{kind} cap ${cap}: no task could start; lower routes.{config.steps['write']}"
+                ".max_tokens in harness.yaml, or raise the cap"
+            )
+
+
+def _guarded(args: RunArgs, config: HarnessConfig) -> dict[Path, str]:
+    """The run's other input files, which no task output may overwrite."""
+    files = {
+        args.config: "the config (--config)",
+        args.policy: "the guardrails policy (--policy)",
+        config.prices: "the price table (prices:)",
+    }
+    return {Path(p).resolve(): name for p, name in files.items() if p is not None}
 
 
 def check_inputs(args: RunArgs) -> Inputs:
@@ -106,10 +170,13 @@ def check_inputs(args: RunArgs) -> Inputs:
     if args.budget_usd is not None and not (0 < args.budget_usd < math.inf):
         raise BadInput(f"--budget-usd must be a positive amount of USD, not {args.budget_usd}")
     _check_metrics_path(config)
-    if args.concurrency is not None and args.concurrency < 1:
-        raise BadInput(f"--concurrency must be at least 1, not {args.concurrency}")
+    if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
+    _check_first_call(args, config, prices)
+    _check_ledger(args, config)
     root = default_prompts_dir()
-    every = load_task_list(args.tasks, root)
+    policy = _policy(args.policy, args.tasks)
+    every = _task_list(args.tasks, root, policy, _guarded(args, config))
     specs = select(every, args.only)
     try:
         prompts = {t: PromptSet(root, t) for t in {s.type for s in specs}}
@@ -117,7 +184,6 @@ def check_inputs(args: RunArgs) -> Inputs:
             prompts[spec.type].check(task_context(spec))
     except PromptError as exc:
         raise BadInput(str(exc)) from exc
-    policy = checked_policy(args.policy, args.tasks, specs)
     providers = _providers(args, config, specs)
     filtered = tuple(s for s in every if s not in specs)
     return Inputs(config, prices, specs, prompts, policy, providers, filtered)

@@ -1,9 +1,23 @@
-"""Load and validate a task list; every error names file, line, task id, field and the fix."""
+"""Load and validate a task list; every error names file, line, task id, field and the fix.
+
+Also the one safe way to read a YAML input file (`read_yaml`), which config and policy share.
+"""
 
 from __future__ import annotations
 
 from harness.tasks._digest import inputs_digest
 from harness.tasks._edit import add_task
-from harness.tasks._load import TaskListError, load_tasks
+from harness.tasks._load import MAX_TASK_LIST_BYTES, Problem, TaskListError, load_tasks
+from harness.tasks._yaml import YamlDoc, YamlError, read_yaml
 
-__all__ = ['TaskListError', 'add_task', 'inputs_digest', 'load_tasks']
+__all__ = [
+    "MAX_TASK_LIST_BYTES",
+    "Problem",
+    "TaskListError",
+    "YamlDoc",
+    "YamlError",
+    "add_task",
+    "inputs_digest",
+    "load_tasks",
+    "read_yaml",
+]

@@ -31,7 +31,8 @@ from ruamel.yaml.util import load_yaml_guess_indent
 
 from harness.errors import BadInput
 from harness.fsio import write_atomic
-from harness.tasks._load import TASK_FIELDS, TaskListError, load_tasks
+from harness.tasks._load import MAX_TASK_LIST_BYTES, TASK_FIELDS, TaskListError, load_tasks
+from harness.tasks._yaml import YamlError, read_yaml
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["add_task"]
@@ -47,11 +48,13 @@ def add_task(file: Path, fields: Mapping[str, Any], known_types: Collection[str]
     path = Path(file).resolve()
     if not path.parent.is_dir():
         raise BadInput(f"{path.parent} does not exist; create the task list's folder first")
+    if path.exists() or path.is_symlink():
+        try:  # first what would hang or crash ruamel: a FIFO, huge or deep files, non-UTF-8
+            read_yaml(path, what="task list", max_bytes=MAX_TASK_LIST_BYTES)
+        except YamlError as exc:
+            raise BadInput(f"{exc}; nothing was added") from None
     original = path.read_bytes() if path.exists() else None
-    try:
-        text = original.decode("utf-8") if original is not None else ""
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"{path} is not UTF-8 text; nothing was added") from exc
+    text = original.decode("utf-8") if original is not None else ""
     doc = _load(path, text)
     entry = _entry(fields, doc.get("defaults"))
     candidate = _splice(text, entry) or _redump(text, doc, entry)

@@ -1,47 +1,34 @@
-"""Load and validate a task list; every error names file, line, task id, field and the fix."""
+"""Load and validate a task list; every problem at once, each with file, line, task, field, fix."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
+from yaml.nodes import Node, SequenceNode
 
+from harness.tasks._across import Checked, check_ids, check_outputs, check_types
+from harness.tasks._paths import Paths
+from harness.tasks._schema import (
+    NOT_DEFAULTABLE,
+    PLACEHOLDER,
+    TASK_FIELDS,
+    TaskModel,
+    explain,
+    merge_defaults,
+    suggest,
+)
+from harness.tasks._yaml import YamlDoc, YamlError, key_lines, read_yaml
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]
+__all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]
 
-_ID_PATTERN = r"^[A-Za-z0-9_-]+$"
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
-class _TaskModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    id: str = Field(pattern=_ID_PATTERN)
-    reference: list[str] = Field(min_length=1)
-    tests: list[str] = Field(min_length=1)
-    output: str
-    type: str = Field(default="service_port", pattern=_ID_PATTERN)
-    examples: list[str] = []
-    capabilities: str | None = None
-    support: list[str] = []
-    instructions: str = ""
-    max_attempts: int = Field(default=5, ge=1, le=50)
-    solution: str | None = None
-
-    _lists = field_validator("reference", "tests", "examples", "support", mode="before")(_as_list)
-
-
-TASK_FIELDS = tuple(_TaskModel.model_fields)
-_FILE_FIELDS = ("reference", "tests", "examples", "capabilities", "solution")
+MAX_TASK_LIST_BYTES = 8 * 2**20  # ~17,000 tasks; a 1,000-task list is under 0.5 MiB
+_TOP_LEVEL = ("defaults", "tasks", "read_roots")
+_INPUTS = ("reference", "tests", "examples", "capabilities", "solution", "support")
 
 
 @dataclass(frozen=True)
@@ -57,197 +44,229 @@ class Problem:
     def __str__(self) -> str:
         where = f"task {self.task_id!r}" if self.task_id else "task list"
         field = f", field {self.field!r}" if self.field else ""
-        return f"{self.file}:{self.line}: {where}{field}: {self.message}"
+        line = f":{self.line}" if self.line else ""  # 0: about the file as a whole
+        return f"{self.file}{line}: {where}{field}: {self.message}"
 
 
 class TaskListError(ValueError):
-    """The task list is invalid; carries every problem found, not just the first."""
+    """The task list is invalid; carries every problem found, sorted by line."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = sorted(dict.fromkeys(problems), key=lambda p: p.line)
+        super().__init__("\n".join(str(p) for p in self.problems))
 
 
-@dataclass(frozen=True)
-class _Entry:
-    data: dict[str, Any]
-    line: int
-    key_lines: dict[str, int]
+@dataclass
+class _Pass:
+    """One validation pass over one file: what was read, and every problem found so far."""
+
+    path: Path
+    doc: YamlDoc
+    paths: Paths
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, line: int, task_id: str, name: str, message: str) -> None:
+        self.problems.append(Problem(self.path, line, task_id, name, message))
 
 
-def _key_lines(node: yaml.Node) -> dict[str, int]:
-    if not isinstance(node, yaml.MappingNode):
-        return {}
-    return {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
-
-
-def _read(path: Path) -> tuple[Any, yaml.Node | None]:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise TaskListError([Problem(path, 0, "", "", f"cannot read: {exc.strerror}")]) from exc
-    try:
-        return yaml.safe_load(text), yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 0
-        raise TaskListError([Problem(path, line, "", "", f"not valid YAML: {exc}")]) from exc
-
-
-def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if k.value == key:
-                return v
-    return None
-
-
-def _entries(path: Path, raw: Any, root: yaml.Node | None) -> tuple[dict, list[_Entry]]:
-    if not isinstance(raw, dict) or not isinstance(raw.get("tasks"), list):
-        msg = "expected a mapping with a 'tasks:' list (see tasks/example/tasks.yaml)"
-        raise TaskListError([Problem(path, 1, "", "tasks", msg)])
-    problems = [
-        Problem(
-            path,
-            _key_lines(root).get(k, 1),
-            "",
-            k,
-            "unknown top-level key; use 'defaults' or 'tasks'",
-        )
-        for k in raw
-        if k not in ("defaults", "tasks")
-    ]
-    defaults = raw.get("defaults") or {}
-    if not isinstance(defaults, dict):
-        problems.append(Problem(path, 1, "", "defaults", "expected a mapping of task fields"))
-        defaults = {}
-    if problems:
-        raise TaskListError(problems)
-    seq = _child(root, "tasks")
-    nodes = seq.value if isinstance(seq, yaml.SequenceNode) else []
-    entries = []
-    for i, item in enumerate(raw["tasks"]):
-        node = nodes[i] if i < len(nodes) else None
-        line = node.start_mark.line + 1 if node is not None else 0
-        entries.append(_Entry(item if isinstance(item, dict) else {}, line, _key_lines(node)))
-    return defaults, entries
-
-
-def _suggest(key: str) -> str:
-    close = difflib.get_close_matches(key, TASK_FIELDS, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(TASK_FIELDS)}"
-    return f"unknown key; {hint}"
-
-
-def _validation_problems(path: Path, entry: _Entry, task_id: str, exc: ValidationError):
-    for err in exc.errors():
-        field = str(err["loc"][0]) if err["loc"] else ""
-        line = entry.key_lines.get(field, entry.line)
-        if err["type"] == "extra_forbidden":
-            yield Problem(path, line, task_id, field, _suggest(field))
-        elif err["type"] == "missing":
-            yield Problem(path, entry.line, task_id, field, "required field is missing; add it")
-        else:
-            got = err.get("input")
-            yield Problem(path, line, task_id, field, f"{err['msg']} (got {got!r})")
-
-
-def _paths(base: Path, values: Iterable[str]) -> tuple[Path, ...]:
-    return tuple((base / v).resolve() for v in values)
-
-
-def _file_problems(path: Path, entry: _Entry, model: _TaskModel) -> list[Problem]:
-    base = path.parent.resolve()
-    problems = []
-    for field in (*_FILE_FIELDS, "support"):
-        value = getattr(model, field)
-        for rel in value if isinstance(value, list) else [value] if value else []:
-            target = (base / rel).resolve()
-            missing = not target.exists() if field == "support" else not target.is_file()
-            if missing:
-                line = entry.key_lines.get(field, entry.line)
-                msg = (
-                    f"{rel!r} does not exist (looked for {target}); "
-                    f"fix the path, relative to {path.name}"
-                )
-                problems.append(Problem(path, line, model.id, field, msg))
-    output = (base / model.output).resolve()
-    if output.suffix != ".py" or not output.stem.isidentifier():
-        msg = f"{model.output!r} must be a .py file whose name is a valid module name"
-        problems.append(
-            Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg)
-        )
-    return problems
-
-
-def _spec(path: Path, entry: _Entry, model: _TaskModel) -> TaskSpec:
-    base = path.parent.resolve()
-    return TaskSpec(
-        id=model.id,
-        base_dir=base,
-        reference=_paths(base, model.reference),
-        tests=_paths(base, model.tests),
-        output=(base / model.output).resolve(),
-        type=model.type,
-        examples=_paths(base, model.examples),
-        capabilities=(base / model.capabilities).resolve() if model.capabilities else None,
-        support=_paths(base, model.support),
-        instructions=model.instructions,
-        max_attempts=model.max_attempts,
-        solution=(base / model.solution).resolve() if model.solution else None,
-        source=path.resolve(),
-        line=entry.line,
-    )
-
-
-def load_tasks(path: Path, *, known_types: Iterable[str] | None = None) -> list[TaskSpec]:
+def load_tasks(
+    path: Path,
+    *,
+    known_types: Iterable[str] | None = None,
+    check_write: Callable[[Path], str | None] | None = None,
+    guarded: Mapping[Path, str] | None = None,
+) -> list[TaskSpec]:
     """Load `path`, validate every task, and return them in file order.
 
     Raises TaskListError listing every problem found (nothing is partially returned).
-    `known_types`, when given, is the set of task types that have prompts.
+    `known_types`: the task types that have prompts; `check_write(output)`: why the harness
+    may not write there (the guardrails' write roots), or None; `guarded`: other input files
+    (config, policy) no output may overwrite, each with its name for messages.
     """
     path = Path(path)
-    raw, root = _read(path)
-    defaults, entries = _entries(path, raw, root)
-    problems: list[Problem] = []
-    specs: list[TaskSpec] = []
-    seen: dict[str, int] = {}
-    outputs: dict[Path, str] = {}
+    try:
+        doc = read_yaml(path, what="task list", max_bytes=MAX_TASK_LIST_BYTES)
+    except YamlError as exc:
+        raise TaskListError([Problem(path, exc.line, "", "", exc.message)]) from None
+    base = path.parent.resolve()
+    run = _Pass(path, doc, Paths(base, path.name))
+    items = _top_level(run)
+    run.paths = Paths(base, path.name, _read_roots(run, doc.data.get("read_roots")))
+    defaults, bad = _defaults(run)
     types = set(known_types) if known_types is not None else None
-    for index, entry in enumerate(entries):
-        task_id = str(entry.data.get("id", f"#{index + 1}"))
-        if not entry.data:
-            msg = "each task must be a mapping with at least id, reference, tests and output"
-            problems.append(Problem(path, entry.line, task_id, "", msg))
-            continue
-        try:
-            model = _TaskModel.model_validate({**defaults, **entry.data})
-        except ValidationError as exc:
-            problems.extend(_validation_problems(path, entry, task_id, exc))
-            continue
-        if model.id in seen:
-            msg = f"duplicate id (first used on line {seen[model.id]}); ids must be unique"
-            problems.append(
-                Problem(path, entry.key_lines.get("id", entry.line), model.id, "id", msg)
+    tasks = [t for i, item in enumerate(items) if (t := _task(run, i, item, defaults, bad))]
+    add = run.add
+    check_types(add, tasks, types, run.doc.line("defaults", "type"))
+    check_ids(add, [(_id_of(item, i), *_lines(node)) for i, (item, node) in _entries(run, items)])
+    check_outputs(add, tasks, check_write, {path.resolve(): "the task list", **(guarded or {})})
+    if run.problems:
+        raise TaskListError(run.problems)
+    return [t.spec for t in tasks]
+
+
+def _top_level(run: _Pass) -> list[Any]:
+    """The `tasks:` entries; also reports duplicate keys and unknown top-level keys."""
+    raw, doc = run.doc.data, run.doc
+    nodes = _items(doc.node("tasks"))
+    for dup in doc.duplicates:
+        index = next((i for i, n in enumerate(nodes) if n is dup.mapping), None)
+        task_id = _id_of(raw["tasks"][index], index) if index is not None else ""
+        run.add(dup.line, task_id, dup.key, dup.message)
+    if not isinstance(raw, dict) or not isinstance(raw.get("tasks"), list):
+        msg = "expected a mapping with a 'tasks:' list (see tasks/example/tasks.yaml)"
+        if raw is None:
+            msg = "the file is empty; add a 'tasks:' list (see tasks/example/tasks.yaml)"
+        run.add(doc.line("tasks"), "", "tasks", msg)
+        raise TaskListError(run.problems)
+    for key in raw:
+        if key not in _TOP_LEVEL:
+            run.add(doc.line(key), "", str(key), suggest(key, _TOP_LEVEL, "top-level key"))
+    if not raw["tasks"]:
+        run.add(doc.line("tasks"), "", "tasks", "the task list is empty; add a task")
+    return raw["tasks"]
+
+
+def _items(node: Node | None) -> list[Node]:
+    return node.value if isinstance(node, SequenceNode) else []
+
+
+def _entries(run: _Pass, items: list[Any]) -> Iterator[tuple[int, tuple[Any, Node]]]:
+    """Each `tasks:` entry with its node (for lines); the node list is never shorter."""
+    return enumerate(zip(items, _items(run.doc.node("tasks")), strict=False))
+
+
+def _lines(node: Node) -> tuple[int, int]:
+    """The entry's line and its `id:` key's line."""
+    line = node.start_mark.line + 1
+    return line, key_lines(node).get("id", line)
+
+
+def _id_of(item: Any, index: int) -> str:
+    """The task's id as written (shortened for messages), or its position in the list."""
+    value = item.get("id") if isinstance(item, dict) else None
+    text = str(value) if value is not None else f"#{index + 1}"
+    return text if len(text) <= 64 else text[:61] + "..."
+
+
+def _read_roots(run: _Pass, value: Any) -> tuple[Path, ...]:
+    """Folders outside the task list's own that inputs may be read from (explicit, listed)."""
+    if value is None:
+        return ()
+    line = run.doc.line("read_roots")
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+        run.add(line, "", "read_roots", "expected a folder or a list of folders")
+        return ()
+    roots = []
+    for rel in values:
+        target = run.paths.resolve(rel)
+        if isinstance(target, str) or not target.is_dir():
+            run.add(line, "", "read_roots", f"{rel!r} is not a folder; fix the path")
+        else:
+            roots.append(target)
+    return tuple(roots)
+
+
+def _defaults(run: _Pass) -> tuple[dict[str, Any], set[str]]:
+    """The valid `defaults:` entries, and the names of the invalid ones (reported once here)."""
+    raw = run.doc.data.get("defaults")
+    line = run.doc.line("defaults")
+    if raw is None:
+        return {}, set()
+    if not isinstance(raw, dict):
+        run.add(line, "", "defaults", "expected a mapping of task fields")
+        return {}, set()
+    lines = key_lines(run.doc.node("defaults"))
+    bad = {k for k in raw if k in NOT_DEFAULTABLE}
+    for key in bad:
+        run.add(
+            lines[key], "", f"defaults.{key}", "each task needs its own; move it into the tasks"
+        )
+    try:
+        TaskModel.model_validate({**PLACEHOLDER, **{k: v for k, v in raw.items() if k not in bad}})
+    except ValidationError as exc:
+        for name, message in explain(exc):
+            bad.add(name)
+            run.add(lines.get(name, line), "", f"defaults.{name}", message)
+    return {k: v for k, v in raw.items() if k not in bad}, bad
+
+
+def _task(
+    run: _Pass, index: int, item: Any, defaults: dict[str, Any], bad: set[str]
+) -> Checked | None:
+    node = _items(run.doc.node("tasks"))[index]
+    line = node.start_mark.line + 1
+    task_id = _id_of(item, index)
+    if not isinstance(item, dict) or not item:
+        msg = "each task must be a mapping with at least id, reference, tests and output"
+        run.add(line, task_id, "", msg)
+        return None
+    own = key_lines(node)
+    try:
+        model = TaskModel.model_validate(merge_defaults(defaults, item))
+    except ValidationError as exc:
+        for name, message in explain(exc):
+            if name not in bad or name in item:  # a bad default was reported at its own line
+                run.add(own.get(name, line), task_id, name, message)
+        return None
+    inputs = _check_inputs(run, model, item, own)
+    output, problems = run.paths.check_output(model.output)
+    for message in problems:
+        run.add(own.get("output", line), model.id, "output", message)
+    return Checked(_spec(run, model, output, line), own, inputs)
+
+
+def _check_inputs(
+    run: _Pass, model: TaskModel, item: dict[str, Any], own: Mapping[str, int]
+) -> dict[Path, str]:
+    """Every input file of the task, checked; a default's problem is reported at its line."""
+    inputs: dict[Path, str] = {}
+    for name in _INPUTS:
+        value = getattr(model, name)
+        for rel in value if isinstance(value, list) else [value] if value else []:
+            mine = name in item and rel in _listed(item[name])
+            problem = run.paths.check_input(
+                rel, folder_ok=name == "support", shown=name != "support"
             )
-            continue
-        seen[model.id] = entry.line
-        problems.extend(_file_problems(path, entry, model))
-        if types is not None and model.type not in types:
-            msg = f"no prompts for type {model.type!r}; known types: {', '.join(sorted(types))}"
-            problems.append(
-                Problem(path, entry.key_lines.get("type", entry.line), model.id, "type", msg)
-            )
-        spec = _spec(path, entry, model)
-        if spec.output in outputs:
-            msg = f"same output as task {outputs[spec.output]!r}; each task needs its own file"
-            problems.append(
-                Problem(path, entry.key_lines.get("output", entry.line), model.id, "output", msg)
-            )
-        outputs[spec.output] = model.id
-        specs.append(spec)
-    if not entries:
-        problems.append(Problem(path, 1, "", "tasks", "the task list is empty; add a task"))
-    if problems:
-        raise TaskListError(problems)
-    return specs
+            if problem and mine:
+                run.add(own[name], model.id, name, problem)
+            elif problem:
+                run.add(run.doc.line("defaults", name), "", f"defaults.{name}", problem)
+            target = run.paths.resolve(rel)
+            if isinstance(target, Path):
+                inputs.setdefault(target, name)
+    return inputs
+
+
+def _listed(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str) else value if isinstance(value, list) else []
+
+
+def _spec(run: _Pass, model: TaskModel, output: Path | None, line: int) -> TaskSpec:
+    def each(values: list[str]) -> tuple[Path, ...]:
+        resolved = (run.paths.resolve(v) for v in values)
+        return tuple(dict.fromkeys(p for p in resolved if isinstance(p, Path)))
+
+    def one(value: str | None) -> Path | None:
+        found = run.paths.resolve(value) if value else None
+        return found if isinstance(found, Path) else None
+
+    base = run.paths.base
+    return TaskSpec(
+        id=model.id,
+        base_dir=base,
+        reference=each(model.reference),
+        tests=each(model.tests),
+        output=output if output is not None else base / model.output,
+        type=model.type,
+        examples=each(model.examples),
+        capabilities=one(model.capabilities),
+        support=each(model.support),
+        instructions=model.instructions,
+        max_attempts=model.max_attempts,
+        solution=one(model.solution),
+        source=run.path.resolve(),
+        line=line,
+    )
+
+
