@@ -34,7 +34,6 @@ from harness.guardrails._shell import split_script
 from harness.guardrails._unwrap import effective, fed
 from harness.guardrails._values import Found, GuardrailError, PolicyError, Violation
 from harness.pyast import DYN
-from harness.tasks.spec import TaskSpec
 
 __all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]
 
@@ -128,11 +127,6 @@ class Policy:
                         f"{path} resolves to {target}, which matches protected_paths {pattern!r}",
                     )
         return None
-
-    def check_outputs(self, tasks: Iterable[TaskSpec]) -> list[Violation]:
-        """check_write on every task's output, for task-list validation (names the task)."""
-        found = ((t, self.check_write(t.output)) for t in tasks)
-        return [Violation(v.rule, f"task {t.id!r} output: {v.detail}") for t, v in found if v]
 
     def check_code(self, code: str) -> list[Violation]:
         """Every violation in a candidate's source; a candidate with any is never run."""
