@@ -139,6 +139,17 @@ def test_the_demo_night_shows_a_reverted_regression(example: Path, tmp_path: Pat
     assert any(a["regressed"] for t in summary["tasks"] for a in t["attempts"])
 
 
+def test_every_demo_is_the_same_first_night() -> None:
+    """`make demo` removes the last demo's run store and shipped files before it runs: files
+    left in tasks/example/out/ would seed every task and make a different night."""
+    makefile = (EXAMPLE.parent.parent / "Makefile").read_text()
+    recipe = makefile.split("\ndemo:")[1].split("\n\n")[0].splitlines()[1:]
+    run_at = next(i for i, line in enumerate(recipe) if "harness run" in line)
+    removed = [line.split("rm -rf", 1)[1].split() for line in recipe[:run_at] if "rm -rf" in line]
+
+    assert removed == [["runs/demo", "tasks/example/out"]]
+
+
 def test_a_night_never_ships_worse_than_the_file_it_started_with(
     example: Path, tmp_path: Path
 ) -> None:
