@@ -15,13 +15,16 @@ $(STAMP): pyproject.toml
 # Runs the example task list offline on the simulator; `harness run` ends by printing the
 # morning summary. Exit 1 (some task not fully passing) is a normal night; anything else
 # fails the target. The seed is one whose night shows the ratchet reverting a regression.
+# Every demo is the same first night: the last demo's run store and shipped files
+# (tasks/example/out/, which a night would take as its starting point) are removed first.
 DEMO_SEED ?= 2
 demo: $(STAMP)
-	@rm -rf runs/demo
+	@rm -rf runs/demo tasks/example/out
 	@$(BIN)/harness run tasks/example/tasks.yaml --provider sim --seed $(DEMO_SEED) \
 	  --run-dir runs/demo --log-level warning; \
 	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
 	@echo "Full summary: runs/demo/latest/summary.html · events: runs/demo/latest/events.jsonl"
+	@echo "Again: $(BIN)/harness summary runs/demo (or: . $(BIN)/activate; harness --help)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -113,6 +113,23 @@ def run_args(ns: argparse.Namespace) -> RunArgs:
     )
 
 
+def _silence_stdout() -> None:
+    """The reader of stdout went away (`| head -1`): point stdout at /dev/null, so Python's
+    own flush at exit does not print a BrokenPipeError traceback either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _say(text: str) -> None:
+    """Print a command's answer; a reader that stops reading early is not an error."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+
+
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
     from harness.report import render_markdown
     from harness.runner import LockHeld, RunLock, check_inputs, execute, exit_code, open_run
@@ -135,7 +152,7 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
             run.close()
     finally:
         lock.release()
-    print(render_markdown(summary.to_json()))
+    _say(render_markdown(summary.to_json()))
     print(f"run folder: {run.rundir.root}", file=sys.stderr)
     return exit_code(summary)
 
@@ -159,7 +176,7 @@ def cmd_summary(ns: argparse.Namespace) -> ExitCode:
         raise BadInput(msg) from exc
     except (ValueError, KeyError, TypeError) as exc:
         raise BadInput(f"{run / 'summary.json'} is not a schema-1 summary: {exc!r}") from exc
-    print(text)
+    _say(text)
     return ExitCode.OK
 
 
@@ -217,3 +234,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `harness tasks list | head -1`: the answer was not wanted whole
+        _silence_stdout()
+        return ExitCode.OK

@@ -14,6 +14,8 @@ __all__ = [
     "AttemptRecord",
     "ReviewOutcome",
     "RunStatus",
+    "Seed",
+    "SeedSource",
     "StopCause",
     "TaskResult",
     "TaskStatus",
@@ -84,11 +86,38 @@ class AttemptRecord:
     review: ReviewOutcome | None = None  # attempt 1 only
     tampered: bool = False
     test_error: str | None = None
+    skipped: int = 0  # tests the suite itself skips, whatever the candidate: not in `total`
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
+        return data
+
+
+class SeedSource(StrEnum):
+    """Where a task's starting candidate came from, when it did not start from nothing."""
+
+    OUTPUT = "output"  # the file already at the task's output path (no run of ours wrote it)
+    EARLIER_RUN = "earlier_run"  # an earlier night's best
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A candidate from before this run, re-tested at its start (no paid call): what the
+    ratchet started from. Its scores are this run's re-test, not the earlier ones."""
+
+    source: SeedSource
+    run_id: str | None = None  # the earlier night, for EARLIER_RUN
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    total: int = 0
+    skipped: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["source"] = self.source.value
         return data
 
 
@@ -108,6 +137,8 @@ class TaskResult:
     warnings: tuple[str, ...] = field(default=())
     output_sha256: str | None = None  # of the shipped file: "up to date" must mean *this* file
     cause: StopCause | None = None  # set when the task stopped early or did not run
+    seed: Seed | None = None  # the candidate it started from; best_attempt 0 means this one
+    skipped: int = 0  # the best's tests that the suite itself skips: not in `total`
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,8 +151,10 @@ class TaskResult:
             "failed": self.failed,
             "errors": self.errors,
             "total": self.total,
+            "skipped": self.skipped,
             "cost_usd": usd(self.cost_usd),
             "output": self.output,
+            "seed": self.seed.to_json() if self.seed is not None else None,
             "attempts": [a.to_json() for a in self.attempts],
             "warnings": list(self.warnings),
         }

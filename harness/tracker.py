@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.results import Seed
 from harness.testrun.result import TestResult
 
 __all__ = ["Best", "BestTracker", "score"]
@@ -16,9 +17,10 @@ def score(result: TestResult) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class Best:
-    attempt: int
+    attempt: int  # 0: a candidate from before this run, described by `seed`
     code: str
     result: TestResult
+    seed: Seed | None = None
 
 
 class BestTracker:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _quixbugs import CORRECT, quixbugs
 
 from harness.cli import main
 
@@ -138,6 +139,17 @@ def test_the_demo_night_shows_a_reverted_regression(example: Path, tmp_path: Pat
     assert any(a["regressed"] for t in summary["tasks"] for a in t["attempts"])
 
 
+def test_every_demo_is_the_same_first_night() -> None:
+    """`make demo` removes the last demo's run store and shipped files before it runs: files
+    left in tasks/example/out/ would seed every task and make a different night."""
+    makefile = (EXAMPLE.parent.parent / "Makefile").read_text()
+    recipe = makefile.split("\ndemo:")[1].split("\n\n")[0].splitlines()[1:]
+    run_at = next(i for i, line in enumerate(recipe) if "harness run" in line)
+    removed = [line.split("rm -rf", 1)[1].split() for line in recipe[:run_at] if "rm -rf" in line]
+
+    assert removed == [["runs/demo", "tasks/example/out"]]
+
+
 def test_a_night_never_ships_worse_than_the_file_it_started_with(
     example: Path, tmp_path: Path
 ) -> None:
@@ -147,7 +159,7 @@ def test_a_night_never_ships_worse_than_the_file_it_started_with(
     good = (example.parent / "solutions" / "orders_service.py").read_text()
     output.write_text(good)
 
-    _, summary, _ = run(example, tmp_path, "--seed", "9", "--only", "orders")
+    _, summary, root = run(example, tmp_path, "--seed", "9", "--only", "orders")
 
     task, *others = summary["tasks"]
     assert (task["status"], task["best_attempt"], task["attempts"], task["cost_usd"]) == (
@@ -156,6 +168,10 @@ def test_a_night_never_ships_worse_than_the_file_it_started_with(
         [],
         0,
     )
+    assert (task["seed"]["source"], task["seed"]["passed"]) == ("output", task["passed"])
+    html = (root / "summary.html").read_text()
+    assert "seeded from the file already at its output path" in html
+    assert "carried over" not in html
     assert {(t["status"], t["reason"], t["cause"]) for t in others} == {
         ("skipped", "filtered: not selected by --only", "filtered")
     }
@@ -177,3 +193,28 @@ def test_resume_refuses_a_different_task_list_or_seed(example: Path, tmp_path: P
     assert resume(other, "1") == 2
     assert resume(example, "2") == 2
     assert resume(example, "1") in (0, 1)
+
+
+def test_a_suite_that_skips_its_slow_tests_lets_the_correct_program_pass(tmp_path: Path) -> None:
+    """QuixBugs: the conftest skips a slow test without --runslow. The correct program found at
+    the output path on a first night passes (3/3, 1 skipped by the suite), so nothing is bought;
+    the summary says it was seeded from that file, not carried over from a run."""
+    tasks = quixbugs(tmp_path / "quixbugs")
+    (tasks.parent / "fixed").mkdir()
+    (tasks.parent / "fixed" / "knapsack.py").write_text(CORRECT)
+
+    code, summary, root = run(tasks, tmp_path)
+
+    (task,) = summary["tasks"]
+    assert (code, task["status"], task["passed"], task["total"], task["skipped"]) == (
+        0,
+        "passed",
+        3,
+        3,
+        1,
+    )
+    assert (task["seed"]["source"], task["cost_usd"]) == ("output", 0)
+    assert (
+        "| knapsack | passed | seed | 3/3 (+1 skipped by the suite) | $0.0000 | — |"
+        in (root / "summary.md").read_text()
+    )

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from decimal import Decimal
 
-from harness.report import RunSummary, write_summary
-from harness.results import AttemptRecord, RunStatus, StopCause, TaskResult, TaskStatus
+from harness.report import RunSummary, render_markdown, write_summary
+from harness.results import (
+    AttemptRecord,
+    RunStatus,
+    Seed,
+    SeedSource,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+)
 
 START = dt.datetime(2026, 11, 21, 1, 0, tzinfo=dt.UTC)
 
@@ -81,9 +90,98 @@ def test_markdown_puts_totals_then_attention_then_table(tmp_path) -> None:
     totals = "**0 passed, 1 partial, 0 failed, 1 skipped** of 2 tasks"
     assert f"{totals} · spent $0.5100 of $30.00 · 1h01m05s" in text
     assert text.index("## Needs a human") < text.index("## Tasks")
-    assert "- orders: regression reverted at attempt(s) 3" in text
+    assert "3 attempt(s) · 0 escalated to another tier · 1 regression(s) reverted" in text
     assert "- users: skipped: budget" in text
     assert (
-        "| orders | partial | 2 | 12/17 | $0.5100 | 1:8/17 2:12/17 3:10/17↩ | 3 attempts used |"
+        "| orders | partial | 2 | 12/17 | $0.5100 "
+        "| 1:8/17 $0.1200 · 2:12/17 $0.2000 · 3:10/17↩ $0.1900 | 3 attempts used |"
+    ) in text
+
+
+def _attention(data: dict) -> list[str]:
+    text = render_markdown(data).split("## Needs a human")[1].split("## Tasks")[0]
+    return [line for line in text.splitlines() if line.startswith("- ")]
+
+
+def test_an_ordinary_revert_is_counted_not_listed() -> None:
+    """The ratchet putting the best back is the loop working: a total, not a call for help."""
+    data = summary().to_json()
+
+    assert (
+        _attention(data),
+        "1 regression(s) reverted by the ratchet" in render_markdown(data),
+    ) == (
+        ["- users: skipped: budget"],
+        True,
+    )
+
+
+def test_a_task_that_ships_less_than_its_best_needs_a_human() -> None:
+    """A task whose shipped file passes fewer tests than one of its attempts did is listed."""
+    data = summary().to_json()
+    data["tasks"][0] |= {"status": "guardrail", "reason": "write refused", "output": None}
+
+    assert _attention(data)[0] == (
+        "- orders: ended below its own best: ships nothing, attempt 2 passed 12; "
+        "regressions at attempt(s) 3"
+    )
+
+
+def test_tier_cost_and_escalation_per_attempt() -> None:
+    """Every attempt shows its tier and cost; a fix on another tier than the first is marked."""
+    attempts = (
+        AttemptRecord(1, "write", 3, 6, 0, 9, Decimal("0.1"), tier="mid", improved=True),
+        AttemptRecord(2, "fix", 3, 6, 0, 9, Decimal("0.05"), tier="mid"),
+        AttemptRecord(3, "fix", 9, 0, 0, 9, Decimal("0.9"), tier="frontier", improved=True),
+    )
+    task = TaskResult("t", TaskStatus.PASSED, "", 3, 9, 0, 0, 9, Decimal("1.05"), "/o.py", attempts)
+    text = render_markdown(replace(summary(), tasks=(task,)).to_json())
+
+    assert "| 1:3/9 mid $0.1000 · 2:3/9 mid $0.0500 · 3:9/9 frontier↑ $0.9000 |" in text
+    assert "3 attempt(s) · 1 escalated to another tier · 0 regression(s)" in text
+
+
+def test_seed_words_tell_a_file_at_the_output_from_an_earlier_night() -> None:
+    """Seeded from the output file is not "carried over"; an earlier night's best is."""
+    from_output = Seed(SeedSource.OUTPUT, None, 4, 1, 0, 5)
+    from_night = Seed(SeedSource.EARLIER_RUN, "20261120-013000-aa11", 5, 0, 0, 5)
+    tasks = (
+        TaskResult("a", TaskStatus.PARTIAL, "", 0, 4, 1, 0, 5, output="/a.py", seed=from_output),
+        TaskResult("b", TaskStatus.PASSED, "", 0, 5, 0, 0, 5, output="/b.py", seed=from_night),
+    )
+    data = replace(summary(), tasks=tasks).to_json()
+    text = render_markdown(data)
+
+    assert data["tasks"][0]["seed"] == {
+        "source": "output",
+        "run_id": None,
+        "passed": 4,
+        "failed": 1,
+        "errors": 0,
+        "total": 5,
+        "skipped": 0,
+    }
+    assert (
+        "| a | partial | seed | 4/5 | $0.0000 | — "
+        "| seeded from the file already at its output path |"
+    ) in text
+    assert (
+        "| b | passed | seed | 5/5 | $0.0000 | — | carried over from run 20261120-013000-aa11 |"
         in text
     )
+    assert (
+        "1 task(s) seeded from the file at their output · 1 carried over from an earlier run"
+        in text
+    )
+
+
+def test_unshipped_best_and_suite_skips_are_said() -> None:
+    """A best that passes nothing is marked not shipped; the suite's own skips are counted."""
+    tasks = (
+        TaskResult("z", TaskStatus.FAILED, "2 attempts used", 1, 0, 0, 4, 4),
+        TaskResult("k", TaskStatus.PASSED, "", 1, 3, 0, 0, 3, output="/k.py", skipped=1),
+    )
+    text = render_markdown(replace(summary(), tasks=tasks).to_json())
+
+    assert "| z | failed | 1 (not shipped) | 0/4 |" in text
+    assert "| k | passed | 1 | 3/3 (+1 skipped by the suite) |" in text

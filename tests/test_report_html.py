@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 
 from harness.report import RunSummary, render_html, render_markdown
-from harness.results import AttemptRecord, RunStatus, StopCause, TaskResult, TaskStatus
+from harness.results import (
+    AttemptRecord,
+    RunStatus,
+    Seed,
+    SeedSource,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+)
 
 START = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script>"
@@ -161,13 +169,12 @@ def test_attention_items_match_the_markdown() -> None:
 
 def test_table_has_one_row_per_task() -> None:
     """The per-task table lists every task with its status and attempt trail."""
-    (table,) = _tree().all("table")
+    table = _tree().all("table")[0]
     rows = [[td.content() for td in tr.all("td")] for tr in table.all("tbody")[0].all("tr")]
 
-    assert (
-        rows[0][:6],
-        len(rows),
-    ) == (["orders", "partial", "3", "15/17", "$1.2345", "1:8/17 2:✗ 3:15/17 4:11/17↩"], 5)
+    trail = "1:8/17 $0.2000 · 2:✗ $0.3000 · 3:15/17 $0.3000 · 4:11/17↩ $0.4000"
+
+    assert (rows[0][:6], len(rows)) == (["orders", "partial", "3", "15/17", "$1.2345", trail], 5)
 
 
 def test_chart_marks_best_reverted_and_missing_code() -> None:
@@ -175,7 +182,7 @@ def test_chart_marks_best_reverted_and_missing_code() -> None:
     svg = _chart(_tree(), "orders")
     bars = {r.attrs["data-n"]: set(r.attrs["class"].split()) for r in svg.all("rect")}
 
-    assert ({"1": {"bar"}, "3": {"bar", "best"}, "4": {"bar", "regressed"}}, ["2"]) == (
+    assert ({"1": {"bar"}, "3": {"bar", "best", "shipped"}, "4": {"bar", "regressed"}}, ["2"]) == (
         bars,
         [g.attrs["data-n"] for g in svg.all("g", "gap")],
     )
@@ -209,12 +216,156 @@ def test_page_is_self_contained() -> None:
     ) == (True, True)
 
 
-def test_best_carried_over_from_an_earlier_run_is_said() -> None:
-    """A best attempt that is not in this run (seeded from an earlier night) is explained."""
-    data = summary()
-    data["tasks"][1]["best_attempt"] = 0
+def night() -> dict[str, Any]:
+    """A night with a seeded task, an unshipped 0-pass best, an escalation and a revert."""
+    seeded = TaskResult(
+        "orders",
+        TaskStatus.PASSED,
+        "",
+        3,
+        17,
+        0,
+        0,
+        17,
+        Decimal("0.75"),
+        "/x/out/orders_service.py",
+        (
+            AttemptRecord(1, "fix", 12, 5, 0, 17, Decimal("0.1"), tier="mid", improved=True),
+            AttemptRecord(2, "fix", 9, 8, 0, 17, Decimal("0.15"), regressed=True, tier="mid"),
+            AttemptRecord(3, "fix", 17, 0, 0, 17, Decimal("0.5"), tier="frontier", improved=True),
+        ),
+        seed=Seed(SeedSource.OUTPUT, None, 10, 7, 0, 17),
+    )
+    nothing = TaskResult(
+        "users",
+        TaskStatus.FAILED,
+        "2 attempts used",
+        1,
+        0,
+        0,
+        9,
+        9,
+        Decimal("0.2"),
+        None,
+        (
+            AttemptRecord(1, "write", 0, 0, 9, 9, Decimal("0.12"), tier="mid"),
+            AttemptRecord(2, "fix", cost_usd=Decimal("0.08"), tier="mid", extraction_error="prose"),
+        ),
+    )
+    carried = TaskResult(
+        "wallets",
+        TaskStatus.PASSED,
+        "",
+        0,
+        6,
+        0,
+        0,
+        6,
+        output="/x/out/wallets_service.py",
+        seed=Seed(SeedSource.EARLIER_RUN, "20260511-013000-cd34", 6, 0, 0, 6),
+    )
+    skips = TaskResult(
+        "knapsack",
+        TaskStatus.PASSED,
+        "",
+        1,
+        3,
+        0,
+        0,
+        3,
+        Decimal("0.05"),
+        "/x/fixed/knapsack.py",
+        (AttemptRecord(1, "write", 3, 0, 0, 3, Decimal("0.05"), tier="mid", skipped=1),),
+        skipped=1,
+    )
+    return RunSummary(
+        "20260512-021500-ef56",
+        START,
+        START + dt.timedelta(minutes=9),
+        RunStatus.COMPLETED,
+        "live",
+        Decimal(30),
+        Decimal("1.0"),
+        (seeded, nothing, carried, skips),
+    ).to_json()
 
-    assert "carried over from an earlier run" in render_html(data)
+
+def _article(root: _Node, task_id: str) -> _Node:
+    (article,) = [a for a in root.all("article") if a.attrs.get("id") == f"task-{task_id}"]
+    return article
+
+
+def _note(root: _Node, task_id: str) -> str:
+    return _article(root, task_id).all("p", "note")[0].content()
+
+
+def _bars(root: _Node, task_id: str) -> dict[str, set[str]]:
+    rects = _article(root, task_id).all("rect")
+    return {r.attrs["data-n"]: set(r.attrs["class"].split()) for r in rects}
+
+
+def test_a_best_that_passes_nothing_is_not_drawn_as_shipped() -> None:
+    """output null: the best bar is marked unshipped and the note says why, never "shipped"."""
+    root = _Tree(render_html(night())).root
+    titles = [t.content() for t in _article(root, "users").all("title")]
+
+    assert (_bars(root, "users"), _note(root, "users")) == (
+        {"1": {"bar", "best", "unshipped"}},
+        "best: attempt 1, 0/9 passed, not shipped: it passes no test · 2 attempts used",
+    )
+    assert [t for t in titles if "shipped" in t] == [
+        "attempt 1 (write, mid, $0.1200): 0/9 passed, best, not shipped"
+    ]
+
+
+def test_a_seed_from_the_output_file_is_not_carried_over_and_is_charted() -> None:
+    """Seeded from the file at the output path: its own words, and its bar starts the chart."""
+    root = _Tree(render_html(night())).root
+    labels = [t.content() for t in _chart(root, "orders").all("text")]
+
+    assert (_note(root, "orders"), _bars(root, "orders")["0"], labels[2:4]) == (
+        "best: attempt 3, 17/17 passed, shipped",
+        {"bar", "seed"},
+        ["10", "seed"],
+    )
+    assert "carried over" not in _article(root, "orders").content()
+    assert _note(root, "wallets") == (
+        "best: the candidate carried over from run 20260511-013000-cd34, 6/6 passed, shipped"
+    )
+
+
+def test_tier_cost_and_escalation_of_every_attempt() -> None:
+    """Each task lists its attempts with tier and cost; the escalated fix is marked."""
+    root = _Tree(render_html(night())).root
+    (table,) = _article(root, "orders").all("table", "attempts")
+    rows = [[td.content() for td in tr.all("td")] for tr in table.all("tbody")[0].all("tr")]
+
+    assert rows == [
+        ["seed", "seeded from the file already at its output path", "—", "10/17", "—",
+         "10/17 passed"],
+        ["1", "fix", "mid", "12/17", "$0.1000", "12/17 passed"],
+        ["2", "fix", "mid", "9/17", "$0.1500", "9/17 passed, regressed: reverted"],
+        ["3", "fix", "frontier ↑ escalated", "17/17", "$0.5000", "17/17 passed, best, shipped"],
+    ]  # fmt: skip
+
+
+def test_reverts_are_totals_and_suite_skips_are_said() -> None:
+    """A revert the ratchet handled is counted in the totals, not listed for a human."""
+    root = _Tree(render_html(night())).root
+    (activity,) = root.all("p", "activity")
+
+    assert (
+        [li.content() for li in root.all("li", "attention")],
+        [li.content() for li in root.all("li", "nothing")],
+        activity.content(),
+        _note(root, "knapsack"),
+    ) == (
+        [],
+        ["nothing"],
+        "6 attempt(s) · 1 escalated to another tier · 1 regression(s) reverted by the ratchet"
+        " · 1 task(s) seeded from the file at their output · 1 carried over from an earlier run",
+        "best: attempt 1, 3/3 passed (+1 skipped by the suite), shipped",
+    )
 
 
 def _png_pixels_vary(png: bytes) -> bool:
@@ -233,30 +384,59 @@ CHROMIUM = next(
 )
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed")
-def test_renders_in_headless_chromium(tmp_path: Path) -> None:
-    """Headless Chromium renders the page to a real, non-blank screenshot."""
-    page, shot = tmp_path / "summary.html", tmp_path / "summary.png"
-    page.write_text(render_html(summary()))
-    subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--window-size=1200,1600",
-            f"--screenshot={shot}",
-            page.as_uri(),
-        ],
+def _chromium(tmp_path: Path, html: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium, a fresh profile, nothing fetched: `args` say what to produce."""
+    page = tmp_path / "summary.html"
+    page.write_text(html)
+    headless = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    quiet = ["--disable-component-update", "--disable-sync", "--no-first-run"]
+    profile = f"--user-data-dir={tmp_path / 'profile'}"
+    return subprocess.run(
+        [CHROMIUM, *headless, *quiet, profile, *args, page.as_uri()],
         capture_output=True,
+        text=True,
         timeout=120,
         check=False,
     )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed")
+def test_renders_in_headless_chromium(tmp_path: Path) -> None:
+    """Headless Chromium renders the page to a real, non-blank screenshot."""
+    shot = tmp_path / "summary.png"
+    _chromium(tmp_path, render_html(summary()), "--window-size=1200,1600", f"--screenshot={shot}")
     png = shot.read_bytes() if shot.exists() else b""
 
     assert (png[:8], len(png) > 20_000 and _png_pixels_vary(png)) == (b"\x89PNG\r\n\x1a\n", True)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed")
+def test_chromium_dom_says_what_the_night_did(tmp_path: Path) -> None:
+    """The DOM a browser builds for a night with a seeded task, an unshipped 0-pass best, an
+    escalation and a revert says each of them in the right words."""
+    dom = _chromium(tmp_path, render_html(night()), "--dump-dom").stdout
+    root = _Tree(dom).root
+    users, orders = _article(root, "users"), _article(root, "orders")
+    (tier,) = orders.all("span", "esc")
+
+    assert (
+        _note(root, "users"),
+        [r.attrs["class"] for r in users.all("rect")],
+        "best, shipped" in users.content(),
+        _note(root, "orders"),
+        "carried over" in orders.content(),
+        [r.attrs["class"] for r in orders.all("rect")],
+        tier.content(),
+        [li.content() for li in root.all("li", "attention")],
+        "1 regression(s) reverted by the ratchet" in root.all("p", "activity")[0].content(),
+    ) == (
+        "best: attempt 1, 0/9 passed, not shipped: it passes no test · 2 attempts used",
+        ["bar best unshipped"],
+        False,
+        "best: attempt 3, 17/17 passed, shipped",
+        False,
+        ["bar seed", "bar", "bar regressed", "bar best shipped"],
+        "frontier ↑ escalated",
+        [],
+        True,
+    )

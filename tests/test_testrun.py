@@ -6,6 +6,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import _quixbugs as quixbugs
 import pytest
 from structlog.testing import capture_logs
 
@@ -106,12 +107,97 @@ def test_syntax_error_is_reported_not_raised(task: TaskSpec) -> None:
 
 
 def test_skip_is_not_a_pass(tmp_path: Path) -> None:
-    """Skipped and xfailed tests never count as passed."""
+    """Skipped and xfailed tests never count as passed; the suite's own are left out of total."""
     tests = TESTS + "\n    import pytest\n\n    @pytest.mark.xfail\n    def test_x():\n"
     tests += "        assert add(1, 1) == 3\n\n    def test_s():\n        pytest.skip('no')\n"
     result = run_tests(make_task(tmp_path, tests), GOOD, limits=FAST)
 
-    assert (result.passed, result.skipped, result.total) == (3, 2, 5)
+    assert (result.passed, result.skipped, result.total, result.all_passed) == (3, 2, 3, True)
+
+
+def _knapsack(tmp_path: Path, tests: str = quixbugs.TESTS) -> TaskSpec:
+    quixbugs.quixbugs(tmp_path, tests)
+    return TaskSpec(
+        id="knapsack",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "python_testcases" / "test_knapsack.py",),
+        output=tmp_path / "fixed" / "knapsack.py",
+        support=(tmp_path / "conftest.py",),
+    )
+
+
+def test_a_test_the_suite_skips_is_skipped_not_failed(tmp_path: Path) -> None:
+    """QuixBugs' conftest skips slow tests without --runslow: the correct program passes."""
+    result = run_tests(_knapsack(tmp_path), quixbugs.CORRECT, limits=FAST)
+    (slow,) = [c for c in result.cases if c.outcome is Outcome.SKIPPED]
+
+    assert (result.passed, result.failed, result.skipped, result.total, result.all_passed) == (
+        3,
+        0,
+        1,
+        3,
+        True,
+    )
+    assert (slow.nodeid, slow.by_suite, slow.message, result.failing()) == (
+        "python_testcases/test_knapsack.py::test_knapsack_big",
+        True,
+        "Skipped: need --runslow option to run",
+        (),
+    )
+
+
+def test_the_suite_is_asked_about_a_skip_once_per_inputs(tmp_path: Path) -> None:
+    """The stub run that tells a suite's skip from a candidate's runs once, then is reused."""
+    task = _knapsack(tmp_path, quixbugs.TESTS + "\n\ndef test_once():\n    pass\n")
+    with capture_logs() as logs:
+        first = run_tests(task, quixbugs.CORRECT, limits=FAST)
+        second = run_tests(task, quixbugs.BUGGY, limits=FAST)
+
+    checked = [e["by_suite"] for e in logs if e["event"] == "suite_skips_checked"]
+
+    assert (checked, first.skipped, second.skipped) == (
+        [["python_testcases/test_knapsack.py::test_knapsack_big"]],
+        1,
+        1,
+    )
+
+
+CANDIDATE_SKIP = (
+    quixbugs.TESTS
+    + """
+
+def test_knapsack_empty():
+    answer = knapsack(10, [])
+    if answer is None:
+        pytest.skip("knapsack returned None")
+    assert answer == 0
+"""
+)
+
+
+def test_a_skip_only_the_candidate_causes_counts_against_it(tmp_path: Path) -> None:
+    """A test skipped because of what the candidate did is a failure, fed to the fix prompt."""
+    code = quixbugs.CORRECT.replace(
+        "def knapsack(capacity, items):",
+        "def knapsack(capacity, items):\n    if not items:\n        return None",
+    )
+    result = run_tests(_knapsack(tmp_path, CANDIDATE_SKIP), code, limits=FAST)
+    skips = {
+        c.nodeid.split("::")[-1]: c.by_suite for c in result.cases if c.outcome is Outcome.SKIPPED
+    }
+
+    assert (result.passed, result.failed, result.skipped, result.total, result.all_passed) == (
+        3,
+        1,
+        1,
+        4,
+        False,
+    )
+    assert (skips, [c.nodeid.split("::")[-1] for c in result.failing()]) == (
+        {"test_knapsack_big": True, "test_knapsack_empty": False},
+        ["test_knapsack_empty"],
+    )
 
 
 def test_tests_needing_the_real_candidate_to_collect_still_count(tmp_path: Path) -> None:

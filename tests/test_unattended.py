@@ -223,6 +223,10 @@ def test_a_task_that_did_not_pass_starts_the_next_night_from_its_best(tmp_path: 
     for task in unfinished:
         again, seed = tasks2[task["id"]], seeded[task["id"]]
         assert (seed["from_run"], seed["passed"]) == (night1["run_id"], task["passed"])
+        assert again["seed"] == again["seed"] | {
+            "source": "earlier_run",
+            "run_id": seed["from_run"],
+        }
         assert again["attempts"][0]["kind"] == "fix"
         prompt = (root / "calls" / task["id"] / "1-fix.prompt.md").read_text()
         assert best1[task["id"]].strip() in prompt

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import structlog
 
 from harness.budget import BudgetExceeded
@@ -57,6 +59,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         failed=result.failed,
         errors=result.errors,
         total=result.total,
+        skipped=result.skipped,
         regressed=regressed,
         improved=improved,
         tampered=result.tampered,
@@ -129,7 +132,9 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     task = TaskState(
         spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
     )
-    _restore(task, prior or Prior())
+    prior = prior or Prior()
+    _restore(task, prior)
+    seed = prior.seed.seed if prior.seed is not None else None
     status: TaskStatus | None = None
     cause: StopCause | None = None
     try:
@@ -145,8 +150,9 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
-        raise TaskFault(_ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")) from exc
-    return _ship(task, status, reason, cause)
+        fault = _ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")
+        raise TaskFault(replace(fault, seed=seed)) from exc
+    return replace(_ship(task, status, reason, cause), seed=seed)
 
 
 def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | None, str]:
@@ -183,6 +189,7 @@ def _ship(
         failed=result.failed if result else 0,
         errors=result.errors if result else 0,
         total=result.total if result else 0,
+        skipped=result.skipped if result else 0,
         cost_usd=env.caller.spent_task(spec.id),
         output=output,
         attempts=tuple(task.records),

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
+from harness.report import _facts as facts
+from harness.results import RunStatus, TaskResult, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -62,71 +62,37 @@ def write_summary(run: Path, summary: RunSummary) -> dict[str, Any]:
     return data
 
 
-def _duration(data: dict[str, Any]) -> str:
-    start = dt.datetime.fromisoformat(data["started_at"])
-    end = dt.datetime.fromisoformat(data["finished_at"])
-    seconds = int((end - start).total_seconds())
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
-
-
-def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
-    lines = []
-    for t in tasks:
-        tid = t["id"]
-        reverted = [a["n"] for a in t["attempts"] if a["regressed"]]
-        if reverted:
-            lines.append(
-                f"- {tid}: regression reverted at attempt(s) {', '.join(map(str, reverted))}"
-            )
-        if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
-            lines.append(f"- {tid}: {t['status']}: {t['reason']}")
-        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
-            lines.append(f"- {tid}: skipped: {t['reason']}")
-        tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
-        if tampered:
-            lines.append(
-                f"- {tid}: tampering detected at attempt(s) {', '.join(map(str, tampered))}"
-            )
-        for warning in t.get("warnings", []):
-            lines.append(f"- {tid}: warning: {warning}")
-    return lines
-
-
 def render_markdown(data: dict[str, Any]) -> str:
     """Totals first, then what needs a human, then the per-task table."""
     tasks = data["tasks"]
-    counts = Counter(t["status"] for t in tasks)
     budget = data["budget"]
     cap = f"${budget['cap_usd']:.2f}" if budget["cap_usd"] is not None else "no cap"
     out = [
         f"# Run {data['run_id']} — {data['status']}",
         "",
-        f"**{counts['passed']} passed, {counts['partial']} partial, {counts['failed']} failed"
-        + "".join(f", {counts[s]} {s}" for s in ("error", "guardrail", "skipped") if counts[s])
-        + f"** of {len(tasks)} tasks · spent ${budget['spent_usd']:.4f} of {cap}"
-        + f" · {_duration(data)} · provider {data['provider']}",
+        f"**{facts.status_counts(tasks)}** of {len(tasks)} tasks · spent "
+        f"${budget['spent_usd']:.4f} of {cap} · {facts.duration(data)} · provider "
+        f"{data['provider']}  ",
+        facts.activity(tasks),
         "",
     ]
-    attention = [f"- {note}" for note in data.get("notes", [])] + _needs_attention(tasks)
+    attention = [
+        f"- {task_id}: {text}" if task_id else f"- {text}"
+        for _kind, task_id, text in facts.attention(data)
+    ]
     out += ["## Needs a human", "", *(attention or ["- nothing"]), ""]
     out += [
         "## Tasks",
         "",
-        "| task | status | best | passed | cost | attempts (passed/total) | reason |",
+        "| task | status | best | passed | cost | attempts (n:passed/total tier cost) | reason |",
         "|---|---|---|---|---|---|---|",
     ]
     for t in tasks:
-        trail = " ".join(_attempt_cell(a) for a in t["attempts"]) or "—"
-        best = t["best_attempt"] if t["best_attempt"] is not None else "—"
+        up = facts.escalated(t["attempts"])
+        trail = " · ".join(facts.attempt_cell(a, up) for a in t["attempts"]) or "—"
+        reason = " · ".join(r for r in (facts.seed_words(t), t["reason"]) if r)
         out.append(
-            f"| {t['id']} | {t['status']} | {best} | {t['passed']}/{t['total']} "
-            f"| ${t['cost_usd']:.4f} | {trail} | {t['reason'] or ''} |"
+            f"| {t['id']} | {t['status']} | {facts.best_cell(t)} | {facts.passed_cell(t)} "
+            f"| ${t['cost_usd']:.4f} | {trail} | {reason} |"
         )
     return "\n".join(out) + "\n"
-
-
-def _attempt_cell(a: dict[str, Any]) -> str:
-    if a["extraction_error"]:
-        return f"{a['n']}:✗"
-    mark = "↩" if a["regressed"] else ""
-    return f"{a['n']}:{a['passed']}/{a['total']}{mark}"

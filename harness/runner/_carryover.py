@@ -14,7 +14,7 @@ from pathlib import Path
 import structlog
 
 from harness.pipeline import Prior
-from harness.results import StopCause, TaskResult, TaskStatus, sha256
+from harness.results import Seed, SeedSource, StopCause, TaskResult, TaskStatus, sha256
 from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
@@ -64,6 +64,7 @@ def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
             cause=StopCause.UP_TO_DATE,
             cost_usd=Decimal(0),
             attempts=(),
+            seed=None,
         )
     return None
 
@@ -93,7 +94,17 @@ def _seed(run: Run, spec: TaskSpec) -> Best | None:
         return None
     origin, best = max(seeds, key=lambda s: score(s[1].result))  # ties keep the earlier night
     log.info("task_seeded", **origin, passed=best.result.passed, total=best.result.total)
-    return best
+    return replace(best, seed=_described(origin, best))
+
+
+def _described(origin: dict[str, str], best: Best) -> Seed:
+    """Where the seed came from, in words the summary can trust: a file already at the output
+    path is not something an earlier run of ours carried over."""
+    source = SeedSource.EARLIER_RUN if "from_run" in origin else SeedSource.OUTPUT
+    counts = {
+        k: getattr(best.result, k) for k in ("passed", "failed", "errors", "total", "skipped")
+    }
+    return Seed(source, origin.get("from_run"), **counts)
 
 
 def _retest(run: Run, spec: TaskSpec, code: str) -> Best | None:

@@ -6,6 +6,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import structlog
 
@@ -110,6 +111,34 @@ def _expected(
     return found
 
 
+_suite_skip_cache: dict[tuple[str, str, str, str], dict[str, bool]] = {}
+
+
+def _suite_skips(run: Run, task_id: str, skipped: list[str]) -> frozenset[str]:
+    """Of the tests the candidate's run skipped, those the suite skips whatever the candidate:
+    skipped against the stub candidate too. Each id is asked once per inputs, in one launch."""
+    key = (task_id, run.pristine.digest, run.candidate_rel, run.kind)
+    with _expected_lock:
+        known = _suite_skip_cache.setdefault(key, {})
+        todo = [i for i in skipped if i not in known]
+    if todo:
+        probe = replace(
+            run,
+            pristine=replace(run.pristine, tests=tuple(todo)),  # node ids are pytest arguments
+            code=_STUB,
+            expected=frozenset(todo),
+            open_files=(),
+        )
+        tally = launch_all(probe)
+        stub = {} if tally.tamper else {i: c.outcome for i, c in tally.cases.items()}
+        found = {i: stub.get(i) is Outcome.SKIPPED for i in todo}
+        by_suite = sorted(i for i, yes in found.items() if yes)
+        log.info("suite_skips_checked", task_id=task_id, checked=len(todo), by_suite=by_suite)
+        with _expected_lock:
+            known.update(found)
+    return frozenset(i for i in skipped if known.get(i))
+
+
 def run_tests(
     task: TaskSpec,
     code: str,
@@ -151,6 +180,10 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
     ids, broken = _expected(task, pristine, place, limits, kind, guard)
     run = Run(pristine, place, code, limits, kind, frozenset(ids), broken, command_guard=guard)
     tally = launch_all(run)
+    skipped = [i for i, c in tally.cases.items() if c.outcome is Outcome.SKIPPED]
+    if skipped and not tally.tamper:
+        for i in _suite_skips(run, task.id, skipped):
+            tally.cases[i] = replace(tally.cases[i], by_suite=True)
     result = _result(run, ids, tally, time.monotonic() - started)
     log.info(
         "tests_ran",
@@ -160,6 +193,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
         failed=result.failed,
         errors=result.errors,
         total=result.total,
+        skipped=result.skipped,
         tampered=result.tampered,
         timed_out=result.timed_out,
         duration_s=round(result.duration_s, 3),

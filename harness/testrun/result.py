@@ -17,7 +17,11 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class TestCase:
-    """One test's outcome; `message` is the assertion line, `details` the filtered traceback."""
+    """One test's outcome; `message` is the assertion line, `details` the filtered traceback.
+
+    `by_suite`: a SKIPPED test that the suite skips whatever the candidate (it is skipped
+    against the stub candidate too: a skip marker, a conftest option such as `--runslow`).
+    """
 
     __test__ = False  # not a pytest class, despite the name
 
@@ -25,6 +29,12 @@ class TestCase:
     outcome: Outcome
     message: str = ""
     details: str = ""
+    by_suite: bool = False
+
+    @property
+    def counts(self) -> bool:
+        """Whether the test is scored: everything but the suite's own skips."""
+        return not (self.outcome is Outcome.SKIPPED and self.by_suite)
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,10 @@ class TestResult:
     tampering, collection failure, sandbox fault); such a run scores by its cases, which
     the runner fills with ERROR outcomes for every expected test it could not confirm.
     `rejected`: the sandbox's pre-check refused the candidate, so no test ran at all.
+
+    Counting: a test the suite itself skips is `skipped` and left out of `total`, as plain
+    pytest leaves it out of a pass; a skip only this candidate causes counts as `failed`.
+    So passed + failed + errors == total, and total + skipped == len(cases).
     """
 
     __test__ = False
@@ -53,7 +67,7 @@ class TestResult:
 
     @property
     def total(self) -> int:
-        return len(self.cases)
+        return sum(1 for case in self.cases if case.counts)
 
     @property
     def passed(self) -> int:
@@ -61,7 +75,9 @@ class TestResult:
 
     @property
     def failed(self) -> int:
-        return self._count(Outcome.FAILED)
+        return self._count(Outcome.FAILED) + sum(
+            1 for case in self.cases if case.outcome is Outcome.SKIPPED and case.counts
+        )
 
     @property
     def errors(self) -> int:
@@ -69,12 +85,14 @@ class TestResult:
 
     @property
     def skipped(self) -> int:
-        return self._count(Outcome.SKIPPED)
+        """The suite's own skips (not in `total`)."""
+        return len(self.cases) - self.total
 
     @property
     def all_passed(self) -> bool:
         return self.total > 0 and self.passed == self.total
 
     def failing(self) -> tuple[TestCase, ...]:
-        """The failed and erroring cases, in run order: what a fix prompt is fed."""
-        return tuple(c for c in self.cases if c.outcome in (Outcome.FAILED, Outcome.ERROR))
+        """The cases that count against the candidate (failed, erroring, or skipped by its
+        doing), in run order: what a fix prompt is fed."""
+        return tuple(c for c in self.cases if c.counts and c.outcome is not Outcome.PASSED)
