@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -90,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         help="a run folder, or a run dir (its latest run); default runs/",
     )
     _tasks_parser(commands)
+    from harness.morning import add_parsers
+
+    add_parsers(commands)
     return parser
 
 
@@ -201,6 +205,23 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def cmd_events(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import EventFilter, find_run, render_events, select_events, show_artefact
+
+    run = find_run(ns.run, ns.run_dir)
+    if ns.show:
+        sys.stdout.write(show_artefact(run, ns.show, ns.task, ns.attempt, ns.step))
+        return ExitCode.OK
+    rows = select_events(run.events(), EventFilter(ns.task, ns.attempt, ns.event))
+    if ns.json:
+        lines = [json.dumps(event) for event, _ in rows]
+    else:
+        lines = render_events(rows, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    if lines:
+        print("\n".join(lines))
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -208,7 +229,12 @@ def main(argv: list[str] | None = None) -> int:
 
     # Only `run` narrates on stderr; the other commands print their answer and nothing else.
     configure_logging(None, level=getattr(args, "log_level", "warning"))
-    handler = {"run": cmd_run, "summary": cmd_summary, "tasks": cmd_tasks}[args.command]
+    handler = {
+        "run": cmd_run,
+        "summary": cmd_summary,
+        "tasks": cmd_tasks,
+        "events": cmd_events,
+    }[args.command]
     try:
         return int(handler(args))
     except BadInput as exc:

@@ -1,0 +1,18 @@
+"""The morning after: read a night back (events, compare, preference pairs), replay it, and
+deliver its shipped files to git."""
+
+from __future__ import annotations
+
+from harness.morning._events import EventFilter, render_events, select_events, show_artefact
+from harness.morning._parsers import add_parsers
+from harness.morning._runs import RunFolder, find_run
+
+__all__ = [
+    "EventFilter",
+    "RunFolder",
+    "add_parsers",
+    "find_run",
+    "render_events",
+    "select_events",
+    "show_artefact",
+]

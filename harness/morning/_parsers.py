@@ -1,0 +1,40 @@
+"""The command lines of the morning-after commands (cli.py dispatches them)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.morning._events import ARTEFACTS
+from harness.morning._runs import STEPS
+
+__all__ = ["add_parsers"]
+
+_RUN_HELP = "a run folder, a run dir (its latest run) or a run id under --run-dir"
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """`harness events`, `harness compare` and `harness export`."""
+    _events(commands)
+
+
+def _run_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--run-dir", type=Path, default=Path("runs"), help="where run ids are looked up (runs/)"
+    )
+
+
+def _events(commands: argparse._SubParsersAction) -> None:
+    events = commands.add_parser("events", help="a run's events, filtered; or one artefact")
+    events.add_argument("run", nargs="?", help=f"{_RUN_HELP}; default: the latest run")
+    _run_dir(events)
+    events.add_argument("--task", metavar="ID", help="only this task's events")
+    events.add_argument("--attempt", type=int, metavar="N", help="only this attempt's events")
+    events.add_argument("--event", metavar="NAME", help="only events so named (a glob: 'call_*')")
+    events.add_argument("--json", action="store_true", help="the events as JSON lines")
+    events.add_argument(
+        "--show",
+        choices=ARTEFACTS,
+        help="print this artefact of --task's --attempt (default: its best attempt)",
+    )
+    events.add_argument("--step", choices=STEPS, help="with --show prompt|reply: only this step")
