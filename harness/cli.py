@@ -222,6 +222,14 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def cmd_compare(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import compare_runs, find_run, render_comparison
+
+    cmp = compare_runs(find_run(ns.run_a, ns.run_dir), find_run(ns.run_b, ns.run_dir))
+    print(json.dumps(cmp.to_json(), indent=2) if ns.json else render_comparison(cmp))
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -234,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": cmd_summary,
         "tasks": cmd_tasks,
         "events": cmd_events,
+        "compare": cmd_compare,
     }[args.command]
     try:
         return int(handler(args))

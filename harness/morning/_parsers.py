@@ -16,6 +16,11 @@ _RUN_HELP = "a run folder, a run dir (its latest run) or a run id under --run-di
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     """`harness events`, `harness compare` and `harness export`."""
     _events(commands)
+    compare = commands.add_parser("compare", help="two nights side by side, per task and total")
+    compare.add_argument("run_a", metavar="RUN_A", help=_RUN_HELP)
+    compare.add_argument("run_b", metavar="RUN_B", help=_RUN_HELP)
+    _run_dir(compare)
+    compare.add_argument("--json", action="store_true", help="the comparison as JSON")
 
 
 def _run_dir(parser: argparse.ArgumentParser) -> None:
