@@ -23,9 +23,17 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("tasks", type=Path, help="the task list (YAML)")
     run.add_argument(
         "--provider",
-        choices=("live", "sim"),
+        choices=("live", "sim", "replay"),
         default="live",
-        help="live: the routes in config (default); sim: the offline simulator",
+        help="live: the routes in config (default); sim: the offline simulator; "
+        "replay: the replies recorded by --replay-from's run",
+    )
+    run.add_argument("--replay-from", metavar="RUN", help="the run a replay serves calls from")
+    run.add_argument(
+        "--replay-loose",
+        action="store_true",
+        help="replay: serve the reply of the same task, step and attempt when only the prompt "
+        "differs (test output that varies between runs), logging replay_prompt_differs",
     )
     run.add_argument("--budget-usd", type=float, help="hard cap for this run, in USD")
     run.add_argument(
@@ -114,6 +122,8 @@ def run_args(ns: argparse.Namespace) -> RunArgs:
         policy=ns.policy,
         seed=ns.seed,
         log_level=ns.log_level,
+        replay_from=ns.replay_from,
+        replay_loose=ns.replay_loose,
     )
 
 

@@ -72,13 +72,13 @@ def _resumed(args: RunArgs, inputs: Inputs, info: RunInfo) -> tuple[RunArgs, Inp
 
 
 def _budget(args: RunArgs, inputs: Inputs, store: Store, run_id: str) -> Budget:
-    """The run's caps; simulated spend never enters the machine's day ledger."""
+    """The run's caps; simulated or replayed spend never enters the machine's day ledger."""
     specs = inputs.specs
     try:
         return Budget.from_config(
             inputs.config.budget,
             budget_usd=Decimal(str(args.budget_usd)) if args.budget_usd is not None else None,
-            ledger=MemoryLedger() if args.provider == "sim" else None,
+            ledger=MemoryLedger() if args.provider != "live" else None,
             spent_run=store.spent(run_id),
             spent_tasks={s.id: store.spent(run_id, s.id) for s in specs},
         )
@@ -172,7 +172,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         stop,
         retry=RetryPolicy(),
     )
-    router = Router.from_config(config, "sim" if args.provider == "sim" else None)
+    router = Router.from_config(config, args.provider if args.provider != "live" else None)
     run_tests, notes = _run_tests(inputs)
     env = TaskEnv(
         caller=caller,
@@ -218,7 +218,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         store=store,
         digests=digests,
         resumed=info is not None,
-        rerun=args.rerun,
+        rerun=args.rerun or args.provider == "replay",  # a replay starts as its night did
         after_summary=after_summary,
         filtered=inputs.filtered,
         started_at=info.started_at if info is not None else None,
