@@ -240,6 +240,16 @@ def cmd_compare(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def cmd_export(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import export_prefs, find_run
+
+    done = export_prefs(
+        [find_run(r, ns.run_dir) for r in ns.runs], ns.out, same_prompt=ns.same_prompt
+    )
+    print(f"{done.pairs} pair(s) to {done.out}, {done.meta}; {done.skipped} task(s) without a pair")
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -253,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         "tasks": cmd_tasks,
         "events": cmd_events,
         "compare": cmd_compare,
+        "export": cmd_export,
     }[args.command]
     try:
         return int(handler(args))

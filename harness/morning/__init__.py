@@ -6,14 +6,17 @@ from __future__ import annotations
 from harness.morning._compare import Comparison, compare_runs, render_comparison
 from harness.morning._events import EventFilter, render_events, select_events, show_artefact
 from harness.morning._parsers import add_parsers
+from harness.morning._prefs import Export, export_prefs
 from harness.morning._runs import RunFolder, find_run
 
 __all__ = [
     "Comparison",
     "EventFilter",
+    "Export",
     "RunFolder",
     "add_parsers",
     "compare_runs",
+    "export_prefs",
     "find_run",
     "render_comparison",
     "render_events",

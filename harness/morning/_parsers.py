@@ -21,6 +21,21 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("run_b", metavar="RUN_B", help=_RUN_HELP)
     _run_dir(compare)
     compare.add_argument("--json", action="store_true", help="the comparison as JSON")
+    _export(commands)
+
+
+def _export(commands: argparse._SubParsersAction) -> None:
+    export = commands.add_parser("export", help="export what the nights learned")
+    kinds = export.add_subparsers(dest="export_kind", required=True)
+    prefs = kinds.add_parser("prefs", help="preference pairs (best vs worse reply) as JSONL")
+    prefs.add_argument("runs", nargs="+", metavar="RUN", help=_RUN_HELP)
+    prefs.add_argument(
+        "--out", type=Path, required=True, help="FILE.jsonl (and FILE_meta.jsonl beside it)"
+    )
+    prefs.add_argument(
+        "--same-prompt", action="store_true", help="only pairs whose replies answer one prompt"
+    )
+    _run_dir(prefs)
 
 
 def _run_dir(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from harness.providers.base import CallRequest, Completion, Prompt, StopReason, Usage
 from harness.providers.replay import CallKey, RecordedCall
 
-__all__ = ["RecordingError", "call_record", "prompt_file", "read_calls"]
+__all__ = ["RecordingError", "call_record", "prompt_file", "read_call", "read_calls"]
 
 _SYSTEM, _STABLE, _VARIABLE = "<!-- system -->\n", "\n<!-- stable -->\n", "<!-- variable -->\n"
 
@@ -83,6 +83,17 @@ def _read(path: Path) -> RecordedCall:
         detail=record["detail"],
     )
     return RecordedCall(key, _split(text, record, path), completion)
+
+
+def read_call(root: Path, task_id: str, attempt: int, step: str) -> RecordedCall | None:
+    """One recorded call, or None when the run made (or recorded) no such call."""
+    path = Path(root) / "calls" / task_id / f"{attempt}-{step}.call.json"
+    if not path.is_file():
+        return None
+    try:
+        return _read(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RecordingError(f"{path}: cannot be read back: {exc}") from exc
 
 
 def read_calls(root: Path) -> list[RecordedCall]:
