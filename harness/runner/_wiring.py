@@ -16,6 +16,7 @@ import structlog
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
+from harness.morning import DeliveryError, GitDelivery
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.providers import RetryPolicy
@@ -138,6 +139,23 @@ def _open_store(run_dir: Path) -> Store:
         raise BadInput(f"run store {run_dir / 'harness.db'}: {exc}; move it aside") from exc
 
 
+def _delivery(args: RunArgs, inputs: Inputs, run_id: str) -> GitDelivery | None:
+    """Git delivery as configured (deliver.git), checked now: a problem exits 2."""
+    config = inputs.config.deliver.git
+    if config is None:
+        return None
+
+    def check(argv: list[str]) -> str | None:
+        violation = inputs.policy.check_command(argv)
+        return violation.detail if violation else None
+
+    worktree = args.run_dir.resolve() / run_id / "git-worktree"
+    try:
+        return GitDelivery.plan(config, inputs.specs, args.tasks, run_id, worktree, check)
+    except DeliveryError as exc:
+        raise BadInput(f"deliver.git: {exc}; fix it or remove deliver: from the config") from exc
+
+
 def open_run(args: RunArgs, inputs: Inputs) -> Run:
     """Open the store and run folder (the caller holds the run-dir lock), wire the task env.
 
@@ -149,6 +167,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     if info is not None:
         args, inputs = _resumed(args, inputs, info)
     budget = _budget(args, inputs, store, run_id)
+    deliver = _delivery(args, inputs, run_id)
     rundir = RunDir(args.run_dir, run_id)
     policy = inputs.policy.with_write_roots(rundir.root)
     events = configure_logging(rundir.events, level=args.log_level)
@@ -202,6 +221,8 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
             log.warning("metrics_write_failed", path=str(config.metrics.path), error=str(exc))
 
     def close() -> None:
+        if deliver is not None:
+            deliver.close()
         close_logging(events, level=args.log_level)
         store.close()
 
@@ -222,4 +243,5 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         after_summary=after_summary,
         filtered=inputs.filtered,
         started_at=info.started_at if info is not None else None,
+        deliver=deliver,
     )
