@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -22,9 +23,17 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("tasks", type=Path, help="the task list (YAML)")
     run.add_argument(
         "--provider",
-        choices=("live", "sim"),
+        choices=("live", "sim", "replay"),
         default="live",
-        help="live: the routes in config (default); sim: the offline simulator",
+        help="live: the routes in config (default); sim: the offline simulator; "
+        "replay: the replies recorded by --replay-from's run",
+    )
+    run.add_argument("--replay-from", metavar="RUN", help="the run a replay serves calls from")
+    run.add_argument(
+        "--replay-loose",
+        action="store_true",
+        help="replay: serve the reply of the same task, step and attempt when only the prompt "
+        "differs (test output that varies between runs), logging replay_prompt_differs",
     )
     run.add_argument("--budget-usd", type=float, help="hard cap for this run, in USD")
     run.add_argument(
@@ -90,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
         help="a run folder, or a run dir (its latest run); default runs/",
     )
     _tasks_parser(commands)
+    from harness.morning import add_parsers
+
+    add_parsers(commands)
     return parser
 
 
@@ -110,6 +122,8 @@ def run_args(ns: argparse.Namespace) -> RunArgs:
         policy=ns.policy,
         seed=ns.seed,
         log_level=ns.log_level,
+        replay_from=ns.replay_from,
+        replay_loose=ns.replay_loose,
     )
 
 
@@ -218,6 +232,41 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def cmd_events(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import EventFilter, find_run, render_events, select_events, show_artefact
+
+    run = find_run(ns.run, ns.run_dir)
+    if ns.show:
+        sys.stdout.write(show_artefact(run, ns.show, ns.task, ns.attempt, ns.step))
+        return ExitCode.OK
+    rows = select_events(run.events(), EventFilter(ns.task, ns.attempt, ns.event))
+    if ns.json:
+        lines = [json.dumps(event) for event, _ in rows]
+    else:
+        lines = render_events(rows, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    if lines:
+        print("\n".join(lines))
+    return ExitCode.OK
+
+
+def cmd_compare(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import compare_runs, find_run, render_comparison
+
+    cmp = compare_runs(find_run(ns.run_a, ns.run_dir), find_run(ns.run_b, ns.run_dir))
+    print(json.dumps(cmp.to_json(), indent=2) if ns.json else render_comparison(cmp))
+    return ExitCode.OK
+
+
+def cmd_export(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import export_prefs, find_run
+
+    done = export_prefs(
+        [find_run(r, ns.run_dir) for r in ns.runs], ns.out, same_prompt=ns.same_prompt
+    )
+    print(f"{done.pairs} pair(s) to {done.out}, {done.meta}; {done.skipped} task(s) without a pair")
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -225,7 +274,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # Only `run` narrates on stderr; the other commands print their answer and nothing else.
     configure_logging(None, level=getattr(args, "log_level", "warning"))
-    handler = {"run": cmd_run, "summary": cmd_summary, "tasks": cmd_tasks}[args.command]
+    handler = {
+        "run": cmd_run,
+        "summary": cmd_summary,
+        "tasks": cmd_tasks,
+        "events": cmd_events,
+        "compare": cmd_compare,
+        "export": cmd_export,
+    }[args.command]
     try:
         return int(handler(args))
     except BadInput as exc:

@@ -17,7 +17,15 @@ from harness.budget import BudgetConfig
 from harness.pricing import PriceError, PriceTable, load_prices
 from harness.tasks import YamlDoc, YamlError, read_yaml
 
-__all__ = ["STEPS", "ConfigError", "HarnessConfig", "RouteConfig", "load_config"]
+__all__ = [
+    "STEPS",
+    "ConfigError",
+    "DeliverConfig",
+    "GitDeliverConfig",
+    "HarnessConfig",
+    "RouteConfig",
+    "load_config",
+]
 
 STEPS = ("write", "review", "rewrite", "fix")
 
@@ -77,6 +85,29 @@ class MetricsConfig(_Strict):
         return value
 
 
+class GitDeliverConfig(_Strict):
+    """Commit each shipped output (or the night's) to `branch` through a worktree of its own."""
+
+    branch: str = "harness/{run_id}"  # {run_id} is the only placeholder
+    per: Literal["task", "night"] = "task"
+
+    @field_validator("branch")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        try:
+            value.format(run_id="r")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(
+                f"{value!r}: the only placeholder is {{run_id}} (got {exc!s}); "
+                'e.g. "harness/{run_id}"'
+            ) from None
+        return value
+
+
+class DeliverConfig(_Strict):
+    git: GitDeliverConfig | None = None  # off unless configured
+
+
 class HarnessConfig(_Strict):
     """The whole configuration; build it with `load_config`, which also checks the tiers."""
 
@@ -90,6 +121,7 @@ class HarnessConfig(_Strict):
     # Built per load, not at import: the default ledger path follows $XDG_STATE_HOME.
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     metrics: MetricsConfig = MetricsConfig()
+    deliver: DeliverConfig = DeliverConfig()
 
 
 Loc = tuple[str | int, ...]

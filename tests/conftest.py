@@ -126,3 +126,36 @@ def calls_over(provider: Provider, retry: RetryPolicy, *, cap: str = "100", **ca
     caller.setdefault("sleep", waits.append)
     call = Caller({provider.name: provider}, load_prices(), budget, records, retry=retry, **caller)
     return Calls(call, budget, records, waits)
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "tasks" / "example"
+
+
+@pytest.fixture(scope="session")
+def example_nights(tmp_path_factory: pytest.TempPathFactory):
+    """Simulated nights of a copy of tasks/example, one per seed, run once per session:
+    `example_nights(seed)` → that night's run folder (seed 2 reverts a regression)."""
+    import shutil
+
+    import structlog
+
+    from harness.cli import main
+
+    done: dict[int, Path] = {}
+
+    def night(seed: int) -> Path:
+        if seed not in done:
+            folder = tmp_path_factory.mktemp(f"example-seed{seed}")
+            shutil.copytree(EXAMPLE, folder / "example", ignore=shutil.ignore_patterns("out"))
+            runs = folder / "runs"
+            argv = ["run", str(folder / "example" / "tasks.yaml"), "--provider", "sim"]
+            argv += ["--seed", str(seed), "--run-dir", str(runs), "--log-level", "error"]
+            saved = structlog.get_config()
+            try:
+                main(argv)
+            finally:
+                structlog.configure(**saved)
+            done[seed] = (runs / "latest").resolve()
+        return done[seed]
+
+    return night

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -47,6 +49,12 @@ class Prompt:
     def text(self) -> str:
         """The user message as one string: stable prefix, then the per-attempt part."""
         return self.stable + self.variable
+
+    @property
+    def sha256(self) -> str:
+        """Identifies this exact prompt (all three parts): what a replay matches calls on."""
+        parts = json.dumps([self.system, self.stable, self.variable], ensure_ascii=False)
+        return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ class RunArgs:
     """The command line of one `harness run`; start-up derives new values, never mutates."""
 
     tasks: Path
-    provider: str = "live"  # live | sim
+    provider: str = "live"  # live | sim | replay
     budget_usd: float | None = None
     run_dir: Path = Path("runs")
     concurrency: int | None = None
@@ -24,3 +24,5 @@ class RunArgs:
     policy: Path | None = None
     seed: int = 0
     log_level: str = "info"
+    replay_from: str | None = None  # --provider replay: the recorded run (folder or id)
+    replay_loose: bool = False  # serve a recorded reply when only the prompt differs

@@ -100,7 +100,25 @@ def select(specs: list[TaskSpec], only: Sequence[str] | None) -> list[TaskSpec]:
     return [s for s in specs if s.id in only]
 
 
+def _replay(args: RunArgs) -> dict:
+    """The replay provider over the recorded run's calls (read now: a bad one exits 2)."""
+    if args.provider != "replay" or args.replay_from is None:
+        raise BadInput("--provider replay and --replay-from RUN go together; give both")
+    from harness.morning import find_run
+    from harness.providers.replay import ReplayProvider
+    from harness.store import RecordingError, read_calls
+
+    run = find_run(args.replay_from, args.run_dir)
+    try:
+        calls = read_calls(run.root)
+    except RecordingError as exc:
+        raise BadInput(f"--replay-from: {exc}") from exc
+    return {"replay": ReplayProvider(calls, run.run_id, loose=args.replay_loose)}
+
+
 def _providers(args: RunArgs, config: HarnessConfig, specs: list[TaskSpec]) -> dict:
+    if args.provider == "replay" or args.replay_from is not None:
+        return _replay(args)
     if args.provider == "sim":
         from harness.providers.sim import SimProvider
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.budget import Budget
+from harness.morning import GitDelivery
 from harness.pipeline import TaskEnv
 from harness.store import RunDir, Store
 from harness.tasks.spec import TaskSpec
@@ -37,3 +38,4 @@ class Run:
     filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
     started_at: dt.datetime | None = None  # a resumed run keeps its first start
     halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
+    deliver: GitDelivery | None = None  # config deliver.git: shipped outputs committed

@@ -36,6 +36,8 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
         return _not_run(run, spec)
     with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
         result = _attempt_task(run, spec)
+        if run.deliver is not None:
+            result = run.deliver.task_done(result)
         if run.budget.stopped:
             run.stop.set()
         try:
@@ -162,6 +164,8 @@ def _summarise(
 ) -> RunSummary:
     tasks = tuple(results.get(s.id) or _not_run(run, s) for s in run.tasks)
     tasks += tuple(skipped(s, FILTERED, StopCause.FILTERED) for s in run.filtered)
+    if run.deliver is not None:
+        tasks = run.deliver.night_done(tasks)
     return RunSummary(
         run_id=run.rundir.run_id,
         started_at=started,

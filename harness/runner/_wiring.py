@@ -16,6 +16,7 @@ import structlog
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
+from harness.morning import DeliveryError, GitDelivery
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.providers import RetryPolicy
@@ -72,13 +73,13 @@ def _resumed(args: RunArgs, inputs: Inputs, info: RunInfo) -> tuple[RunArgs, Inp
 
 
 def _budget(args: RunArgs, inputs: Inputs, store: Store, run_id: str) -> Budget:
-    """The run's caps; simulated spend never enters the machine's day ledger."""
+    """The run's caps; simulated or replayed spend never enters the machine's day ledger."""
     specs = inputs.specs
     try:
         return Budget.from_config(
             inputs.config.budget,
             budget_usd=Decimal(str(args.budget_usd)) if args.budget_usd is not None else None,
-            ledger=MemoryLedger() if args.provider == "sim" else None,
+            ledger=MemoryLedger() if args.provider != "live" else None,
             spent_run=store.spent(run_id),
             spent_tasks={s.id: store.spent(run_id, s.id) for s in specs},
         )
@@ -138,6 +139,23 @@ def _open_store(run_dir: Path) -> Store:
         raise BadInput(f"run store {run_dir / 'harness.db'}: {exc}; move it aside") from exc
 
 
+def _delivery(args: RunArgs, inputs: Inputs, run_id: str) -> GitDelivery | None:
+    """Git delivery as configured (deliver.git), checked now: a problem exits 2."""
+    config = inputs.config.deliver.git
+    if config is None:
+        return None
+
+    def check(argv: list[str]) -> str | None:
+        violation = inputs.policy.check_command(argv)
+        return violation.detail if violation else None
+
+    worktree = args.run_dir.resolve() / run_id / "git-worktree"
+    try:
+        return GitDelivery.plan(config, inputs.specs, args.tasks, run_id, worktree, check)
+    except DeliveryError as exc:
+        raise BadInput(f"deliver.git: {exc}; fix it or remove deliver: from the config") from exc
+
+
 def open_run(args: RunArgs, inputs: Inputs) -> Run:
     """Open the store and run folder (the caller holds the run-dir lock), wire the task env.
 
@@ -149,6 +167,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     if info is not None:
         args, inputs = _resumed(args, inputs, info)
     budget = _budget(args, inputs, store, run_id)
+    deliver = _delivery(args, inputs, run_id)
     rundir = RunDir(args.run_dir, run_id)
     policy = inputs.policy.with_write_roots(rundir.root)
     events = configure_logging(rundir.events, level=args.log_level)
@@ -172,7 +191,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         stop,
         retry=RetryPolicy(),
     )
-    router = Router.from_config(config, "sim" if args.provider == "sim" else None)
+    router = Router.from_config(config, args.provider if args.provider != "live" else None)
     run_tests, notes = _run_tests(inputs)
     env = TaskEnv(
         caller=caller,
@@ -202,6 +221,8 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
             log.warning("metrics_write_failed", path=str(config.metrics.path), error=str(exc))
 
     def close() -> None:
+        if deliver is not None:
+            deliver.close()
         close_logging(events, level=args.log_level)
         store.close()
 
@@ -218,8 +239,9 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         store=store,
         digests=digests,
         resumed=info is not None,
-        rerun=args.rerun,
+        rerun=args.rerun or args.provider == "replay",  # a replay starts as its night did
         after_summary=after_summary,
         filtered=inputs.filtered,
         started_at=info.started_at if info is not None else None,
+        deliver=deliver,
     )

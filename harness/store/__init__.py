@@ -3,6 +3,7 @@ written as it finishes; every candidate, prompt and reply as a file."""
 
 from __future__ import annotations
 
+from harness.store._calls import RecordingError, read_call, read_calls
 from harness.store._db import StoreError
 from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
 from harness.store._schema import MIGRATIONS
@@ -10,6 +11,7 @@ from harness.store._store import RunInfo, RunParams, Store, StoredAttempt
 
 __all__ = [
     "MIGRATIONS",
+    "RecordingError",
     "RunDir",
     "RunInfo",
     "RunParams",
@@ -18,5 +20,7 @@ __all__ = [
     "StoredAttempt",
     "TaskFiles",
     "new_run_id",
+    "read_call",
+    "read_calls",
     "resolve_run",
 ]

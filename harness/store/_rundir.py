@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.fsio import write_atomic
 from harness.providers.base import CallRequest, Completion
+from harness.store._calls import call_record, prompt_file
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["RunDir", "TaskFiles", "new_run_id", "resolve_run"]
@@ -78,16 +79,13 @@ class RunDir:
         self.record_call(handle, completion, cost_usd)
 
     def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
-        """Prompts and replies go to files, never to the log."""
+        """Prompts and replies go to files, never to the log; call.json, written last, is
+        what a replay reads them back by (every try rewrites them: the last one stands)."""
         folder = self.root / "calls" / request.task_id
         stem = f"{request.attempt}-{request.step}"
-        prompt = request.prompt
-        write_atomic(
-            folder / f"{stem}.prompt.md",
-            f"<!-- system -->\n{prompt.system}\n<!-- stable -->\n{prompt.stable}"
-            f"<!-- variable -->\n{prompt.variable}",
-        )
+        write_atomic(folder / f"{stem}.prompt.md", prompt_file(request.prompt))
         write_atomic(folder / f"{stem}.reply.md", completion.text or "")
+        write_atomic(folder / f"{stem}.call.json", call_record(request, completion, cost_usd))
 
     def point_latest(self) -> None:
         """Atomically repoint `<run-dir>/latest` at this run."""

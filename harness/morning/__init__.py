@@ -1,0 +1,28 @@
+"""The morning after: read a night back (events, compare, preference pairs), replay it, and
+deliver its shipped files to git."""
+
+from __future__ import annotations
+
+from harness.morning._compare import Comparison, compare_runs, render_comparison
+from harness.morning._deliver import DeliveryError, GitDelivery
+from harness.morning._events import EventFilter, render_events, select_events, show_artefact
+from harness.morning._parsers import add_parsers
+from harness.morning._prefs import Export, export_prefs
+from harness.morning._runs import RunFolder, find_run
+
+__all__ = [
+    "Comparison",
+    "DeliveryError",
+    "EventFilter",
+    "Export",
+    "GitDelivery",
+    "RunFolder",
+    "add_parsers",
+    "compare_runs",
+    "export_prefs",
+    "find_run",
+    "render_comparison",
+    "render_events",
+    "select_events",
+    "show_artefact",
+]

@@ -1,0 +1,107 @@
+"""Replay provider: serves every call from a recorded run's replies; no network, $0.
+
+A call is matched on its key (task, step, attempt and the sha256 of its exact prompt), so a
+replay reproduces a night only while it asks exactly what that night asked; a call with no
+recording fails the task with an error naming the key, never a made-up reply.
+
+`loose` matching serves the reply recorded for the same task, step and attempt when only the
+prompt differs, and logs it: the tests run under Python's per-process hash seed, so failure
+text built from sets and dicts (pytest's "Differing items") can come out in another order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import structlog
+
+from harness.providers.base import (
+    CallRequest,
+    Completion,
+    ErrorKind,
+    Prompt,
+    ProviderError,
+    StopReason,
+    Usage,
+)
+
+__all__ = ["CallKey", "RecordedCall", "ReplayProvider"]
+
+log = structlog.get_logger()
+
+
+@dataclass(frozen=True)
+class CallKey:
+    """What identifies one call of a night."""
+
+    task_id: str
+    step: str
+    attempt: int
+    prompt_sha256: str
+
+    @classmethod
+    def of(cls, request: CallRequest) -> CallKey:
+        return cls(request.task_id, request.step, request.attempt, request.prompt.sha256)
+
+    def __str__(self) -> str:
+        return (
+            f"task {self.task_id}, step {self.step}, attempt {self.attempt}, "
+            f"prompt sha256 {self.prompt_sha256[:12]}"
+        )
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One call as a run recorded it: its prompt and what came back (the last try's)."""
+
+    key: CallKey
+    prompt: Prompt
+    completion: Completion
+
+
+class ReplayProvider:
+    """A Provider answering from recorded calls: zero usage (so $0), zero latency."""
+
+    name = "replay"
+
+    def __init__(self, calls: Iterable[RecordedCall], source: str, *, loose: bool = False) -> None:
+        self._calls = {call.key: call for call in calls}
+        self._by_attempt = {(k.task_id, k.step, k.attempt): c for k, c in self._calls.items()}
+        self._source = source
+        self._loose = loose
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def complete(self, request: CallRequest) -> Completion:
+        key = CallKey.of(request)
+        found = self._calls.get(key) or self._loosely(key)
+        if found is None:
+            raise ProviderError(ErrorKind.FATAL, self._missing(key), provider=self.name)
+        recorded = found.completion
+        if recorded.stop_reason is StopReason.ERROR:
+            message = f"recorded failure for {key}: {recorded.detail or 'no detail'}"
+            raise ProviderError(ErrorKind.FATAL, message, provider=self.name)
+        return Completion(
+            recorded.text, Usage(), recorded.stop_reason, recorded.model, self.name,
+            detail=recorded.detail,
+        )  # fmt: skip
+
+    def _loosely(self, key: CallKey) -> RecordedCall | None:
+        found = self._by_attempt.get((key.task_id, key.step, key.attempt))
+        if found is None or not self._loose:
+            return None
+        recorded = found.key.prompt_sha256[:12]
+        log.warning("replay_prompt_differs", step=key.step, attempt=key.attempt,
+                    asked=key.prompt_sha256[:12], recorded=recorded)  # fmt: skip
+        return found
+
+    def _missing(self, key: CallKey) -> str:
+        why = (
+            "that run asked this call with a different prompt (its inputs, templates or an "
+            "earlier reply or test result differ; --replay-loose serves it anyway)"
+            if (key.task_id, key.step, key.attempt) in self._by_attempt
+            else "that run made no such call"
+        )
+        return f"no recorded reply for {key} in run {self._source}: {why}"
