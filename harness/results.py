@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CUT_SHORT",
     "AttemptRecord",
     "ReviewOutcome",
     "RunStatus",
@@ -46,9 +47,15 @@ class StopCause(StrEnum):
     on. The task's `reason` says the same for a person, in free text."""
 
     BUDGET = "budget"  # a budget cap refused a call
-    RUN_STOPPED = "run_stopped"  # a signal, or the run halted (refused credentials)
+    RUN_STOPPED = "run_stopped"  # a signal (SIGINT, SIGTERM)
+    HALTED = "halted"  # a provider refused the key, or the account cannot pay
     UP_TO_DATE = "up_to_date"  # passed before on the same inputs, and that file is in place
     FILTERED = "filtered"  # left out by --only
+
+
+# Causes that cut a task short (it did not end on its own): a resume runs such a task again,
+# and the summary lists each one under "Needs a human".
+CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED, StopCause.HALTED)
 
 
 class ReviewOutcome(StrEnum):
@@ -63,6 +70,7 @@ class ReviewOutcome(StrEnum):
 class RunStatus(StrEnum):
     COMPLETED = "completed"
     BUDGET_STOPPED = "budget_stopped"
+    HALTED = "halted"  # refused credentials, billing or a spend limit: nothing more was sent
     INTERRUPTED = "interrupted"
 
 

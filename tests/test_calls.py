@@ -11,6 +11,7 @@ from harness.budget import BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
 from harness.providers import RetryPolicy
 from harness.providers.base import (
+    AuthenticationError,
     CallRequest,
     Completion,
     ErrorKind,
@@ -21,6 +22,7 @@ from harness.providers.base import (
     Usage,
 )
 from harness.providers.calls import RunStopped
+from harness.results import StopCause
 from tests.conftest import calls_over
 
 PRICES = load_prices()
@@ -145,3 +147,61 @@ def test_a_provider_that_follows_continuations_is_reserved_for_every_hop() -> No
         ROUTE.max_tokens * max(price.input, price.cache_write, price.cache_read) / Decimal(10**6)
     )
     assert held == [3 * one + 3 * resent]
+
+
+class Refuses(Flaky):
+    """Refuses the key on every request; the first one waits for `go` before answering."""
+
+    def __init__(self) -> None:
+        super().__init__(failures=0)
+        self.go = threading.Event()
+
+    def complete(self, request: CallRequest) -> Completion:
+        self.requests += 1
+        self.go.wait(5)
+        raise AuthenticationError(ErrorKind.AUTH, "key refused", 401, provider="fake")
+
+
+def test_a_refused_key_halts_the_run_before_a_waiting_worker_sends() -> None:
+    """While the first request is out on an unproven key a second worker waits at the gate;
+    the refusal halts the Caller, so the second call is stopped unsent (cause halted)."""
+    provider = Refuses()
+    calls = calls_over(provider, FAST)
+    outcomes: list[BaseException] = []
+    workers = [threading.Thread(target=_capture, args=(outcomes, calls, REQUEST)) for _ in "ab"]
+    for worker in workers:
+        worker.start()
+    provider.go.set()
+    for worker in workers:
+        worker.join(5)
+
+    kinds = sorted(type(exc).__name__ for exc in outcomes)
+    stopped = next(exc for exc in outcomes if isinstance(exc, RunStopped))
+    assert (provider.requests, kinds) == (1, ["AuthenticationError", "RunStopped"])
+    assert (stopped.cause, calls.caller.halted is not None) == (StopCause.HALTED, True)
+    with pytest.raises(RunStopped):
+        calls(REQUEST)
+    assert provider.requests == 1
+
+
+def test_a_proven_provider_takes_calls_in_parallel() -> None:
+    """Once a provider has answered, the gate no longer serialises its calls."""
+    both_in = threading.Barrier(2, timeout=5)
+
+    class Meets(Flaky):
+        def complete(self, request):
+            if self.requests:  # after the proving call, two must be out at once
+                both_in.wait()
+            return super().complete(request)
+
+    provider = Meets(failures=0)
+    calls = calls_over(provider, FAST)
+    calls(REQUEST)
+    outcomes: list[BaseException] = []
+    workers = [threading.Thread(target=_capture, args=(outcomes, calls, REQUEST)) for _ in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(5)
+
+    assert (provider.requests, outcomes) == (3, [])

@@ -140,8 +140,9 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
         status, reason = _stopped(task, "budget", f"budget: {exc}")
         cause = StopCause.BUDGET
     except RunStopped as exc:
-        status, reason = _stopped(task, "interrupted", str(exc))
-        cause = StopCause.RUN_STOPPED
+        short = "interrupted" if exc.cause is StopCause.RUN_STOPPED else str(exc)
+        status, reason = _stopped(task, short, str(exc))
+        cause = exc.cause
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).

@@ -19,8 +19,10 @@ import structlog
 
 from harness.budget import Budget, estimate_worst_case
 from harness.pricing import MILLION, Price, PriceTable, cost
+from harness.providers._gate import CredentialGate
 from harness.providers._retry import RetryPolicy, log_exhausted, retrying
 from harness.providers.base import (
+    AuthenticationError,
     CallRequest,
     Completion,
     Provider,
@@ -28,6 +30,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
+from harness.results import StopCause
 
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
@@ -35,7 +38,11 @@ log = structlog.get_logger()
 
 
 class RunStopped(Exception):
-    """The run is stopping (signal or run-level budget cap): no new calls are made."""
+    """The run is stopping (a signal, or a halt): no new calls are made. `cause` says which."""
+
+    def __init__(self, message: str, cause: StopCause = StopCause.RUN_STOPPED) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,14 @@ class Caller:
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
         }
+        self._gates = {name: CredentialGate() for name in self._providers}
+        self._halt: AuthenticationError | None = None
+        self._halt_lock = threading.Lock()
+
+    @property
+    def halted(self) -> AuthenticationError | None:
+        """The refusal (credentials, billing, spend limit) that halted the run, if one did."""
+        return self._halt
 
     def spent_task(self, task_id: str) -> Decimal:
         """What the task has cost so far (this run, including any resumed part)."""
@@ -102,17 +117,24 @@ class Caller:
     def _try(
         self, request: CallRequest, price: Price, failed: list[Decimal]
     ) -> tuple[Completion, Decimal]:
-        """One request: wait for a provider slot, then reserve, send, settle, record."""
+        """One request: wait for the provider's gate and a slot, then reserve, send, settle,
+        record. The first refused key or unpaid account halts the run before another goes."""
         route = request.route
-        with self._slots[route.provider]:
-            if self._stop.is_set():  # checked after the wait for a slot, not before it
-                raise RunStopped("run stopping: no new calls")
+        with self._gates[route.provider].passage(), self._slots[route.provider]:
+            if self._stop.is_set():  # checked after the waits, not before them
+                raise self._stopped()
             worst = _worst_case(request, price, self._providers[route.provider])
             reservation = self._budget.reserve(request.task_id, worst)
             handle = self._log.open_call(request, worst)
             try:
                 completion = self._providers[route.provider].complete(request)
+            except AuthenticationError as exc:
+                self._halt_run(exc)
+                self._settle(request, reservation, handle, _failed(request, exc), price)
+                raise
             except ProviderError as exc:
+                if exc.status is not None:  # the server answered without refusing the key
+                    self._gates[route.provider].prove()
                 # A stream cut part-way may already have been billed: charge what the vendor
                 # reported before the failure, never silently drop it.
                 amount = self._settle(request, reservation, handle, _failed(request, exc), price)
@@ -123,7 +145,23 @@ class Caller:
                 # been billed, so the reservation stands as the cost, conservatively.
                 self._settle(request, reservation, handle, _failed(request, None), price, worst)
                 raise
+            self._gates[route.provider].prove()
             return completion, self._settle(request, reservation, handle, completion, price)
+
+    def _halt_run(self, exc: AuthenticationError) -> None:
+        """Stop every new call now: the key or the account was refused, and would be again."""
+        with self._halt_lock:
+            first = self._halt is None
+            if first:
+                self._halt = exc
+        self._stop.set()
+        if first:
+            log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
+
+    def _stopped(self) -> RunStopped:
+        if self._halt is not None:
+            return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
+        return RunStopped("run stopping: no new calls")
 
     def _settle(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
-from harness.results import StopCause, TaskStatus
+from harness.results import CUT_SHORT, TaskStatus
 
 __all__ = ["render_html"]
 
@@ -96,8 +96,8 @@ def _attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]
             yield "regression", t["id"], f"regression reverted at attempt(s) {', '.join(reverted)}"
         if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
-        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
-            yield "budget", t["id"], f"skipped: {t['reason']}"
+        elif t.get("cause") in CUT_SHORT:
+            yield t["cause"], t["id"], f"{t['status']}: {t['reason']}"
         tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
         if tampered:
             yield "tampering", t["id"], f"tampering detected at attempt(s) {', '.join(tampered)}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
+from harness.results import CUT_SHORT, RunStatus, TaskResult, TaskStatus, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -78,10 +78,8 @@ def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
             lines.append(
                 f"- {tid}: regression reverted at attempt(s) {', '.join(map(str, reverted))}"
             )
-        if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
+        if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR) or t.get("cause") in CUT_SHORT:
             lines.append(f"- {tid}: {t['status']}: {t['reason']}")
-        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
-            lines.append(f"- {tid}: skipped: {t['reason']}")
         tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
         if tampered:
             lines.append(

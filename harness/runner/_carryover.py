@@ -14,7 +14,7 @@ from pathlib import Path
 import structlog
 
 from harness.pipeline import Prior
-from harness.results import StopCause, TaskResult, TaskStatus, sha256
+from harness.results import CUT_SHORT, StopCause, TaskResult, TaskStatus, sha256
 from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
@@ -30,12 +30,11 @@ def skipped(spec: TaskSpec, reason: str, cause: StopCause) -> TaskResult:
 
 FILTERED = "filtered: not selected by --only"
 _FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
-_CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED)
 
 
 def _final(result: TaskResult) -> bool:
     """A recorded result a resume keeps: it ended on its own, not because the run stopped."""
-    if result.cause in _CUT_SHORT:
+    if result.cause in CUT_SHORT:
         return False
     return result.status in _FINAL or result.cause is StopCause.UP_TO_DATE
 

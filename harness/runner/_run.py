@@ -47,8 +47,9 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
 
 def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     """A task the run stopped before it started: why, for a person and for a resume."""
-    if run.halt_reason:
-        return skipped(spec, run.halt_reason, StopCause.RUN_STOPPED)
+    halt = run.env.caller.halted
+    if halt is not None:
+        return skipped(spec, f"run halted: {halt}", StopCause.HALTED)
     if run.budget.stopped:
         return skipped(spec, "budget", StopCause.BUDGET)
     return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
@@ -56,11 +57,10 @@ def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
 
 def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskResult:
     """Classify what ended a task; refused credentials stop the whole run, once."""
-    if isinstance(cause, AuthenticationError):
-        run.halt_reason = f"run stopped: authentication failed ({cause.provider})"
-        run.stop.set()
+    stop = None
+    if isinstance(cause, AuthenticationError):  # the Caller has already halted the run
         log.error("authentication_failed", error=str(cause))
-        reason = f"authentication failed: {cause}"
+        reason, stop = f"run halted: {cause}", StopCause.HALTED
     elif isinstance(cause, ProviderError):
         log.error("task_provider_error", error=str(cause))
         reason = f"provider: {cause}"
@@ -68,7 +68,7 @@ def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskR
         tb = "".join(traceback.format_exception(cause)) if cause else ""
         log.error("task_crashed", error=repr(cause), traceback=tb)
         reason = f"harness fault: {cause!r}"
-    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason))
+    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason), cause=stop)
 
 
 def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
@@ -124,6 +124,8 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
 
 
 def _status(run: Run, interrupted: bool) -> RunStatus:
+    if run.env.caller.halted is not None:
+        return RunStatus.HALTED
     if run.budget.stopped:
         return RunStatus.BUDGET_STOPPED
     return RunStatus.INTERRUPTED if interrupted else RunStatus.COMPLETED
@@ -171,7 +173,20 @@ def _summarise(
         cap_usd=run.budget.cap_run,
         spent_usd=Decimal(run.budget.spent_run),
         tasks=tasks,
-        notes=run.notes + _review_notes(tasks),
+        notes=_halt_notes(run) + run.notes + _review_notes(tasks),
+    )
+
+
+def _halt_notes(run: Run) -> tuple[str, ...]:
+    """What halted the run and what a person must do before the next night."""
+    halt = run.env.caller.halted
+    if halt is None:
+        return ()
+    return (
+        f"run halted: {halt}. No call was sent after this refusal; every task it stopped is "
+        "listed below. Fix the key or the account, then finish this night with "
+        f"`harness run {run.task_list or 'TASKS.yaml'} --run-dir {run.rundir.base} "
+        f"--resume {run.rundir.run_id}`",
     )
 
 
@@ -185,6 +200,8 @@ def _review_notes(results) -> tuple[str, ...]:
 
 def exit_code(summary: RunSummary) -> ExitCode:
     """The contract's exit codes for cron."""
+    if summary.status is RunStatus.HALTED:
+        return ExitCode.HALTED
     if summary.status is RunStatus.INTERRUPTED:
         return ExitCode.INTERRUPTED
     if summary.status is RunStatus.BUDGET_STOPPED:

@@ -222,4 +222,5 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         after_summary=after_summary,
         filtered=inputs.filtered,
         started_at=info.started_at if info is not None else None,
+        task_list=args.tasks,
     )
