@@ -205,3 +205,25 @@ def test_a_proven_provider_takes_calls_in_parallel() -> None:
         worker.join(5)
 
     assert (provider.requests, outcomes) == (3, [])
+
+
+def test_a_try_whose_outcome_is_unknown_is_charged_its_whole_reservation() -> None:
+    """A timeout after the request was sent may have been billed in full: the try costs its
+    reservation (not the $0 it reported), so the cap bounds what the vendor can bill."""
+    price = PRICES.get(MODEL)
+
+    class TimesOut(Flaky):
+        def complete(self, request):
+            self.requests += 1
+            raise ProviderError(
+                ErrorKind.TRANSIENT, "timed out", provider="fake", outcome_unknown=True
+            )
+
+    calls = calls_over(TimesOut(failures=0), RetryPolicy(max_attempts=2, backoff_base_s=0))
+
+    with pytest.raises(ProviderError):
+        calls(REQUEST)
+
+    worst = estimate_worst_case(REQUEST.prompt, ROUTE, price)
+    assert [amount for _, amount in calls.records.closed] == [worst, worst]
+    assert calls.budget.spent_run == 2 * worst

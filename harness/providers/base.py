@@ -122,6 +122,9 @@ class ProviderError(Exception):
 
     `billed` is what the vendor had already charged for this request before it failed (a
     stream cut part-way, an earlier continuation hop): the caller settles it, never drops it.
+    `outcome_unknown` says the request may have reached the vendor and been billed beyond
+    `billed` (a timeout or a connection lost after it was sent, a cut stream, a garbled 200):
+    the caller then charges the try's whole reservation, the most the vendor can bill for it.
     """
 
     kind: ErrorKind
@@ -130,6 +133,7 @@ class ProviderError(Exception):
     retry_after_s: float | None = None
     provider: str = ""
     billed: Usage = Usage()
+    outcome_unknown: bool = False
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""

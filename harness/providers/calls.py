@@ -135,9 +135,7 @@ class Caller:
             except ProviderError as exc:
                 if exc.status is not None:  # the server answered without refusing the key
                     self._gates[route.provider].prove()
-                # A stream cut part-way may already have been billed: charge what the vendor
-                # reported before the failure, never silently drop it.
-                amount = self._settle(request, reservation, handle, _failed(request, exc), price)
+                amount = self._settle_failed(request, reservation, handle, exc, price, worst)
                 failed.append(amount)
                 raise
             except BaseException:
@@ -147,6 +145,37 @@ class Caller:
                 raise
             self._gates[route.provider].prove()
             return completion, self._settle(request, reservation, handle, completion, price)
+
+    def _settle_failed(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        exc: ProviderError,
+        price: Price,
+        worst: Decimal,
+    ) -> Decimal:
+        """Charge a failed try what the vendor may have billed for it, never less.
+
+        A try whose outcome is unknown (it may have reached the vendor: a timeout, a dropped
+        connection, a cut stream) is charged its whole reservation, the most the vendor can
+        bill for it, so the cap bounds the vendor's bill; any other failure is charged the
+        usage the vendor reported before it failed (usually nothing).
+        """
+        billed = cost(exc.billed, price)
+        if not exc.outcome_unknown:
+            return self._settle(request, reservation, handle, _failed(request, exc), price)
+        amount = max(worst, billed)
+        log.warning(
+            "call_outcome_unknown",
+            step=request.step,
+            attempt=request.attempt,
+            provider=request.route.provider,
+            error=exc.message[:200],
+            reported_usd=str(billed),
+            charged_usd=str(amount),
+        )
+        return self._settle(request, reservation, handle, _failed(request, exc), price, amount)
 
     def _halt_run(self, exc: AuthenticationError) -> None:
         """Stop every new call now: the key or the account was refused, and would be again."""
