@@ -61,6 +61,7 @@ class MetricsConfig(_Strict):
 class HarnessConfig(_Strict):
     routes: dict[str, RouteConfig]
     steps: dict[str, str]
+    step_max_tokens: dict[str, int] = {}  # step → output cap; the route's max_tokens still caps
     loop: LoopConfig = LoopConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
     tests: TestsConfig = TestsConfig()
@@ -75,6 +76,12 @@ class HarnessConfig(_Strict):
         if missing_steps:
             raise ValueError(f"steps: add a tier for {', '.join(missing_steps)}")
         tiers = {*self.steps.values(), self.loop.escalate_to}
+        odd = sorted(s for s, n in self.step_max_tokens.items() if s not in STEPS or n < 1)
+        if odd:
+            raise ValueError(
+                f"step_max_tokens: {', '.join(odd)}: name a step ({', '.join(STEPS)}) "
+                "and a positive number of tokens"
+            )
         unknown = sorted(t for t in tiers if t not in self.routes)
         if unknown:
             raise ValueError(

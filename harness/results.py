@@ -92,11 +92,14 @@ class AttemptRecord:
     review: ReviewOutcome | None = None  # attempt 1 only
     tampered: bool = False
     test_error: str | None = None
+    # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
+    fallbacks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
+        data["fallbacks"] = list(self.fallbacks)
         return data
 
 

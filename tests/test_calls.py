@@ -6,6 +6,7 @@ import threading
 from decimal import Decimal
 
 import pytest
+from structlog.testing import capture_logs
 
 from harness.budget import BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
@@ -227,3 +228,21 @@ def test_a_try_whose_outcome_is_unknown_is_charged_its_whole_reservation() -> No
     worst = estimate_worst_case(REQUEST.prompt, ROUTE, price)
     assert [amount for _, amount in calls.records.closed] == [worst, worst]
     assert calls.budget.spent_run == 2 * worst
+
+
+def test_a_call_whose_worst_case_cannot_fit_is_sent_on_its_cheaper_fallback() -> None:
+    """An escalated call too dear for what the cap leaves goes out on the fallback route,
+    logged as tier_fallback; the priced completion names the route it took."""
+    cheaper = Route("mid", "fake", MODEL, 1000)
+    dearer = Route("frontier", "fake", "claude-opus-5-5", 64000)
+    request = CallRequest(dearer, REQUEST.prompt, "t1", "fix", 3, (cheaper,))
+    provider = Flaky(failures=0)
+    calls = calls_over(provider, FAST, cap="0.5")
+
+    with capture_logs() as logs:
+        priced = calls.caller.call(request)
+
+    fallback = [e for e in logs if e["event"] == "tier_fallback"]
+    assert (priced.route, provider.requests) == (cheaper, 1)
+    assert [(e["wanted_tier"], e["tier"]) for e in fallback] == [("frontier", "mid")]
+    assert not calls.budget.stopped

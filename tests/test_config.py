@@ -71,3 +71,14 @@ def test_a_route_to_a_retired_model_is_a_start_up_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="model 'claude-sonnet-4-5' retired on 2026-11-30"):
         check_prices(config, today=dt.date(2026, 12, 1))
     assert check_prices(config, today=dt.date(2026, 11, 29))
+
+
+def test_a_step_output_cap_must_name_a_step_and_a_positive_count(tmp_path) -> None:
+    """step_max_tokens keys are steps, values positive; the error names what to change."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("step_max_tokens: {reveiw: 100, fix: 0}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert "step_max_tokens: fix, reveiw" in str(caught.value)

@@ -113,7 +113,7 @@ def test_summary_command_prints_the_latest_run(example: Path, tmp_path: Path, ca
 
 def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path) -> None:
     """A tiny cap stops the run before crossing it: exit 3, remaining tasks skipped as budget."""
-    cap = "1.00"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
+    cap = "0.40"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
     code, summary, _ = run(
         example, tmp_path, "--seed", "2", "--budget-usd", cap, "--concurrency", "1"
     )
@@ -177,3 +177,31 @@ def test_resume_refuses_a_different_task_list_or_seed(example: Path, tmp_path: P
     assert resume(other, "1") == 2
     assert resume(example, "2") == 2
     assert resume(example, "1") in (0, 1)
+
+
+# What the published loop (bench/baseline.py) passes on the example at a $0.95 cap, per seed
+# (seeds where the shipped loop policy, which stops a task after two attempts without a new
+# best, does not by itself give up a pass the published five attempts find).
+PUBLISHED_AT_95C = {0: 2, 2: 3, 3: 2}
+
+
+@pytest.mark.parametrize("seed", sorted(PUBLISHED_AT_95C))
+def test_a_95_cent_cap_is_not_stopped_by_a_reservation_a_cheaper_tier_avoids(
+    example: Path, tmp_path: Path, seed: int
+) -> None:
+    """With the shipped routes and $0.95, the frontier escalation (worst case $1.4) stays on
+    mid and concurrent writes wait for each other: the night completes under its cap, says
+    which calls fell back, and passes at least what the published loop passes."""
+    code, summary, root = run(example, tmp_path, "--seed", str(seed), "--budget-usd", "0.95")
+
+    events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
+    fallbacks = [e for e in events if e["event"] == "tier_fallback"]
+    recorded = [f for t in summary["tasks"] for a in t["attempts"] for f in a["fallbacks"]]
+    passed = sum(t["status"] == "passed" for t in summary["tasks"])
+    assert (code, summary["status"]) == (1, "completed")
+    assert not [e for e in events if e["event"].startswith("budget_stopped")]
+    assert summary["budget"]["spent_usd"] <= 0.95
+    assert fallbacks and len(recorded) == len(fallbacks)
+    assert {"fix: frontier → mid"} == set(recorded)
+    assert any("ran on a cheaper tier" in note for note in summary["notes"])
+    assert passed >= PUBLISHED_AT_95C[seed]

@@ -24,7 +24,12 @@ log = structlog.get_logger()
 def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
     """Run the tests on a candidate, update the ratchet, revert the working copy on regression."""
     base = dict(
-        n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review
+        n=n,
+        kind=attempt.kind,
+        cost_usd=attempt.cost,
+        tier=attempt.tier,
+        review=attempt.review,
+        fallbacks=tuple(attempt.fallbacks),
     )
     if attempt.code is None:
         task.files.save_candidate(n, None, attempt.reason)

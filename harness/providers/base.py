@@ -51,13 +51,18 @@ class Prompt:
 
 @dataclass(frozen=True)
 class CallRequest:
-    """One paid request: what to send, where, and which task step it serves."""
+    """One paid request: what to send, where, and which task step it serves.
+
+    `fallbacks` are cheaper routes on the same provider that the call takes instead, in
+    order, when the budget cannot fit the route's worst case (an escalated fix stays on mid).
+    """
 
     route: Route
     prompt: Prompt
     task_id: str
     step: str  # write | review | rewrite | fix
     attempt: int
+    fallbacks: tuple[Route, ...] = ()
 
 
 @dataclass(frozen=True)

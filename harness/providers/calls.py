@@ -17,18 +17,18 @@ from typing import Any, Protocol
 
 import structlog
 
-from harness.budget import Budget, estimate_worst_case
-from harness.pricing import MILLION, Price, PriceTable, cost
+from harness.budget import Abandoned, Budget
+from harness.pricing import Price, PriceTable, cost
 from harness.providers._gate import CredentialGate
 from harness.providers._retry import RetryPolicy, log_exhausted, retrying
+from harness.providers._tries import failed_try, log_call, worst_case
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
     Completion,
     Provider,
     ProviderError,
-    StopReason,
-    Usage,
+    Route,
 )
 from harness.results import StopCause
 
@@ -47,10 +47,12 @@ class RunStopped(Exception):
 
 @dataclass(frozen=True)
 class PricedCompletion:
-    """A completion and what the call cost in all, failed tries included."""
+    """A completion, what the call cost in all (failed tries included), and the route it
+    was sent on: the request's own, or a cheaper fallback the budget could fit."""
 
     completion: Completion
     cost_usd: Decimal
+    route: Route
 
 
 class CallLog(Protocol):
@@ -102,49 +104,95 @@ class Caller:
     def call(self, request: CallRequest) -> PricedCompletion:
         """Make one call, retrying transient faults; raises BudgetExceeded before spending,
         RunStopped once the run is stopping, ProviderError when the tries run out."""
-        price = self._prices.get(request.route.model)
         failed: list[Decimal] = []
         loop = retrying(self._retry, request, sleep=self._sleep, stop=self._stop.is_set)
         try:
-            completion, amount = loop(self._try, request, price, failed)
+            completion, amount, route = loop(self._try, request, failed)
         except ProviderError as exc:
             log_exhausted(request, exc, loop)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
-        return PricedCompletion(completion, amount + sum(failed, Decimal(0)))
+        return PricedCompletion(completion, amount + sum(failed, Decimal(0)), route)
 
     def _try(
-        self, request: CallRequest, price: Price, failed: list[Decimal]
-    ) -> tuple[Completion, Decimal]:
+        self, request: CallRequest, failed: list[Decimal]
+    ) -> tuple[Completion, Decimal, Route]:
         """One request: wait for the provider's gate and a slot, then reserve, send, settle,
         record. The first refused key or unpaid account halts the run before another goes."""
-        route = request.route
-        with self._gates[route.provider].passage(), self._slots[route.provider]:
+        name = request.route.provider
+        with self._gates[name].passage(), self._slots[name]:
             if self._stop.is_set():  # checked after the waits, not before them
                 raise self._stopped()
-            worst = _worst_case(request, price, self._providers[route.provider])
-            reservation = self._budget.reserve(request.task_id, worst)
+            request, worst, reservation = self._reserve(request)
+            price = self._prices.get(request.route.model)
             handle = self._log.open_call(request, worst)
             try:
-                completion = self._providers[route.provider].complete(request)
+                completion = self._providers[name].complete(request)
             except AuthenticationError as exc:
                 self._halt_run(exc)
-                self._settle(request, reservation, handle, _failed(request, exc), price)
+                self._settle(request, reservation, handle, failed_try(request, exc), price)
                 raise
             except ProviderError as exc:
                 if exc.status is not None:  # the server answered without refusing the key
-                    self._gates[route.provider].prove()
+                    self._gates[name].prove()
                 amount = self._settle_failed(request, reservation, handle, exc, price, worst)
                 failed.append(amount)
                 raise
             except BaseException:
                 # Not a vendor answer (a harness bug, an interrupt): the request may have
                 # been billed, so the reservation stands as the cost, conservatively.
-                self._settle(request, reservation, handle, _failed(request, None), price, worst)
+                self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
-            self._gates[route.provider].prove()
-            return completion, self._settle(request, reservation, handle, completion, price)
+            self._gates[name].prove()
+            amount = self._settle(request, reservation, handle, completion, price)
+            return completion, amount, request.route
+
+    def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
+        """Reserve the worst case of the request's route, or of the first fallback that fits
+        (a fallback on another provider is not taken: the slot held is this provider's).
+        Waits while calls in flight hold the room it needs; (request as sent, worst, held)."""
+        routes = [request.route]
+        routes += [r for r in request.fallbacks if r.provider == request.route.provider]
+        provider = self._providers[request.route.provider]
+        worsts = [
+            worst_case(dataclasses.replace(request, route=r), self._prices.get(r.model), provider)
+            for r in routes
+        ]
+        try:
+            index, reservation = self._budget.reserve_first(
+                request.task_id, worsts, keep_waiting=lambda: not self._stop.is_set()
+            )
+        except Abandoned:
+            raise self._stopped() from None
+        if index:
+            log.warning(
+                "tier_fallback",
+                step=request.step,
+                attempt=request.attempt,
+                wanted_tier=routes[0].tier,
+                tier=routes[index].tier,
+                wanted_usd=str(worsts[0]),
+                reserved_usd=str(worsts[index]),
+                left_usd=str(self._budget.left_run),
+            )
+        return dataclasses.replace(request, route=routes[index]), worsts[index], reservation
+
+    def _settle(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        completion: Completion,
+        price: Price,
+        amount: Decimal | None = None,
+    ) -> Decimal:
+        """Replace the reservation with the real cost (or `amount`), in budget and records."""
+        amount = cost(completion.usage, price) if amount is None else amount
+        self._budget.settle(reservation, amount)
+        self._log.close_call(handle, completion, amount)
+        log_call(request, completion, amount)
+        return amount
 
     def _settle_failed(
         self,
@@ -162,20 +210,20 @@ class Caller:
         bill for it, so the cap bounds the vendor's bill; any other failure is charged the
         usage the vendor reported before it failed (usually nothing).
         """
-        billed = cost(exc.billed, price)
+        record = failed_try(request, exc)
         if not exc.outcome_unknown:
-            return self._settle(request, reservation, handle, _failed(request, exc), price)
-        amount = max(worst, billed)
+            return self._settle(request, reservation, handle, record, price)
+        amount = max(worst, cost(exc.billed, price))
         log.warning(
             "call_outcome_unknown",
             step=request.step,
             attempt=request.attempt,
             provider=request.route.provider,
             error=exc.message[:200],
-            reported_usd=str(billed),
+            reported_usd=str(cost(exc.billed, price)),
             charged_usd=str(amount),
         )
-        return self._settle(request, reservation, handle, _failed(request, exc), price, amount)
+        return self._settle(request, reservation, handle, record, price, amount)
 
     def _halt_run(self, exc: AuthenticationError) -> None:
         """Stop every new call now: the key or the account was refused, and would be again."""
@@ -191,61 +239,3 @@ class Caller:
         if self._halt is not None:
             return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
         return RunStopped("run stopping: no new calls")
-
-    def _settle(
-        self,
-        request: CallRequest,
-        reservation: Any,
-        handle: Any,
-        completion: Completion,
-        price: Price,
-        amount: Decimal | None = None,
-    ) -> Decimal:
-        """Replace the reservation with the real cost (or `amount`), in budget and records."""
-        amount = cost(completion.usage, price) if amount is None else amount
-        self._budget.settle(reservation, amount)
-        self._log.close_call(handle, completion, amount)
-        _log_call(request, completion, amount)
-        return amount
-
-
-def _worst_case(request: CallRequest, price: Price, provider: Provider) -> Decimal:
-    """The most one try can cost, over every request the provider may make for it.
-
-    A provider that follows continuations (`requests_per_call` > 1) re-sends the prompt
-    plus what it has produced so far on each hop, so hop k may bill the prompt, k earlier
-    outputs as input, and a full output of its own.
-    """
-    hops = getattr(provider, "requests_per_call", 1)
-    one = estimate_worst_case(request.prompt, request.route, price)
-    dearest_input = max(price.input, price.cache_write, price.cache_read)
-    resent = request.route.max_tokens * dearest_input / MILLION
-    return hops * one + resent * hops * (hops - 1) / 2
-
-
-def _failed(request: CallRequest, exc: ProviderError | None) -> Completion:
-    """A failed try as a record: no text, the usage billed before it failed."""
-    usage = exc.billed if exc is not None else Usage()
-    detail = str(exc) if exc is not None else "the call raised outside the provider contract"
-    route = request.route
-    return Completion("", usage, StopReason.ERROR, route.model, route.provider, detail=detail)
-
-
-def _log_call(request: CallRequest, completion: Completion, amount: Decimal) -> None:
-    """One canonical line per paid try; prompts and replies go to files, never here."""
-    usage = completion.usage
-    log.info(
-        "call_finished",
-        step=request.step,
-        attempt=request.attempt,
-        tier=request.route.tier,
-        provider=completion.provider,
-        model=completion.model,
-        input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        output_tokens=usage.output_tokens,
-        stop_reason=completion.stop_reason.value,
-        cost_usd=str(amount),
-        latency_s=round(completion.latency_s, 3),
-    )

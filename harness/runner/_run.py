@@ -173,7 +173,7 @@ def _summarise(
         cap_usd=run.budget.cap_run,
         spent_usd=Decimal(run.budget.spent_run),
         tasks=tasks,
-        notes=_halt_notes(run) + run.notes + _review_notes(tasks),
+        notes=_halt_notes(run) + run.notes + _review_notes(tasks) + _fallback_notes(tasks),
     )
 
 
@@ -196,6 +196,23 @@ def _review_notes(results) -> tuple[str, ...]:
     if not count:
         return ()
     return (f"{count} review(s) were unparseable and counted as CLEAN (fail open)",)
+
+
+def _fallback_notes(results) -> tuple[str, ...]:
+    """Steps the budget sent to a cheaper tier than the one they asked for: say which."""
+    where = [
+        f"{r.id} attempt {a.n} ({fallback})"
+        for r in results
+        for a in r.attempts
+        for fallback in a.fallbacks
+    ]
+    if not where:
+        return ()
+    return (
+        f"{len(where)} call(s) ran on a cheaper tier because the budget left could not fit the "
+        f"worst case of the tier asked for: {', '.join(where)}; raise the cap or lower that "
+        "route's max_tokens to keep them on it",
+    )
 
 
 def exit_code(summary: RunSummary) -> ExitCode:
