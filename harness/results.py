@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -19,6 +19,7 @@ __all__ = [
     "TaskResult",
     "TaskStatus",
     "Totals",
+    "money",
     "sha256",
     "usd",
 ]
@@ -31,6 +32,15 @@ def sha256(text: str) -> str:
 def usd(amount: Decimal) -> float:
     """Decimal dollars → JSON float, rounded to the micro-dollar."""
     return float(amount.quantize(Decimal("0.000001")))
+
+
+def money(amount: Decimal | float | int) -> str:
+    """Dollars for a person: every digit down to the micro-dollar that is not a trailing zero,
+    and at least cents ($0.0555 stays $0.0555, never $0.06; $30 is $30.00)."""
+    exact = Decimal(str(amount)).quantize(Decimal("0.000001"), ROUND_HALF_UP)
+    text = f"{exact:f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 class TaskStatus(StrEnum):

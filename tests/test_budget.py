@@ -23,6 +23,7 @@ from harness.budget import (
     Budget,
     BudgetConfig,
     BudgetExceeded,
+    CallKind,
     LedgerError,
     MemoryLedger,
     SqliteLedger,
@@ -184,10 +185,30 @@ def test_refusal_message_names_the_cap_and_the_numbers() -> None:
     with pytest.raises(BudgetExceeded) as info:
         budget.reserve("a", D("0.3"))
     assert str(info.value) == (
-        "run budget cap $1 would be crossed: spent $0.25 + reserved $0.5 + this call's "
-        "worst case $0.3; raise --budget-usd (or budget.workday_cap_usd / "
-        "budget.overnight_cap_usd)"
+        "run budget cap $1.00 reached: spent $0.25 + reserved $0.50 + the next call's worst "
+        "case $0.30 = $1.05; to go on, raise --budget-usd to at least $1.05 (or "
+        "budget.workday_cap_usd / budget.overnight_cap_usd)"
     )
+
+
+def test_refusal_names_the_call_and_keeps_every_digit_of_a_small_cap() -> None:
+    """A $0.0555 cap prints as $0.0555, not $0.06; the refusal says which call to make
+    smaller, and every later refusal repeats the same reason."""
+    budget = _budget(cap_run=D("0.0555"))
+    call = CallKind("review", "cheap", 4096)
+
+    with pytest.raises(BudgetExceeded) as info:
+        budget.reserve_first("a", [D("0.0612345")], calls=[call])
+    with pytest.raises(BudgetExceeded) as later:
+        budget.reserve("b", D("0.001"))
+
+    assert str(info.value) == (
+        "run budget cap $0.0555 reached: spent $0.00 + reserved $0.00 + the next call's worst "
+        "case $0.061235 (review on cheap, 4096 output tokens) = $0.061235; to go on, raise "
+        "--budget-usd to at least $0.061235 (or budget.workday_cap_usd / "
+        "budget.overnight_cap_usd), or lower step_max_tokens.review or routes.cheap.max_tokens"
+    )
+    assert (str(later.value), later.value.earlier) == (str(info.value), True)
 
 
 def test_day_cap_counts_other_runs_spend_in_the_ledger(tmp_path: Path) -> None:

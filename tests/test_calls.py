@@ -103,7 +103,7 @@ def test_a_call_waiting_for_a_slot_is_not_sent_once_the_run_stops() -> None:
 
 
 def test_a_stopping_run_makes_no_further_try() -> None:
-    """A retryable failure after the stop ends the call instead of retrying it."""
+    """A retryable failure after the stop ends the call, with the stop as its reason."""
     stop = threading.Event()
 
     class StopsThenFails(Flaky):
@@ -114,10 +114,10 @@ def test_a_stopping_run_makes_no_further_try() -> None:
     provider = StopsThenFails(failures=3)
     calls = calls_over(provider, FAST, stop=stop)
 
-    with pytest.raises(ProviderError):
+    with pytest.raises(RunStopped) as stopped:
         calls(REQUEST)
 
-    assert provider.requests == 1
+    assert (provider.requests, stopped.value.cause) == (1, StopCause.RUN_STOPPED)
 
 
 def _capture(sink: list[BaseException], fn, *args) -> None:

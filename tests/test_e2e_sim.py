@@ -111,18 +111,29 @@ def test_summary_command_prints_the_latest_run(example: Path, tmp_path: Path, ca
     assert capsys.readouterr().out.startswith(f"# Run {summary['run_id']}")
 
 
-def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path) -> None:
-    """A tiny cap stops the run before crossing it: exit 3, remaining tasks skipped as budget."""
-    cap = "0.40"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
-    code, summary, _ = run(
-        example, tmp_path, "--seed", "2", "--budget-usd", cap, "--concurrency", "1"
+@pytest.mark.parametrize("concurrency", ["1", "3"])
+def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path, concurrency) -> None:
+    """A tight cap stops the run before crossing it: exit 3; every task it stopped, started or
+    not, gives the same reason in numbers and is listed under Needs a human."""
+    cap = "0.40"  # room for a few calls: a write or fix on mid reserves ~$0.33
+    code, summary, root = run(
+        example, tmp_path, "--seed", "2", "--budget-usd", cap, "--concurrency", concurrency
     )
 
+    stopped = [t for t in summary["tasks"] if t["cause"] == "budget"]
+    reasons = {t["reason"] for t in stopped}
+    human = (root / "summary.md").read_text().split("## Tasks")[0]
     assert code == 3
     assert summary["status"] == "budget_stopped"
     assert 0 < summary["budget"]["spent_usd"] <= float(cap)
-    skipped = [(t["reason"], t["cause"]) for t in summary["tasks"] if t["status"] == "skipped"]
-    assert ("budget", "budget") in skipped
+    assert stopped and any(t["status"] == "skipped" for t in stopped)
+    assert len(reasons) == 1, reasons
+    reason = reasons.pop()
+    assert reason.startswith("budget: run budget cap $0.40 reached: spent $0.")
+    assert (
+        "the next call's worst case $0." in reason and "raise --budget-usd to at least $" in reason
+    )
+    assert all(f"- {t['id']}: {t['status']}: budget: run budget cap" in human for t in stopped)
     for task in summary["tasks"]:
         if task["best_attempt"] is not None:
             assert Path(task["output"]).is_file()

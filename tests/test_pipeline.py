@@ -363,19 +363,20 @@ def test_a_run_stop_mid_task_ends_it_as_it_is_with_its_cause(tmp_path, spec) -> 
         result.status,
         result.reason,
         result.cause,
-    ) == (TaskStatus.PARTIAL, "run stopping: no new calls", StopCause.RUN_STOPPED)
+    ) == (TaskStatus.PARTIAL, "interrupted", StopCause.RUN_STOPPED)
 
 
 def test_a_budget_stop_before_anything_is_a_skip_with_its_cause(tmp_path, spec) -> None:
-    """A cap refusing the very first call skips the task: reason "budget", cause BUDGET."""
+    """A cap refusing the very first call skips the task with cause BUDGET and a reason in
+    numbers: the cap, the call's worst case and which call, and what to change."""
     provider = ScriptedProvider({})
     env, rundir = make_env(tmp_path, provider)
-    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0001")), rundir)
+    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0555")), rundir)
 
     result = run_task(spec, replace(env, caller=caller))
 
-    assert (
-        result.status,
-        result.reason,
-        result.cause,
-    ) == (TaskStatus.SKIPPED, "budget", StopCause.BUDGET)
+    assert (result.status, result.cause) == (TaskStatus.SKIPPED, StopCause.BUDGET)
+    assert result.reason.startswith("budget: run budget cap $0.0555 reached: spent $0.00 + ")
+    assert "(write on mid, 32000 output tokens)" in result.reason
+    assert "raise --budget-usd to at least $0." in result.reason
+    assert "lower step_max_tokens.write or routes.mid.max_tokens" in result.reason

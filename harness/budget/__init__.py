@@ -34,7 +34,7 @@ from __future__ import annotations
 from harness.budget._caps import Abandoned, Budget
 from harness.budget._estimate import FRAMING_TOKENS, estimate_worst_case
 from harness.budget._ledger import LedgerError, MemoryLedger, SqliteLedger
-from harness.budget._types import BudgetConfig, BudgetExceeded, Reservation
+from harness.budget._types import BudgetConfig, BudgetExceeded, CallKind, Reservation
 
 __all__ = [
     "FRAMING_TOKENS",
@@ -42,6 +42,7 @@ __all__ = [
     "Budget",
     "BudgetConfig",
     "BudgetExceeded",
+    "CallKind",
     "LedgerError",
     "MemoryLedger",
     "Reservation",

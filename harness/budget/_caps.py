@@ -12,7 +12,7 @@ from decimal import Decimal
 import structlog
 
 from harness.budget._ledger import BudgetError, Ledger, MemoryLedger, SqliteLedger
-from harness.budget._types import BudgetConfig, BudgetExceeded, CapKind, Reservation
+from harness.budget._types import BudgetConfig, BudgetExceeded, CallKind, CapKind, Reservation
 
 __all__ = ["Abandoned", "Budget"]
 
@@ -108,6 +108,11 @@ class Budget:
             return None if self.cap_run is None else self.cap_run - self._spent_run
 
     @property
+    def refusal(self) -> BudgetExceeded | None:
+        """The run- or day-cap refusal that stopped the run, if one did (its reason)."""
+        return self._stop
+
+    @property
     def reserved_run(self) -> Decimal:
         """What in-flight calls hold right now."""
         with self._lock:
@@ -132,6 +137,7 @@ class Budget:
         amounts: Sequence[Decimal],
         *,
         keep_waiting: Callable[[], bool] | None = None,
+        calls: Sequence[CallKind] = (),
     ) -> tuple[int, Reservation]:
         """Hold the first of `amounts` (the preferred call first, cheaper fallbacks after) that
         can fit its caps; (its index, the reservation). Raise BudgetExceeded if none can.
@@ -144,9 +150,9 @@ class Budget:
         with self._room:
             while True:
                 if self._stop is not None:
-                    raise self._stop.again(task_id, options[-1])
+                    raise self._stop.again()
                 if task_id in self._stopped_tasks:
-                    raise self._stopped_tasks[task_id].again(task_id, options[-1])
+                    raise self._stopped_tasks[task_id].again()
                 today = self._today()
                 day = self._ledger.spent(today) if self.cap_day is not None else None
                 index = next(
@@ -154,7 +160,8 @@ class Budget:
                 )
                 amount = options[index]
                 refuse = index < 0 or keep_waiting is None
-                reservation = self._hold(task_id, amount, today, refuse=refuse)
+                call = calls[index] if calls else None
+                reservation = self._hold(task_id, amount, today, refuse=refuse, call=call)
                 if reservation is not None:
                     return max(index, 0), reservation
                 if not keep_waiting():  # type: ignore[misc]
@@ -175,29 +182,33 @@ class Budget:
         )
 
     def _hold(
-        self, task_id: str, amount: Decimal, today: dt.date, *, refuse: bool
+        self,
+        task_id: str,
+        amount: Decimal,
+        today: dt.date,
+        *,
+        refuse: bool,
+        call: CallKind | None = None,
     ) -> Reservation | None:
         """Hold `amount` beside what is held now; if it does not fit, raise BudgetExceeded
         (when `refuse`) or return None (the caller waits for calls in flight to settle)."""
         spent_task = self._spent_task.get(task_id, Decimal(0))
         held_task = self._held_task.get(task_id, Decimal(0))
+        blocked: tuple[CapKind, Decimal, Decimal, Decimal] | None = None
         if self.cap_run is not None and self._spent_run + self._held_run + amount > self.cap_run:
-            if not refuse:
-                return None
-            raise self._refuse(
-                "run", self.cap_run, self._spent_run, self._held_run, amount, task_id
-            )
-        if self.cap_task is not None and spent_task + held_task + amount > self.cap_task:
-            if not refuse:
-                return None
-            raise self._refuse("task", self.cap_task, spent_task, held_task, amount, task_id)
-        reservation = Reservation(uuid.uuid4().hex, task_id, amount, today)
-        accepted, day = self._ledger.hold(reservation.day, reservation.id, amount, self.cap_day)
-        if not accepted:
-            if not refuse:
-                return None
-            assert self.cap_day is not None  # a ledger refuses only against a cap
-            raise self._refuse("day", self.cap_day, day.spent, day.held, amount, task_id)
+            blocked = ("run", self.cap_run, self._spent_run, self._held_run)
+        elif self.cap_task is not None and spent_task + held_task + amount > self.cap_task:
+            blocked = ("task", self.cap_task, spent_task, held_task)
+        else:
+            reservation = Reservation(uuid.uuid4().hex, task_id, amount, today)
+            accepted, day = self._ledger.hold(today, reservation.id, amount, self.cap_day)
+            if not accepted:
+                assert self.cap_day is not None  # a ledger refuses only against a cap
+                blocked = ("day", self.cap_day, day.spent, day.held)
+        if blocked is not None:
+            if refuse:
+                raise self._refuse(*blocked, amount, task_id, call)
+            return None
         self._open[reservation.id] = reservation
         self._held_run += amount
         self._held_task[task_id] = held_task + amount
@@ -241,8 +252,9 @@ class Budget:
         held: Decimal,
         amount: Decimal,
         task_id: str,
+        call: CallKind | None,
     ) -> BudgetExceeded:
-        exc = BudgetExceeded(kind, cap, spent, held, amount, task_id)
+        exc = BudgetExceeded(kind, cap, spent, held, amount, task_id, call=call)
         fields = {"cap_usd": str(cap), "spent_usd": str(spent), "reserved_usd": str(held)}
         if exc.stops_run:
             self._stop = exc

@@ -142,12 +142,9 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     except (GuardrailStop, GuardrailError) as exc:
         status, reason = TaskStatus.GUARDRAIL, str(exc)
     except BudgetExceeded as exc:
-        status, reason = _stopped(task, "budget", f"budget: {exc}")
-        cause = StopCause.BUDGET
+        status, reason, cause = _stopped(task), f"budget: {exc}", StopCause.BUDGET
     except RunStopped as exc:
-        short = "interrupted" if exc.cause is StopCause.RUN_STOPPED else str(exc)
-        status, reason = _stopped(task, short, str(exc))
-        cause = exc.cause
+        status, reason, cause = _stopped(task), str(exc), exc.cause
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
@@ -155,11 +152,12 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     return _ship(task, status, reason, cause)
 
 
-def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | None, str]:
-    """A stop before the task had anything to show is a skip; after, the task ends as it is."""
+def _stopped(task: TaskState) -> TaskStatus | None:
+    """A stop before the task had anything to show is a skip; after, the task ends as it is
+    (None: its status follows from its best attempt). The reason is the stop's, either way."""
     if not task.records and task.tracker.best is None:
-        return TaskStatus.SKIPPED, short
-    return None, detail
+        return TaskStatus.SKIPPED
+    return None
 
 
 def _ship(

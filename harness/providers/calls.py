@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from harness.budget import Abandoned, Budget
+from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.pricing import Price, PriceTable, cost
 from harness.providers._gate import CredentialGate
 from harness.providers._retry import RetryPolicy, log_exhausted, retrying
@@ -109,6 +109,8 @@ class Caller:
         try:
             completion, amount, route = loop(self._try, request, failed)
         except ProviderError as exc:
+            if self._stop.is_set() and not isinstance(exc, AuthenticationError):
+                raise self._stopped() from exc  # the stop, not the fault, ended the retries
             log_exhausted(request, exc, loop)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
@@ -161,7 +163,10 @@ class Caller:
         ]
         try:
             index, reservation = self._budget.reserve_first(
-                request.task_id, worsts, keep_waiting=lambda: not self._stop.is_set()
+                request.task_id,
+                worsts,
+                keep_waiting=lambda: not self._stop.is_set(),
+                calls=[CallKind(request.step, r.tier, r.max_tokens) for r in routes],
             )
         except Abandoned:
             raise self._stopped() from None
@@ -235,7 +240,12 @@ class Caller:
         if first:
             log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
 
-    def _stopped(self) -> RunStopped:
+    def _stopped(self) -> RunStopped | BudgetExceeded:
+        """Why no new call is made, the one reason every task it stops reports: the halt,
+        else the budget refusal that stopped the run, else a signal."""
         if self._halt is not None:
             return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
-        return RunStopped("run stopping: no new calls")
+        refusal = self._budget.refusal
+        if refusal is not None:
+            return refusal.again()
+        return RunStopped("interrupted", StopCause.RUN_STOPPED)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
-from harness.results import CUT_SHORT, TaskStatus
+from harness.results import CUT_SHORT, TaskStatus, money
 
 __all__ = ["render_html"]
 
@@ -76,12 +76,12 @@ def _duration(data: Mapping[str, Any]) -> str:
 def _totals(data: Mapping[str, Any]) -> str:
     tasks, budget = data["tasks"], data["budget"]
     counts = Counter(t["status"] for t in tasks)
-    cap = f"${budget['cap_usd']:.2f}" if budget["cap_usd"] is not None else "no cap"
+    cap = money(budget["cap_usd"]) if budget["cap_usd"] is not None else "no cap"
     main = f"{counts['passed']} passed, {counts['partial']} partial, {counts['failed']} failed"
     main += "".join(f", {counts[s]} {s}" for s in ("error", "guardrail", "skipped") if counts[s])
     return (
         f'<p class="totals"><strong>{_e(main)}</strong> of {len(tasks)} tasks · spent '
-        f"${budget['spent_usd']:.4f} of {_e(cap)} · {_duration(data)} · provider "
+        f"{money(budget['spent_usd'])} of {_e(cap)} · {_duration(data)} · provider "
         f"{_e(data['provider'])}</p>"
     )
 
@@ -131,7 +131,7 @@ def _row(t: Mapping[str, Any]) -> str:
         f'<span class="status s-{_e(t["status"])}">{_e(t["status"])}</span>',
         _e(best),
         f"{t['passed']}/{t['total']}",
-        f"${t['cost_usd']:.4f}",
+        money(t["cost_usd"]),
         _e(_trail(t["attempts"])),
         _e(t["reason"] or ""),
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.results import CUT_SHORT, RunStatus, TaskResult, TaskStatus, usd
+from harness.results import CUT_SHORT, RunStatus, TaskResult, TaskStatus, money, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -95,13 +95,13 @@ def render_markdown(data: dict[str, Any]) -> str:
     tasks = data["tasks"]
     counts = Counter(t["status"] for t in tasks)
     budget = data["budget"]
-    cap = f"${budget['cap_usd']:.2f}" if budget["cap_usd"] is not None else "no cap"
+    cap = money(budget["cap_usd"]) if budget["cap_usd"] is not None else "no cap"
     out = [
         f"# Run {data['run_id']} — {data['status']}",
         "",
         f"**{counts['passed']} passed, {counts['partial']} partial, {counts['failed']} failed"
         + "".join(f", {counts[s]} {s}" for s in ("error", "guardrail", "skipped") if counts[s])
-        + f"** of {len(tasks)} tasks · spent ${budget['spent_usd']:.4f} of {cap}"
+        + f"** of {len(tasks)} tasks · spent {money(budget['spent_usd'])} of {cap}"
         + f" · {_duration(data)} · provider {data['provider']}",
         "",
     ]
@@ -118,7 +118,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         best = t["best_attempt"] if t["best_attempt"] is not None else "—"
         out.append(
             f"| {t['id']} | {t['status']} | {best} | {t['passed']}/{t['total']} "
-            f"| ${t['cost_usd']:.4f} | {trail} | {t['reason'] or ''} |"
+            f"| {money(t['cost_usd'])} | {trail} | {t['reason'] or ''} |"
         )
     return "\n".join(out) + "\n"
 

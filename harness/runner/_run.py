@@ -50,8 +50,8 @@ def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     halt = run.env.caller.halted
     if halt is not None:
         return skipped(spec, f"run halted: {halt}", StopCause.HALTED)
-    if run.budget.stopped:
-        return skipped(spec, "budget", StopCause.BUDGET)
+    if run.budget.refusal is not None:
+        return skipped(spec, f"budget: {run.budget.refusal}", StopCause.BUDGET)
     return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
 
 
