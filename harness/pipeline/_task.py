@@ -101,8 +101,9 @@ def _count(task: TaskState, record: AttemptRecord) -> None:
 
 def _restore(task: TaskState, prior: Prior) -> None:
     """Start from an earlier night's best, then replay this run's finished attempts."""
-    if prior.seed is not None:
+    if prior.seed is not None:  # attempt 0, kept with the rest so `best_attempt` names a file
         task.tracker.update(0, prior.seed.code, prior.seed.result)
+        task.files.save_candidate(0, prior.seed.code, None)
     for stored in prior.attempts:
         if stored.code is not None and stored.result is not None and _trusted(stored.result):
             task.tracker.update(stored.record.n, stored.code, stored.result)

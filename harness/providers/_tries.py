@@ -1,8 +1,11 @@
-"""One try of a paid call: its worst case, its record when it failed, its log line."""
+"""The values of the paid-call layer (its log, its result, its stop) and one try's pieces:
+its worst case, its record when it failed, its log line."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any, Protocol
 
 import structlog
 
@@ -13,13 +16,46 @@ from harness.providers.base import (
     Completion,
     Provider,
     ProviderError,
+    RecordedReply,
+    Route,
     StopReason,
     Usage,
 )
+from harness.results import StopCause
 
-__all__ = ["failed_try", "log_call", "worst_case"]
+__all__ = ["CallLog", "PricedCompletion", "RunStopped", "failed_try", "log_call", "worst_case"]
 
 log = structlog.get_logger()
+
+
+class RunStopped(Exception):
+    """The run is stopping (a signal, or a halt): no new calls are made. `cause` says which."""
+
+    def __init__(self, message: str, cause: StopCause = StopCause.RUN_STOPPED) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class PricedCompletion:
+    """A completion, what the call cost in all (failed tries included), and the route it
+    was sent on: the request's own, or a cheaper fallback the budget could fit."""
+
+    completion: Completion
+    cost_usd: Decimal
+    route: Route
+
+
+class CallLog(Protocol):
+    """Where calls are recorded as they happen (the run store, the run folder)."""
+
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> Any: ...
+
+    def close_call(self, handle: Any, completion: Completion, cost_usd: Decimal) -> None: ...
+
+    def recorded(self, request: CallRequest) -> RecordedReply | None:
+        """The reply this run already paid for to this very request, if it has one."""
+        ...
 
 
 def worst_case(request: CallRequest, price: Price, provider: Provider) -> Decimal:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +15,7 @@ __all__ = [
     "Prompt",
     "Provider",
     "ProviderError",
+    "RecordedReply",
     "Route",
     "StopReason",
     "Usage",
@@ -110,6 +112,16 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     detail: str = ""  # vendor's own words for a non-END stop (finish reason, block reason)
+
+
+@dataclass(frozen=True)
+class RecordedReply:
+    """A reply this run already received and paid for, to the very same request (a resume
+    reuses it): the completion, what it cost (settled and counted already), and its tier."""
+
+    completion: Completion
+    cost_usd: Decimal
+    tier: str
 
 
 class ErrorKind(StrEnum):

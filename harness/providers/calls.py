@@ -11,9 +11,8 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -21,7 +20,14 @@ from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.pricing import Price, PriceTable, cost
 from harness.providers._gate import CredentialGate
 from harness.providers._retry import RetryPolicy, log_exhausted, retrying
-from harness.providers._tries import failed_try, log_call, worst_case
+from harness.providers._tries import (
+    CallLog,
+    PricedCompletion,
+    RunStopped,
+    failed_try,
+    log_call,
+    worst_case,
+)
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
@@ -35,32 +41,6 @@ from harness.results import StopCause
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
 log = structlog.get_logger()
-
-
-class RunStopped(Exception):
-    """The run is stopping (a signal, or a halt): no new calls are made. `cause` says which."""
-
-    def __init__(self, message: str, cause: StopCause = StopCause.RUN_STOPPED) -> None:
-        super().__init__(message)
-        self.cause = cause
-
-
-@dataclass(frozen=True)
-class PricedCompletion:
-    """A completion, what the call cost in all (failed tries included), and the route it
-    was sent on: the request's own, or a cheaper fallback the budget could fit."""
-
-    completion: Completion
-    cost_usd: Decimal
-    route: Route
-
-
-class CallLog(Protocol):
-    """Where calls are recorded as they happen (the run store, the run folder)."""
-
-    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> Any: ...
-
-    def close_call(self, handle: Any, completion: Completion, cost_usd: Decimal) -> None: ...
 
 
 class Caller:
@@ -103,7 +83,13 @@ class Caller:
 
     def call(self, request: CallRequest) -> PricedCompletion:
         """Make one call, retrying transient faults; raises BudgetExceeded before spending,
-        RunStopped once the run is stopping, ProviderError when the tries run out."""
+        RunStopped once the run is stopping, ProviderError when the tries run out.
+
+        A request this run already received and recorded a reply to (a resume redoing the
+        attempt it was killed in) gets that reply again, bought once, never twice."""
+        reused = self._reuse(request)
+        if reused is not None:
+            return reused
         failed: list[Decimal] = []
         loop = retrying(self._retry, request, sleep=self._sleep, stop=self._stop.is_set)
         try:
@@ -116,6 +102,25 @@ class Caller:
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
         return PricedCompletion(completion, amount + sum(failed, Decimal(0)), route)
+
+    def _reuse(self, request: CallRequest) -> PricedCompletion | None:
+        recorded = self._log.recorded(request)
+        if recorded is None:
+            return None
+        if self._stop.is_set():
+            raise self._stopped()
+        route = next(
+            (r for r in (request.route, *request.fallbacks) if r.tier == recorded.tier),
+            request.route,
+        )
+        log.info(
+            "call_reused",
+            step=request.step,
+            attempt=request.attempt,
+            tier=recorded.tier,
+            cost_usd=str(recorded.cost_usd),
+        )
+        return PricedCompletion(recorded.completion, recorded.cost_usd, route)
 
     def _try(
         self, request: CallRequest, failed: list[Decimal]

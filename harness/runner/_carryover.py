@@ -71,13 +71,16 @@ def prior(run: Run, spec: TaskSpec) -> Prior:
     """This run's finished attempts (resume) and the best candidate from before this run."""
     run_id = run.rundir.run_id
     attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
-    return Prior(attempts, _seed(run, spec))
+    ours = {sha256(a.code) for a in attempts if a.code is not None}
+    return Prior(attempts, _seed(run, spec, ours))
 
 
-def _seed(run: Run, spec: TaskSpec) -> Best | None:
+def _seed(run: Run, spec: TaskSpec, ours: set[str]) -> Best | None:
     """The best of an earlier night's best and the file already at the output path, re-tested
     now (no paid call), so a night never ships worse than what it started with.
 
+    A file at the output path that one of this run's own attempts wrote (a resume after the
+    task shipped) is not a seed: replaying that attempt restores it under its own number.
     `--rerun` asks for a fresh port, so it starts from nothing.
     """
     if run.rerun:
@@ -86,7 +89,8 @@ def _seed(run: Run, spec: TaskSpec) -> Best | None:
     sources = [({"from_run": earlier.run_id}, earlier.code)] if earlier is not None else []
     if spec.output.is_file():
         text = spec.output.read_text(encoding="utf-8", errors="replace")
-        sources.append(({"from_output": str(spec.output)}, text))
+        if sha256(text) not in ours:
+            sources.append(({"from_output": str(spec.output)}, text))
     seeds = [(origin, best) for origin, code in sources if (best := _retest(run, spec, code))]
     if not seeds:
         return None

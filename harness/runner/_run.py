@@ -35,13 +35,24 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
     if run.stop.is_set() or run.budget.stopped:
         return _not_run(run, spec)
     with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
-        result = _attempt_task(run, spec)
+        result, started = _attempt_task(run, spec)
         if run.budget.stopped:
             run.stop.set()
         try:
             run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
+        if not started:  # done before (resume, up to date): its task_finished is logged
+            return result
+        # Logged once recorded: a kill after this line leaves a task a resume will not redo.
+        log.info(
+            "task_finished",
+            status=result.status.value,
+            passed=result.passed,
+            total=result.total,
+            cost_usd=str(result.cost_usd),
+            reason=result.reason,
+        )
         return result
 
 
@@ -76,13 +87,14 @@ def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
     return TaskResult(spec.id, TaskStatus.ERROR, reason, cost_usd=run.budget.spent_task(spec.id))
 
 
-def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
-    """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
+def _attempt_task(run: Run, spec: TaskSpec) -> tuple[TaskResult, bool]:
+    """The one catch-all: known failures map to a status, unknown ones are logged and recorded.
+    (result, whether the task started here) — a task done before is not started again."""
     try:
         done = already_done(run, spec)
         if done is not None:
             log.info("task_skipped", reason=done.reason, status=done.status.value)
-            return done
+            return done, False
         log.info("task_started")
         for temp in remove_stale_temps(spec.output):
             log.warning("stale_temp_removed", path=str(temp))
@@ -91,15 +103,7 @@ def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
         result = _faulted(run, fault.result, fault.__cause__)
     except Exception as exc:
         result = _faulted(run, _errored(run, spec, ""), exc)
-    log.info(
-        "task_finished",
-        status=result.status.value,
-        passed=result.passed,
-        total=result.total,
-        cost_usd=str(result.cost_usd),
-        reason=result.reason,
-    )
-    return result
+    return result, True
 
 
 @contextmanager

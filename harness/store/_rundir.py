@@ -77,6 +77,10 @@ class RunDir:
     def close_call(self, handle: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         self.record_call(handle, completion, cost_usd)
 
+    def recorded(self, request: CallRequest) -> None:
+        """The run folder keeps replies for people; the store is what a resume reuses."""
+        return None
+
     def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         """Prompts and replies go to files, never to the log."""
         folder = self.root / "calls" / request.task_id
