@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "CUT_SHORT",
+    "NEEDS_A_HUMAN",
     "AttemptRecord",
     "ReviewOutcome",
     "RunStatus",
@@ -59,6 +60,7 @@ class StopCause(StrEnum):
     BUDGET = "budget"  # a budget cap refused a call
     RUN_STOPPED = "run_stopped"  # a signal (SIGINT, SIGTERM)
     HALTED = "halted"  # a provider refused the key, or the account cannot pay
+    CONTEXT_TOO_LONG = "context_too_long"  # the prompt does not fit the model: never resent
     UP_TO_DATE = "up_to_date"  # passed before on the same inputs, and that file is in place
     FILTERED = "filtered"  # left out by --only
 
@@ -66,6 +68,8 @@ class StopCause(StrEnum):
 # Causes that cut a task short (it did not end on its own): a resume runs such a task again,
 # and the summary lists each one under "Needs a human".
 CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED, StopCause.HALTED)
+# Causes the summary lists under "Needs a human": every stop a person has to act on.
+NEEDS_A_HUMAN = (*CUT_SHORT, StopCause.CONTEXT_TOO_LONG)
 
 
 class ReviewOutcome(StrEnum):

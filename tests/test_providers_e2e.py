@@ -256,3 +256,28 @@ def test_missing_key_is_bad_input_and_nothing_is_called(servers, task_list, monk
 
     assert (code, len(anthropic.requests), len(gemini.requests)) == (2, 0, 0)
     assert "GEMINI_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        anthropic_error(413, "request_too_large", "Request exceeds the maximum allowed size"),
+        anthropic_error(400, "invalid_request_error", "prompt is too long: 250000 > 200000"),
+    ],
+    ids=["413", "400-prompt-too-long"],
+)
+def test_a_prompt_too_long_is_sent_once_and_ends_the_task(servers, task_list, refusal):
+    """A 413 or context-too-long answer ends the task's attempts with that reason at once: one
+    request, never resent, and the task is listed under Needs a human."""
+    anthropic, gemini = servers
+    anthropic.script(refusal)
+
+    code, summary, _ = run_live(task_list)
+
+    task = summary["tasks"][0]
+    md = (task_list.parent / "runs" / "latest" / "summary.md").read_text()
+    human = md.split("## Needs a human")[1].split("## Tasks")[0]
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 0)
+    assert (code, task["status"], task["cause"]) == (1, "failed", "context_too_long")
+    assert len(task["attempts"]) == 1
+    assert f"- calc: failed: {task['reason']}" in human

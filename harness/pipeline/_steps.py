@@ -44,6 +44,7 @@ class Attempt:
     tier: str = ""
     review: ReviewOutcome | None = None
     fallbacks: list[str] = field(default_factory=list)  # "step: wanted → used" per fallback
+    too_long: str | None = None  # the model refused the prompt as too long: why, in its words
 
 
 @dataclass
@@ -102,6 +103,7 @@ def write(task: TaskState, n: int, with_review: bool) -> Attempt:
     code, reason = code_from(priced.completion, task.required)
     attempt = Attempt("write", code, reason, tier=priced.tier)
     priced.note(attempt)
+    attempt.too_long = _too_long(priced, "write")
     if code is None or not with_review:
         return attempt
     return _review_and_rewrite(task, n, attempt)
@@ -123,6 +125,10 @@ def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
     priced = task.call("review", n, {"code": draft.code})
     priced.note(draft)
     completion = priced.completion
+    if completion.stop_reason is StopReason.CONTEXT_TOO_LONG:  # no review to be had
+        log.warning("review_failed", attempt=n, error=completion.detail)
+        draft.review = ReviewOutcome.FAILED
+        return draft
     review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
     if not review.parsed:
         log.warning("review_unparseable", attempt=n)
@@ -165,4 +171,18 @@ def fix(task: TaskState, n: int) -> Attempt:
     code, reason = code_from(priced.completion, task.required)
     attempt = Attempt("fix", code, reason, tier=priced.tier)
     priced.note(attempt)
+    attempt.too_long = _too_long(priced, "fix")
     return attempt
+
+
+def _too_long(priced: Priced, step: str) -> str | None:
+    """Why no later attempt should be sent, if the model refused this prompt as too long."""
+    completion = priced.completion
+    if completion.stop_reason is not StopReason.CONTEXT_TOO_LONG:
+        return None
+    return (
+        f"prompt too long: the {step} prompt does not fit {completion.model}'s context "
+        f"({completion.detail or 'context window exceeded'}); it is not sent again. Shorten "
+        f"the reference, tests or examples, split the task, or route {step} (steps: in "
+        "harness.yaml) to a model with a longer context"
+    )

@@ -118,9 +118,12 @@ def _loop(task: TaskState) -> str:
     if stop:
         return stop
     for n in range(first, task.spec.max_attempts + 1):
-        record = _evaluate(task, n, _next_attempt(task, n))
+        attempt = _next_attempt(task, n)
+        record = _evaluate(task, n, attempt)
         _count(task, record)
         log.info("attempt_finished", **record.to_json())
+        if attempt.too_long:
+            raise PromptTooLong(attempt.too_long)
         stop = _stop_reason(task)
         if stop:
             return stop
@@ -146,11 +149,18 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
         status, reason, cause = _stopped(task), f"budget: {exc}", StopCause.BUDGET
     except RunStopped as exc:
         status, reason, cause = _stopped(task), str(exc), exc.cause
+    except PromptTooLong as exc:
+        status, reason, cause = None, str(exc), StopCause.CONTEXT_TOO_LONG
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
         raise TaskFault(_ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")) from exc
     return _ship(task, status, reason, cause)
+
+
+class PromptTooLong(Exception):
+    """The model refused a prompt as too long: the task's attempts end here, since the next
+    would send the same material again."""
 
 
 def _stopped(task: TaskState) -> TaskStatus | None:

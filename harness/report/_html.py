@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
-from harness.results import CUT_SHORT, TaskStatus, money
+from harness.results import NEEDS_A_HUMAN, TaskStatus, money
 
 __all__ = ["render_html"]
 
@@ -96,7 +96,7 @@ def _attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]
             yield "regression", t["id"], f"regression reverted at attempt(s) {', '.join(reverted)}"
         if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
-        elif t.get("cause") in CUT_SHORT:
+        elif t.get("cause") in NEEDS_A_HUMAN:
             yield t["cause"], t["id"], f"{t['status']}: {t['reason']}"
         tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
         if tampered:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.results import CUT_SHORT, RunStatus, TaskResult, TaskStatus, money, usd
+from harness.results import NEEDS_A_HUMAN, RunStatus, TaskResult, TaskStatus, money, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -78,7 +78,10 @@ def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
             lines.append(
                 f"- {tid}: regression reverted at attempt(s) {', '.join(map(str, reverted))}"
             )
-        if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR) or t.get("cause") in CUT_SHORT:
+        if (
+            t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR)
+            or t.get("cause") in NEEDS_A_HUMAN
+        ):
             lines.append(f"- {tid}: {t['status']}: {t['reason']}")
         tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
         if tampered:
