@@ -19,7 +19,7 @@ import structlog
 from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.pricing import Price, PriceTable, cost
 from harness.providers._gate import CredentialGate
-from harness.providers._retry import RetryPolicy, log_exhausted, retrying
+from harness.providers._retry import RetryPolicy, is_retryable, log_exhausted, retrying
 from harness.providers._tries import (
     CallLog,
     PricedCompletion,
@@ -95,7 +95,7 @@ class Caller:
         try:
             completion, amount, route = loop(self._try, request, failed)
         except ProviderError as exc:
-            if self._stop.is_set() and not isinstance(exc, AuthenticationError):
+            if self._stop.is_set() and is_retryable(exc):
                 raise self._stopped() from exc  # the stop, not the fault, ended the retries
             log_exhausted(request, exc, loop)
             raise
