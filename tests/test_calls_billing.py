@@ -76,16 +76,16 @@ def _reply(provider: str, rng: random.Random, max_tokens: int) -> tuple[str, Rep
     return fault, answer
 
 
-def _provider(provider: str, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch):
+def _provider(provider: str, url: str, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     if provider == "anthropic":
         for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_PROFILE"):
             monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         return AnthropicProvider("sk-ant-fake", timeout_s=TIMEOUT_S)
     for name in ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
     return GeminiProvider("AIza-fake", timeout_s=TIMEOUT_S)
 
 
@@ -102,7 +102,7 @@ def test_provider_bill_never_exceeds_the_cap_nor_the_reported_spend(seed, monkey
     with FakeLLMServer() as server:
         script = [_reply(provider, rng, max_tokens) for _ in range(14)]
         server.script(*(reply for _, reply in script))
-        calls = calls_over(_provider(provider, server, monkeypatch), RETRY, cap=str(cap))
+        calls = calls_over(_provider(provider, server.url, monkeypatch), RETRY, cap=str(cap))
         for _ in range(len(script)):
             try:
                 calls(request)
@@ -130,10 +130,8 @@ def _closed_port() -> str:
 @pytest.mark.parametrize("provider", ["anthropic", "gemini"])
 def test_a_request_that_never_left_is_charged_nothing(provider, monkeypatch) -> None:
     """Connection refused: the vendor never saw the request, so no try is charged."""
-    server = FakeLLMServer()  # never started: only its settings are borrowed
-    monkeypatch.setattr(FakeLLMServer, "url", property(lambda _self: _closed_port()))
     route = Route("mid", provider, MODELS[provider], 1000)
-    calls = calls_over(_provider(provider, server, monkeypatch), RETRY)
+    calls = calls_over(_provider(provider, _closed_port(), monkeypatch), RETRY)
 
     with pytest.raises(ProviderError) as caught:
         calls(CallRequest(route, PROMPT, "orders", "fix", 1))
