@@ -113,6 +113,7 @@ class HarnessConfig(_Strict):
 
     routes: dict[str, RouteConfig]
     steps: dict[str, str]
+    step_max_tokens: dict[str, int] = {}  # step → output cap; the route's max_tokens still caps
     loop: LoopConfig = LoopConfig()
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
     tests: TestsConfig = TestsConfig()
@@ -140,6 +141,10 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
         if tier not in config.routes:
             msg = f"tier {tier!r} has no route; add it under routes: (defined: {defined})"
             problems.append((loc, msg))
+    for step, tokens in config.step_max_tokens.items():
+        if step not in STEPS or not 1 <= tokens <= 1_000_000:
+            msg = f"name a step ({', '.join(STEPS)}) and a number of tokens from 1 to 1,000,000"
+            problems.append((("step_max_tokens", step), msg))
     return problems
 
 

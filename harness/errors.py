@@ -18,5 +18,6 @@ class ExitCode(IntEnum):
     NOT_ALL_PASSED = 1  # the run completed; some task is not fully passing
     BAD_INPUT = 2  # nothing ran, nothing was spent
     BUDGET = 3  # a budget cap stopped the run
+    HALTED = 4  # refused credentials, billing or a spend limit halted the run: a person must act
     LOCKED = 75  # another run holds the run-dir lock (EX_TEMPFAIL)
     INTERRUPTED = 130  # SIGINT/SIGTERM

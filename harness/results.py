@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "CUT_SHORT",
+    "NEEDS_A_HUMAN",
     "AttemptRecord",
     "ReviewOutcome",
     "RunStatus",
@@ -20,6 +22,7 @@ __all__ = [
     "TaskResult",
     "TaskStatus",
     "Totals",
+    "money",
     "sha256",
     "usd",
 ]
@@ -32,6 +35,15 @@ def sha256(text: str) -> str:
 def usd(amount: Decimal) -> float:
     """Decimal dollars → JSON float, rounded to the micro-dollar."""
     return float(amount.quantize(Decimal("0.000001")))
+
+
+def money(amount: Decimal | float | int) -> str:
+    """Dollars for a person: every digit down to the micro-dollar that is not a trailing zero,
+    and at least cents ($0.0555 stays $0.0555, never $0.06; $30 is $30.00)."""
+    exact = Decimal(str(amount)).quantize(Decimal("0.000001"), ROUND_HALF_UP)
+    text = f"{exact:f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 class TaskStatus(StrEnum):
@@ -48,9 +60,18 @@ class StopCause(StrEnum):
     on. The task's `reason` says the same for a person, in free text."""
 
     BUDGET = "budget"  # a budget cap refused a call
-    RUN_STOPPED = "run_stopped"  # a signal, or the run halted (refused credentials)
+    RUN_STOPPED = "run_stopped"  # a signal (SIGINT, SIGTERM)
+    HALTED = "halted"  # a provider refused the key, or the account cannot pay
+    CONTEXT_TOO_LONG = "context_too_long"  # the prompt does not fit the model: never resent
     UP_TO_DATE = "up_to_date"  # passed before on the same inputs, and that file is in place
     FILTERED = "filtered"  # left out by --only
+
+
+# Causes that cut a task short (it did not end on its own): a resume runs such a task again,
+# and the summary lists each one under "Needs a human".
+CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED, StopCause.HALTED)
+# Causes the summary lists under "Needs a human": every stop a person has to act on.
+NEEDS_A_HUMAN = (*CUT_SHORT, StopCause.CONTEXT_TOO_LONG)
 
 
 class ReviewOutcome(StrEnum):
@@ -65,6 +86,7 @@ class ReviewOutcome(StrEnum):
 class RunStatus(StrEnum):
     COMPLETED = "completed"
     BUDGET_STOPPED = "budget_stopped"
+    HALTED = "halted"  # refused credentials, billing or a spend limit: nothing more was sent
     INTERRUPTED = "interrupted"
 
 
@@ -87,11 +109,14 @@ class AttemptRecord:
     tampered: bool = False
     test_error: str | None = None
     skipped: int = 0  # tests the suite itself skips, whatever the candidate: not in `total`
+    # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
+    fallbacks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
+        data["fallbacks"] = list(self.fallbacks)
         return data
 
 

@@ -103,6 +103,9 @@ class CallRecords:
         del self.open[handle]
         self.closed.append((completion, cost_usd))
 
+    def recorded(self, request: CallRequest) -> None:
+        return None
+
 
 @dataclass
 class Calls:

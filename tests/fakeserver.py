@@ -2,7 +2,9 @@
 
 It listens on 127.0.0.1 on an ephemeral port and answers scripted replies in order, so the
 real SDK clients can be driven offline through ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL.
-Every request is recorded (path, headers, JSON body) for the tests to inspect.
+Every request is recorded (path, headers, JSON body) for the tests to inspect, and so is
+what the server "billed": a scripted reply's `bill` is charged once its request has been read,
+whatever happens to the answer afterwards (a client that timed out, a dropped connection).
 """
 
 from __future__ import annotations
@@ -27,10 +29,15 @@ __all__ = [
 ]
 
 
+# Tokens a provider bills for one request: (fresh input, cache write, cache read, output).
+Bill = tuple[int, int, int, int]
+
+
 @dataclass
 class Reply:
     """One scripted answer. `chunks` makes a chunked (streamed) body; `cut` drops the
-    connection before the body is complete; `drop` closes it without any answer."""
+    connection before the body is complete; `drop` closes it without any answer; `bill` is
+    what the provider charges for the request (None: nothing, as for an error status)."""
 
     status: int = 200
     body: bytes = b""
@@ -40,6 +47,7 @@ class Reply:
     chunks: list[bytes] | None = None
     cut: bool = False
     drop: bool = False
+    bill: Bill | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class FakeLLMServer:
 
     def __init__(self) -> None:
         self.requests: list[Seen] = []
+        self.bills: list[tuple[str, Bill]] = []  # (path, tokens) per request billed
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server = _Quiet(("127.0.0.1", 0), _handler(self))
@@ -92,7 +101,10 @@ class FakeLLMServer:
         with self._lock:
             self.requests.append(seen)
             if self._replies:
-                return self._replies.popleft()
+                reply = self._replies.popleft()
+                if reply.bill is not None:
+                    self.bills.append((seen.path, reply.bill))
+                return reply
         return json_reply(
             {
                 "error": {
@@ -265,7 +277,8 @@ def anthropic_sse(
         events = events[:upto]
     if error is not None:
         events.append(_sse("error", {"type": "error", "error": error}))
-    return Reply(chunks=events, content_type="text/event-stream", cut=cut)
+    bill = (input_tokens, cache_write, cache_read, output_tokens)
+    return Reply(chunks=events, content_type="text/event-stream", cut=cut, bill=bill)
 
 
 def anthropic_error(
@@ -322,7 +335,10 @@ def gemini_reply(
             if value is not None:
                 meta[key] = value
         body["usageMetadata"] = meta
-    return json_reply(body)
+    reply = json_reply(body)
+    fresh = prompt - (cached or 0)
+    reply.bill = (fresh, 0, cached or 0, (candidates or 0) + (thoughts or 0))
+    return reply
 
 
 def gemini_error(

@@ -19,9 +19,11 @@ from structlog.testing import capture_logs
 
 from harness.budget import (
     FRAMING_TOKENS,
+    Abandoned,
     Budget,
     BudgetConfig,
     BudgetExceeded,
+    CallKind,
     LedgerError,
     MemoryLedger,
     SqliteLedger,
@@ -183,10 +185,30 @@ def test_refusal_message_names_the_cap_and_the_numbers() -> None:
     with pytest.raises(BudgetExceeded) as info:
         budget.reserve("a", D("0.3"))
     assert str(info.value) == (
-        "run budget cap $1 would be crossed: spent $0.25 + reserved $0.5 + this call's "
-        "worst case $0.3; raise --budget-usd (or budget.workday_cap_usd / "
-        "budget.overnight_cap_usd)"
+        "run budget cap $1.00 reached: spent $0.25 + reserved $0.50 + the next call's worst "
+        "case $0.30 = $1.05; to go on, raise --budget-usd to at least $1.05 (or "
+        "budget.workday_cap_usd / budget.overnight_cap_usd)"
     )
+
+
+def test_refusal_names_the_call_and_keeps_every_digit_of_a_small_cap() -> None:
+    """A $0.0555 cap prints as $0.0555, not $0.06; the refusal says which call to make
+    smaller, and every later refusal repeats the same reason."""
+    budget = _budget(cap_run=D("0.0555"))
+    call = CallKind("review", "cheap", 4096)
+
+    with pytest.raises(BudgetExceeded) as info:
+        budget.reserve_first("a", [D("0.0612345")], calls=[call])
+    with pytest.raises(BudgetExceeded) as later:
+        budget.reserve("b", D("0.001"))
+
+    assert str(info.value) == (
+        "run budget cap $0.0555 reached: spent $0.00 + reserved $0.00 + the next call's worst "
+        "case $0.061235 (review on cheap, 4096 output tokens) = $0.061235; to go on, raise "
+        "--budget-usd to at least $0.061235 (or budget.workday_cap_usd / "
+        "budget.overnight_cap_usd), or lower step_max_tokens.review or routes.cheap.max_tokens"
+    )
+    assert (str(later.value), later.value.earlier) == (str(info.value), True)
 
 
 def test_day_cap_counts_other_runs_spend_in_the_ledger(tmp_path: Path) -> None:
@@ -259,6 +281,84 @@ def test_concurrent_reservations_never_cross_the_cap() -> None:
     for t in threads:
         t.join()
     assert (33, D("0.99")) == (len(admitted), budget.reserved_run)
+
+
+# --- reserve_first: waiting for calls in flight, cheaper fallbacks ------------------------
+
+
+def _reserve_in_thread(budget: Budget, amounts, keep_waiting=lambda: True):
+    """reserve_first on another thread; (thread, outcome list: (index, reservation) or exc)."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(budget.reserve_first("t2", amounts, keep_waiting=keep_waiting))
+        except Exception as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_call_that_fits_once_others_settle_waits_instead_of_stopping_the_run() -> None:
+    """In-flight reservations are not spend: a call that fits the cap beside what was spent
+    waits for them to settle, and the run goes on."""
+    budget = _budget(cap_run=D("1"))
+    first = budget.reserve("t1", D("0.6"))
+    thread, outcome = _reserve_in_thread(budget, [D("0.6")])
+    thread.join(0.3)
+    waiting = thread.is_alive()
+    budget.settle(first, D("0.1"))
+    thread.join(5)
+
+    assert waiting
+    assert (outcome[0][0], budget.stopped, budget.reserved_run) == (0, False, D("0.6"))
+
+
+def test_a_call_that_cannot_fit_takes_the_first_cheaper_fallback_that_can() -> None:
+    """With $0.50 left, an escalated call's $0.80 cannot fit: its $0.30 fallback is held."""
+    budget = _budget(cap_run=D("1"), spent_run=D("0.5"))
+
+    index, held = budget.reserve_first("t1", [D("0.8"), D("0.3")], keep_waiting=lambda: True)
+
+    assert (index, held.amount, budget.stopped) == (1, D("0.3"), False)
+
+
+def test_after_waiting_a_call_falls_back_when_the_settled_spend_left_too_little() -> None:
+    """The preferred $0.60 waits for a call in flight; that one settles at $0.50, so the
+    $0.20 fallback is taken rather than stopping the run."""
+    budget = _budget(cap_run=D("1"))
+    first = budget.reserve("t1", D("0.5"))
+    thread, outcome = _reserve_in_thread(budget, [D("0.6"), D("0.2")])
+    thread.join(0.3)
+    budget.settle(first, D("0.5"))
+    thread.join(5)
+
+    assert (outcome[0][0], outcome[0][1].amount, budget.stopped) == (1, D("0.2"), False)
+
+
+def test_when_no_option_could_ever_fit_the_run_stops_on_the_cheapest() -> None:
+    """A refusal names the cheapest option's worst case: the least this call could cost."""
+    budget = _budget(cap_run=D("1"), spent_run=D("0.5"))
+
+    with pytest.raises(BudgetExceeded) as refused:
+        budget.reserve_first("t1", [D("2"), D("0.6")], keep_waiting=lambda: True)
+
+    assert (refused.value.requested, budget.stopped) == (D("0.6"), True)
+
+
+def test_a_wait_is_abandoned_once_the_run_stops_and_holds_nothing() -> None:
+    """keep_waiting() turning false ends the wait with Abandoned; nothing is held for it."""
+    budget = _budget(cap_run=D("1"))
+    budget.reserve("t1", D("0.6"))
+    stop = threading.Event()
+    thread, outcome = _reserve_in_thread(budget, [D("0.6")], keep_waiting=lambda: not stop.is_set())
+    stop.set()
+    thread.join(5)
+
+    assert isinstance(outcome[0], Abandoned)
+    assert budget.reserved_run == D("0.6")
 
 
 # --- BudgetConfig ------------------------------------------------------------------------

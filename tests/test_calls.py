@@ -6,11 +6,13 @@ import threading
 from decimal import Decimal
 
 import pytest
+from structlog.testing import capture_logs
 
 from harness.budget import BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
 from harness.providers import RetryPolicy
 from harness.providers.base import (
+    AuthenticationError,
     CallRequest,
     Completion,
     ErrorKind,
@@ -21,6 +23,7 @@ from harness.providers.base import (
     Usage,
 )
 from harness.providers.calls import RunStopped
+from harness.results import StopCause
 from tests.conftest import calls_over
 
 PRICES = load_prices()
@@ -100,7 +103,7 @@ def test_a_call_waiting_for_a_slot_is_not_sent_once_the_run_stops() -> None:
 
 
 def test_a_stopping_run_makes_no_further_try() -> None:
-    """A retryable failure after the stop ends the call instead of retrying it."""
+    """A retryable failure after the stop ends the call, with the stop as its reason."""
     stop = threading.Event()
 
     class StopsThenFails(Flaky):
@@ -111,10 +114,10 @@ def test_a_stopping_run_makes_no_further_try() -> None:
     provider = StopsThenFails(failures=3)
     calls = calls_over(provider, FAST, stop=stop)
 
-    with pytest.raises(ProviderError):
+    with pytest.raises(RunStopped) as stopped:
         calls(REQUEST)
 
-    assert provider.requests == 1
+    assert (provider.requests, stopped.value.cause) == (1, StopCause.RUN_STOPPED)
 
 
 def _capture(sink: list[BaseException], fn, *args) -> None:
@@ -145,3 +148,101 @@ def test_a_provider_that_follows_continuations_is_reserved_for_every_hop() -> No
         ROUTE.max_tokens * max(price.input, price.cache_write, price.cache_read) / Decimal(10**6)
     )
     assert held == [3 * one + 3 * resent]
+
+
+class Refuses(Flaky):
+    """Refuses the key on every request; the first one waits for `go` before answering."""
+
+    def __init__(self) -> None:
+        super().__init__(failures=0)
+        self.go = threading.Event()
+
+    def complete(self, request: CallRequest) -> Completion:
+        self.requests += 1
+        self.go.wait(5)
+        raise AuthenticationError(ErrorKind.AUTH, "key refused", 401, provider="fake")
+
+
+def test_a_refused_key_halts_the_run_before_a_waiting_worker_sends() -> None:
+    """While the first request is out on an unproven key a second worker waits at the gate;
+    the refusal halts the Caller, so the second call is stopped unsent (cause halted)."""
+    provider = Refuses()
+    calls = calls_over(provider, FAST)
+    outcomes: list[BaseException] = []
+    workers = [threading.Thread(target=_capture, args=(outcomes, calls, REQUEST)) for _ in "ab"]
+    for worker in workers:
+        worker.start()
+    provider.go.set()
+    for worker in workers:
+        worker.join(5)
+
+    kinds = sorted(type(exc).__name__ for exc in outcomes)
+    stopped = next(exc for exc in outcomes if isinstance(exc, RunStopped))
+    assert (provider.requests, kinds) == (1, ["AuthenticationError", "RunStopped"])
+    assert (stopped.cause, calls.caller.halted is not None) == (StopCause.HALTED, True)
+    with pytest.raises(RunStopped):
+        calls(REQUEST)
+    assert provider.requests == 1
+
+
+def test_a_proven_provider_takes_calls_in_parallel() -> None:
+    """Once a provider has answered, the gate no longer serialises its calls."""
+    both_in = threading.Barrier(2, timeout=5)
+
+    class Meets(Flaky):
+        def complete(self, request):
+            if self.requests:  # after the proving call, two must be out at once
+                both_in.wait()
+            return super().complete(request)
+
+    provider = Meets(failures=0)
+    calls = calls_over(provider, FAST)
+    calls(REQUEST)
+    outcomes: list[BaseException] = []
+    workers = [threading.Thread(target=_capture, args=(outcomes, calls, REQUEST)) for _ in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(5)
+
+    assert (provider.requests, outcomes) == (3, [])
+
+
+def test_a_try_whose_outcome_is_unknown_is_charged_its_whole_reservation() -> None:
+    """A timeout after the request was sent may have been billed in full: the try costs its
+    reservation (not the $0 it reported), so the cap bounds what the vendor can bill."""
+    price = PRICES.get(MODEL)
+
+    class TimesOut(Flaky):
+        def complete(self, request):
+            self.requests += 1
+            raise ProviderError(
+                ErrorKind.TRANSIENT, "timed out", provider="fake", outcome_unknown=True
+            )
+
+    calls = calls_over(TimesOut(failures=0), RetryPolicy(max_attempts=2, backoff_base_s=0))
+
+    with pytest.raises(ProviderError):
+        calls(REQUEST)
+
+    worst = estimate_worst_case(REQUEST.prompt, ROUTE, price)
+    assert [amount for _, amount in calls.records.closed] == [worst, worst]
+    assert calls.budget.spent_run == 2 * worst
+
+
+def test_a_call_whose_worst_case_cannot_fit_is_sent_on_its_cheaper_fallback() -> None:
+    """An escalated call too dear for what the cap leaves goes out on the fallback route,
+    logged as tier_fallback; the priced completion names the route it took."""
+    cheaper = Route("mid", "fake", MODEL, 1000)
+    dearer = Route("frontier", "fake", "claude-opus-5-5", 64000)
+    request = CallRequest(dearer, REQUEST.prompt, "t1", "fix", 3, (cheaper,))
+    provider = Flaky(failures=0)
+    calls = calls_over(provider, FAST, cap="0.5")
+
+    with capture_logs() as logs:
+        priced = calls.caller.call(request)
+
+    fallback = [e for e in logs if e["event"] == "tier_fallback"]
+    assert (priced.route, provider.requests) == (cheaper, 1)
+    assert [(e["wanted_tier"], e["tier"]) for e in fallback] == [("frontier", "mid")]
+    assert not calls.budget.stopped

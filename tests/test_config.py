@@ -121,3 +121,21 @@ def test_whole_numbers_and_seconds_are_strict(tmp_path) -> None:
     path.write_text("concurrency: {tasks: 2.0}\n")
     with pytest.raises(ConfigError, match=r"concurrency\.tasks: expected a whole number"):
         load_config(path)
+
+
+def test_a_step_output_cap_must_name_a_step_and_a_positive_count(tmp_path) -> None:
+    """step_max_tokens keys are steps, values positive; the error names what to change."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("step_max_tokens: {reveiw: 100, fix: 0}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    message = str(caught.value)
+    assert (
+        "step_max_tokens.reveiw: name a step" in message,
+        "step_max_tokens.fix:" in message,
+    ) == (
+        True,
+        True,
+    )

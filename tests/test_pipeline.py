@@ -363,19 +363,73 @@ def test_a_run_stop_mid_task_ends_it_as_it_is_with_its_cause(tmp_path, spec) -> 
         result.status,
         result.reason,
         result.cause,
-    ) == (TaskStatus.PARTIAL, "run stopping: no new calls", StopCause.RUN_STOPPED)
+    ) == (TaskStatus.PARTIAL, "interrupted", StopCause.RUN_STOPPED)
 
 
 def test_a_budget_stop_before_anything_is_a_skip_with_its_cause(tmp_path, spec) -> None:
-    """A cap refusing the very first call skips the task: reason "budget", cause BUDGET."""
+    """A cap refusing the very first call skips the task with cause BUDGET and a reason in
+    numbers: the cap, the call's worst case and which call, and what to change."""
     provider = ScriptedProvider({})
     env, rundir = make_env(tmp_path, provider)
-    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0001")), rundir)
+    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0555")), rundir)
 
     result = run_task(spec, replace(env, caller=caller))
 
-    assert (
-        result.status,
-        result.reason,
-        result.cause,
-    ) == (TaskStatus.SKIPPED, "budget", StopCause.BUDGET)
+    assert (result.status, result.cause) == (TaskStatus.SKIPPED, StopCause.BUDGET)
+    assert result.reason.startswith("budget: run budget cap $0.0555 reached: spent $0.00 + ")
+    assert "(write on mid, 32000 output tokens)" in result.reason
+    assert "raise --budget-usd to at least $0." in result.reason
+    assert "lower step_max_tokens.write or routes.mid.max_tokens" in result.reason
+
+
+def _too_long(detail: str = "prompt is too long: 250000 tokens > 200000 maximum") -> Completion:
+    return Completion(
+        "", Usage(), StopReason.CONTEXT_TOO_LONG, "claude-sonnet-5-5", "sim", 0.0, 0, detail
+    )
+
+
+def test_a_write_refused_as_too_long_ends_the_task_at_once(tmp_path, spec) -> None:
+    """The write prompt does not fit: one request, one recorded attempt, and the task ends with
+    cause context_too_long and what to change, never resending the same prompt."""
+    provider = ScriptedProvider({("write", 1): _too_long()})
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1)]
+    assert (result.status, result.cause) == (TaskStatus.FAILED, StopCause.CONTEXT_TOO_LONG)
+    assert [a.extraction_error for a in result.attempts] == [
+        "reply ended with context_too_long: prompt is too long: 250000 tokens > 200000 maximum"
+    ]
+    assert result.reason.startswith("prompt too long: the write prompt does not fit claude-")
+    assert "not sent again" in result.reason and "route write" in result.reason
+
+
+def test_a_fix_refused_as_too_long_keeps_the_best_and_stops(tmp_path, spec) -> None:
+    """A fix prompt (best code plus failing output) too long for the model: the task ships its
+    best so far, partial, with cause context_too_long; no fix is sent after it."""
+    provider = ScriptedProvider(
+        {("write", 1): reply(2), ("review", 1): "CLEAN", ("fix", 2): _too_long()}
+    )
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1), ("review", 1), ("fix", 2)]
+    assert (result.status, result.best_attempt, result.cause) == (
+        TaskStatus.PARTIAL,
+        1,
+        StopCause.CONTEXT_TOO_LONG,
+    )
+
+
+def test_a_review_refused_as_too_long_is_a_failed_review_and_the_draft_is_tested(
+    tmp_path, spec
+) -> None:
+    """No review could be had: the draft is tested as it was, review outcome FAILED."""
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): _too_long()})
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert (result.status, result.attempts[0].review) == (TaskStatus.PASSED, ReviewOutcome.FAILED)

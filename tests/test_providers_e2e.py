@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import structlog
-from fakeserver import FakeLLMServer, anthropic_error, anthropic_sse, gemini_reply
+from fakeserver import FakeLLMServer, anthropic_error, anthropic_sse, gemini_error, gemini_reply
 
 from harness.cli import main
+from harness.errors import ExitCode
 from harness.pricing import cost, load_prices
 from harness.providers.base import Usage
 from tests.conftest import write
@@ -80,7 +81,7 @@ def servers(monkeypatch: pytest.MonkeyPatch):
         yield anthropic, gemini
 
 
-def run_live(task_list: Path) -> tuple[int, dict, list[dict]]:
+def run_live(task_list: Path, concurrency: int = 1) -> tuple[int, dict, list[dict]]:
     runs = task_list.parent / "runs"
     code = main(
         [
@@ -93,7 +94,7 @@ def run_live(task_list: Path) -> tuple[int, dict, list[dict]]:
             "--config",
             str(task_list.parent / "harness.yaml"),
             "--concurrency",
-            "1",
+            str(concurrency),
         ]
     )
     root = (runs / "latest").resolve()
@@ -170,27 +171,69 @@ def test_live_run_retries_an_overloaded_call(servers, task_list):
     assert [(e["reason"], e["status"]) for e in retries] == [("transient", 529)]
 
 
-def test_refused_key_stops_the_run_after_one_request(servers, task_list):
-    """A 401 stops the whole run once: the first task errors, the next is never called."""
-    anthropic, gemini = servers
-    anthropic.script(anthropic_error(401, "authentication_error", "invalid x-api-key"))
-    twice = task_list.read_text() + textwrap.indent(
-        "- id: calc_again\n  reference: legacy/calc.py\n  tests: acceptance/test_calc.py\n"
-        "  output: out2/calc_service.py\n",
-        "  ",
+ALL_ON_GEMINI = "steps: {write: cheap, review: cheap, rewrite: cheap, fix: cheap}\n"
+HALTS = {
+    "anthropic-401": ("anthropic", anthropic_error(401, "authentication_error", "invalid key")),
+    "anthropic-403": ("anthropic", anthropic_error(403, "permission_error", "key disabled")),
+    "anthropic-402": ("anthropic", anthropic_error(402, "billing_error", "credit too low")),
+    "anthropic-spend-limit": (
+        "anthropic",
+        anthropic_error(
+            429, "rate_limit_error", "limit", error_code="enforced_spend_limit_reached"
+        ),
+    ),
+    "gemini-API_KEY_INVALID": (
+        "gemini",
+        gemini_error(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid. Please pass a valid API key.",
+            details=[
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ],
+        ),
+    ),
+}
+
+
+def _three_tasks(task_list: Path) -> None:
+    """The calc task three times over, so three workers want to call at once."""
+    extra = "".join(
+        f"- id: calc_{n}\n  reference: legacy/calc.py\n  tests: acceptance/test_calc.py\n"
+        f"  output: out{n}/calc_service.py\n"
+        for n in (2, 3)
     )
-    task_list.write_text(twice)
+    task_list.write_text(task_list.read_text() + textwrap.indent(extra, "  "))
 
-    code, summary, events = run_live(task_list)
 
-    first, second = summary["tasks"]
-    assert (len(anthropic.requests), len(gemini.requests)) == (1, 0)
-    assert (first["status"], "ANTHROPIC_API_KEY" in first["reason"]) == ("error", True)
-    assert second["status"] == "skipped"
-    assert code != 0
-    assert [e["event"] for e in events if e["event"] == "authentication_failed"] == [
-        "authentication_failed"
-    ]
+@pytest.mark.parametrize("case", list(HALTS), ids=list(HALTS))
+def test_refused_key_or_account_halts_the_run_after_exactly_one_request(servers, task_list, case):
+    """The first refusal (bad key, billing, spend limit) halts the run before any other worker
+    sends a request: status halted, exit 4, and summary.md says what happened and what to do."""
+    provider, refusal = HALTS[case]
+    anthropic, gemini = servers
+    (anthropic if provider == "anthropic" else gemini).script(refusal)
+    if provider == "gemini":
+        config = task_list.parent / "harness.yaml"
+        config.write_text(config.read_text() + ALL_ON_GEMINI)
+    _three_tasks(task_list)
+
+    code, summary, events = run_live(task_list, concurrency=3)
+
+    md = (task_list.parent / "runs" / "latest" / "summary.md").read_text()
+    human = md.split("## Needs a human")[1].split("## Tasks")[0]
+    listed = {line.split(":")[0][2:] for line in human.splitlines() if "halted" in line}
+    key_refused = case in ("anthropic-401", "anthropic-403", "gemini-API_KEY_INVALID")
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "GEMINI_API_KEY"
+    causes = sorted(t["cause"] for t in summary["tasks"])
+    assert len(anthropic.requests) + len(gemini.requests) == 1
+    assert (code, summary["status"]) == (ExitCode.HALTED, "halted") == (4, "halted")
+    assert causes == ["halted"] * 3
+    assert sorted(t["status"] for t in summary["tasks"]) == ["error", "skipped", "skipped"]
+    assert "— halted" in md and "run halted" in human and "--resume" in human
+    assert (variable in human) == key_refused  # a refused key names the variable to check
+    assert listed >= {"calc", "calc_2", "calc_3"}  # every task it stopped needs a human
+    assert [e["event"] for e in events if e["event"] == "run_halted"] == ["run_halted"]
 
 
 def test_missing_key_is_bad_input_and_nothing_is_called(servers, task_list, monkeypatch, capsys):
@@ -213,3 +256,28 @@ def test_missing_key_is_bad_input_and_nothing_is_called(servers, task_list, monk
 
     assert (code, len(anthropic.requests), len(gemini.requests)) == (2, 0, 0)
     assert "GEMINI_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        anthropic_error(413, "request_too_large", "Request exceeds the maximum allowed size"),
+        anthropic_error(400, "invalid_request_error", "prompt is too long: 250000 > 200000"),
+    ],
+    ids=["413", "400-prompt-too-long"],
+)
+def test_a_prompt_too_long_is_sent_once_and_ends_the_task(servers, task_list, refusal):
+    """A 413 or context-too-long answer ends the task's attempts with that reason at once: one
+    request, never resent, and the task is listed under Needs a human."""
+    anthropic, gemini = servers
+    anthropic.script(refusal)
+
+    code, summary, _ = run_live(task_list)
+
+    task = summary["tasks"][0]
+    md = (task_list.parent / "runs" / "latest" / "summary.md").read_text()
+    human = md.split("## Needs a human")[1].split("## Tasks")[0]
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 0)
+    assert (code, task["status"], task["cause"]) == (1, "failed", "context_too_long")
+    assert len(task["attempts"]) == 1
+    assert f"- calc: failed: {task['reason']}" in human

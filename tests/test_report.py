@@ -88,13 +88,13 @@ def test_markdown_puts_totals_then_attention_then_table(tmp_path) -> None:
     text = (tmp_path / "summary.md").read_text()
 
     totals = "**0 passed, 1 partial, 0 failed, 1 skipped** of 2 tasks"
-    assert f"{totals} · spent $0.5100 of $30.00 · 1h01m05s" in text
+    assert f"{totals} · spent $0.51 of $30.00 · 1h01m05s" in text
     assert text.index("## Needs a human") < text.index("## Tasks")
     assert "3 attempt(s) · 0 escalated to another tier · 1 regression(s) reverted" in text
     assert "- users: skipped: budget" in text
     assert (
-        "| orders | partial | 2 | 12/17 | $0.5100 "
-        "| 1:8/17 $0.1200 · 2:12/17 $0.2000 · 3:10/17↩ $0.1900 | 3 attempts used |"
+        "| orders | partial | 2 | 12/17 | $0.51 "
+        "| 1:8/17 $0.12 · 2:12/17 $0.20 · 3:10/17↩ $0.19 | 3 attempts used |"
     ) in text
 
 
@@ -137,7 +137,7 @@ def test_tier_cost_and_escalation_per_attempt() -> None:
     task = TaskResult("t", TaskStatus.PASSED, "", 3, 9, 0, 0, 9, Decimal("1.05"), "/o.py", attempts)
     text = render_markdown(replace(summary(), tasks=(task,)).to_json())
 
-    assert "| 1:3/9 mid $0.1000 · 2:3/9 mid $0.0500 · 3:9/9 frontier↑ $0.9000 |" in text
+    assert "| 1:3/9 mid $0.10 · 2:3/9 mid $0.05 · 3:9/9 frontier↑ $0.90 |" in text
     assert "3 attempt(s) · 1 escalated to another tier · 0 regression(s)" in text
 
 
@@ -162,11 +162,10 @@ def test_seed_words_tell_a_file_at_the_output_from_an_earlier_night() -> None:
         "skipped": 0,
     }
     assert (
-        "| a | partial | seed | 4/5 | $0.0000 | — "
-        "| seeded from the file already at its output path |"
+        "| a | partial | seed | 4/5 | $0.00 | — | seeded from the file already at its output path |"
     ) in text
     assert (
-        "| b | passed | seed | 5/5 | $0.0000 | — | carried over from run 20261120-013000-aa11 |"
+        "| b | passed | seed | 5/5 | $0.00 | — | carried over from run 20261120-013000-aa11 |"
         in text
     )
     assert (
@@ -185,3 +184,30 @@ def test_unshipped_best_and_suite_skips_are_said() -> None:
 
     assert "| z | failed | 1 (not shipped) | 0/4 |" in text
     assert "| k | passed | 1 | 3/3 (+1 skipped by the suite) |" in text
+
+
+def test_money_keeps_every_digit_a_small_cap_needs(tmp_path) -> None:
+    """A $0.0555 cap and a $0.030912 spend print as such, never rounded to cents."""
+    small = replace(summary(), cap_usd=Decimal("0.0555"), spent_usd=Decimal("0.030912"))
+    write_summary(tmp_path, small)
+    text = (tmp_path / "summary.md").read_text()
+
+    assert "spent $0.030912 of $0.0555" in text
+    assert "$0.06" not in text and "$0.03 " not in text
+
+
+def test_every_task_a_stop_cut_short_needs_a_human(tmp_path) -> None:
+    """Tasks cut short by a budget cap, a halt or a signal, started or not, and a prompt too
+    long are each listed under Needs a human with their reason."""
+    causes = (StopCause.BUDGET, StopCause.HALTED, StopCause.RUN_STOPPED, StopCause.CONTEXT_TOO_LONG)
+    tasks = tuple(
+        TaskResult(f"t{i}", status, f"why {i}", cause=cause)
+        for i, (status, cause) in enumerate(
+            zip([TaskStatus.SKIPPED, TaskStatus.PARTIAL] * 2, causes, strict=True)
+        )
+    )
+    write_summary(tmp_path, replace(summary(), tasks=tasks))
+    human = (tmp_path / "summary.md").read_text().split("## Tasks")[0]
+
+    for i, task in enumerate(tasks):
+        assert f"- t{i}: {task.status.value}: why {i}" in human

@@ -172,7 +172,7 @@ def test_table_has_one_row_per_task() -> None:
     table = _tree().all("table")[0]
     rows = [[td.content() for td in tr.all("td")] for tr in table.all("tbody")[0].all("tr")]
 
-    trail = "1:8/17 $0.2000 · 2:✗ $0.3000 · 3:15/17 $0.3000 · 4:11/17↩ $0.4000"
+    trail = "1:8/17 $0.20 · 2:✗ $0.30 · 3:15/17 $0.30 · 4:11/17↩ $0.40"
 
     assert (rows[0][:6], len(rows)) == (["orders", "partial", "3", "15/17", "$1.2345", trail], 5)
 
@@ -314,7 +314,7 @@ def test_a_best_that_passes_nothing_is_not_drawn_as_shipped() -> None:
         "best: attempt 1, 0/9 passed, not shipped: it passes no test · 2 attempts used",
     )
     assert [t for t in titles if "shipped" in t] == [
-        "attempt 1 (write, mid, $0.1200): 0/9 passed, best, not shipped"
+        "attempt 1 (write, mid, $0.12): 0/9 passed, best, not shipped"
     ]
 
 
@@ -343,9 +343,9 @@ def test_tier_cost_and_escalation_of_every_attempt() -> None:
     assert rows == [
         ["seed", "seeded from the file already at its output path", "—", "10/17", "—",
          "10/17 passed"],
-        ["1", "fix", "mid", "12/17", "$0.1000", "12/17 passed"],
-        ["2", "fix", "mid", "9/17", "$0.1500", "9/17 passed, regressed: reverted"],
-        ["3", "fix", "frontier ↑ escalated", "17/17", "$0.5000", "17/17 passed, best, shipped"],
+        ["1", "fix", "mid", "12/17", "$0.10", "12/17 passed"],
+        ["2", "fix", "mid", "9/17", "$0.15", "9/17 passed, regressed: reverted"],
+        ["3", "fix", "frontier ↑ escalated", "17/17", "$0.50", "17/17 passed, best, shipped"],
     ]  # fmt: skip
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import random
 import signal
 import time
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.slow
 TASKS = (Task("alpha"), Task("beta"), Task("gamma"))
 WAIT_S = 120  # a hung run fails the test instead of hanging the suite; not a speed assertion
 MICRO = Decimal("0.000001")  # summary.json rounds dollars to the micro-dollar
+LOOPS = "HARNESS_RESUME_LOOPS"
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class Snapshot:
     """What the run store and the run folder hold for one run at one moment."""
 
     attempts: dict[tuple[str, int], dict]  # whole `attempts` rows by (task, n)
-    calls: list[tuple]  # (id, task, attempt, step, cost) in recording order
+    calls: list[tuple]  # (id, task, attempt, step, cost, stop reason) in recording order
     tasks: dict[str, tuple[str, str | None]]  # task → (status, stop cause), for results recorded
     files: dict[str, bytes]  # attempts/<task>/<file> → content
 
@@ -102,7 +104,8 @@ class Snapshot:
         rows = db_dicts(runs / "harness.db", "SELECT * FROM attempts WHERE run_id=?", (run_id,))
         calls = _sql(
             runs,
-            "SELECT id, task_id, attempt, step, cost_usd FROM calls WHERE run_id=? ORDER BY id",
+            "SELECT id, task_id, attempt, step, cost_usd, stop_reason FROM calls WHERE run_id=?"
+            " ORDER BY id",
             run_id,
         )
         tasks = {
@@ -183,6 +186,9 @@ def _assert_kept(before: Snapshot, after: Snapshot) -> None:
             assert after.files.get(name) == before.files.get(name)
     assert after.calls[: len(before.calls)] == before.calls
     new_calls = after.calls[len(before.calls) :]
+    # A reply received and recorded before the kill is reused, never bought again.
+    answered = {c[1:4] for c in before.calls if c[5] not in ("in_flight", "error")}
+    assert [c for c in new_calls if c[1:4] in answered] == []
     for task in TASKS:
         bought = {c[2] for c in before.calls if c[1] == task.id}
         again = {c[2] for c in new_calls if c[1] == task.id}
@@ -192,7 +198,8 @@ def _assert_kept(before: Snapshot, after: Snapshot) -> None:
         assert min(again, default=before.last_finished(task.id) + 1) > before.last_finished(task.id)
 
 
-@pytest.mark.parametrize("point", _kill_points(4), ids=str)
+# HARNESS_RESUME_LOOPS=50 soaks the resume with 50 kill points (the first 4 are these 4).
+@pytest.mark.parametrize("point", _kill_points(int(os.environ.get(LOOPS, "4"))), ids=str)
 def test_kill_9_then_resume_loses_and_redoes_nothing_finished(night, tmp_path, point) -> None:
     """After a SIGKILL anywhere, --resume keeps every finished attempt, file and cent, redoes
     at most the in-flight attempt per task, never leaves a partial output, and completes."""
@@ -234,6 +241,69 @@ def test_kill_9_then_resume_loses_and_redoes_nothing_finished(night, tmp_path, p
     ]
     finished = [(e["task_id"], e["n"]) for e in logged if e["event"] == "attempt_finished"]
     assert len(finished) == len(set(finished))
+
+
+def test_a_reply_recorded_before_the_kill_is_reused_not_bought_again(night, tmp_path) -> None:
+    """Killed after a reply was recorded but before its attempt was: the resume redoes the
+    attempt with that reply (call_reused), making no new request for it."""
+    tasks, runs = night
+    log = tmp_path / "harness.log"
+    common = ("--seed", "7", "--concurrency", "1")
+    run_id = _kill_9(tasks, runs, log, "call_finished", 1, *common)
+    before = Snapshot.take(runs, run_id)
+
+    code = _run(tasks, runs, log, *common, "--resume")
+
+    after = Snapshot.take(runs, run_id)
+    first = before.calls[0]
+    reused = [e for e in events(runs / run_id) if e["event"] == "call_reused"]
+    assert code in (0, 1)
+    assert not before.attempts  # the kill came before attempt 1 was recorded
+    assert (first[1], first[2], first[3]) == ("alpha", 1, "write")
+    assert [c for c in after.calls[len(before.calls) :] if c[1:4] == first[1:4]] == []
+    assert (reused[0]["task_id"], reused[0]["attempt"], reused[0]["step"]) == ("alpha", 1, "write")
+    _assert_kept(before, after)
+
+
+START_UP = {  # what exists when the kill lands: the store file, the run's row, its folder, `latest`
+    "store-created": lambda runs: (runs / "harness.db").exists(),
+    "run-recorded": lambda runs: bool(
+        (runs / "harness.db").exists() and _sql(runs, "SELECT run_id FROM runs")
+    ),
+    "folder-made": lambda runs: any(p.is_dir() for p in runs.glob("2*")),
+    "latest-linked": lambda runs: (runs / "latest").is_symlink(),
+}
+
+
+@pytest.mark.parametrize("moment", list(START_UP), ids=list(START_UP))
+def test_a_kill_during_start_up_leaves_a_run_resume_finishes(night, tmp_path, moment) -> None:
+    """kill -9 at any moment of start-up: `--resume` then finishes that run (or, if nothing was
+    recorded yet, starts the night afresh) instead of refusing with exit 2."""
+    tasks, runs = night
+    log = tmp_path / "harness.log"
+    proc = start_cli(tasks, runs, "--seed", "1", log=log)
+    try:
+        wait_for(lambda: _started(runs, START_UP[moment]), WAIT_S, proc)
+        proc.kill()
+        proc.wait()
+    finally:
+        kill_tree(proc)
+
+    code = _run(tasks, runs, log, "--seed", "1", "--resume")
+
+    run_id = latest_run_id(runs)
+    summary = _summary(runs, run_id)
+    assert code in (0, 1), log.read_text()[-3000:]
+    assert summary["status"] == "completed"
+    assert [t["id"] for t in summary["tasks"]] == [t.id for t in TASKS]
+    assert _sql(runs, "SELECT count(*) FROM runs") == [(1,)]  # resumed, or begun once afresh
+
+
+def _started(runs: Path, reached) -> bool:
+    try:
+        return reached(runs)
+    except Exception:  # sqlite3 errors while the store is being created
+        return False
 
 
 def test_a_resume_killed_again_still_loses_nothing(night, tmp_path: Path) -> None:

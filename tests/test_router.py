@@ -42,3 +42,25 @@ def test_provider_override_keeps_models() -> None:
 
     assert route.provider == "sim"
     assert route.model == load_config().routes["cheap"].model
+
+
+def test_an_escalated_fix_may_fall_back_to_its_own_tier() -> None:
+    """An escalated fix offers the frontier route first, then the fix step's own mid route."""
+    router = Router.from_config(load_config())
+
+    assert [r.tier for r in router.choices("fix", non_improving_fixes=1)] == ["frontier", "mid"]
+    assert [r.tier for r in router.choices("fix", non_improving_fixes=0)] == ["mid"]
+    assert [r.tier for r in router.choices("write", non_improving_fixes=3)] == ["mid"]
+
+
+def test_a_step_output_cap_lowers_max_tokens_but_never_raises_it(tmp_path) -> None:
+    """The shipped review reserves 4096 output tokens, not the cheap route's 16384; a step cap
+    above the route's max_tokens leaves the route's."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("step_max_tokens: {write: 8000, fix: 100000}\n")
+    router = Router.from_config(load_config(path))
+
+    assert router.route("review").max_tokens == 4096
+    assert router.route("write").max_tokens == 8000
+    assert router.route("fix").max_tokens == load_config().routes["mid"].max_tokens
+    assert [r.max_tokens for r in router.choices("fix", 1)] == [64000, 32000]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,7 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
+from harness.providers.base import (
+    CallRequest,
+    Completion,
+    Prompt,
+    RecordedReply,
+    Route,
+    StopReason,
+    Usage,
+)
 from harness.results import (
     AttemptRecord,
     ReviewOutcome,
@@ -392,3 +401,23 @@ def test_sigkill_loses_no_finished_attempt(tmp_path: Path, kill_after: int) -> N
     reopened.close()
 
     assert (acknowledged, "ok") == (stored[:kill_after], integrity)
+
+
+def test_a_recorded_reply_is_found_again_only_for_the_very_same_request(store: Store) -> None:
+    """The reply a closed call received comes back, with its cost and tier, for the same task,
+    attempt, step and prompt; an in-flight or failed call, or another prompt, has none."""
+    store.begin_run("r1", dt.datetime(2026, 11, 21, 1, 30), "sim", None, RunParams())
+    request = _request()
+    _call(store, "r1", request, _completion(), Decimal("0.25"))
+    store.open_call("r1", _request(step="review"), Decimal(1))  # in flight at a kill
+    failed = Completion("", Usage(), StopReason.ERROR, "sim-mid", "sim", detail="cut")
+    _call(store, "r1", _request(attempt=2, step="fix"), failed, Decimal("0.5"))
+    other = replace(request, prompt=Prompt("s", "stable", "other"))
+
+    found = store.call_log("r1").recorded(request)
+
+    assert found == RecordedReply(_completion(), Decimal("0.25"), "mid")
+    assert store.recorded_reply("r1", _request(step="review")) is None
+    assert store.recorded_reply("r1", _request(attempt=2, step="fix")) is None
+    assert store.recorded_reply("r1", other) is None
+    assert store.recorded_reply("r2", request) is None

@@ -1,95 +1,28 @@
-"""Budget caps checked before every paid call: reserve the worst case, settle the actual.
-
-Semantics (every amount is exact `Decimal` USD):
-
-- Before a call the pipeline reserves `estimate_worst_case(prompt, route, price)`; after it,
-  it settles the reservation to the call's real cost, or releases it if nothing was billed.
-- Three caps, each counting what was spent *plus* what is still reserved:
-  task (`task_cap_usd`, per task id, optional), run (`--budget-usd`, else the profile's cap
-  picked once at run start by local time: `workday_cap_usd` inside the workday hours,
-  `overnight_cap_usd` at every other time, weekends included) and day (`daily_cap_usd`,
-  optional, per local calendar day, across every run and process on the machine).
-- A reservation that would cross a cap is refused with `BudgetExceeded` naming the cap.
-  A task-cap refusal stops that task only (its later reservations are refused at once);
-  a run- or day-cap refusal stops the run: `stopped` turns true and every later `reserve`
-  is refused at once, whatever its size. Settling and releasing always work, so in-flight
-  calls still settle. Stop is sticky (a new day does not restart a stopped run).
-- Settling above the reservation can only happen if a vendor overbills: it is recorded,
-  counted, and logged as `budget_overbilled`.
-- Every call's cost is charged to the local date on which it was reserved. The day ledger
-  (`SqliteLedger`, default `$XDG_STATE_HOME/harness/spend.sqlite`) persists day totals and
-  live reservations in one SQLite transaction per change, so concurrent runs see each other
-  and a kill -9 leaves a valid file. A dead process's reservations are charged in full to
-  their day (its calls may have been billed): a crash never lifts the day cap.
-- A resumed run passes its earlier spend (`spent_run`, `spent_tasks`); the day ledger already
-  holds it, so it is not charged twice.
-"""
+"""Budget: the run's caps, reserved before every paid call and settled after it (semantics:
+the package docstring)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 import structlog
 
-from harness.budget._ledger import (
-    BudgetError,
-    DayTotals,
-    Ledger,
-    LedgerError,
-    MemoryLedger,
-    SqliteLedger,
-)
-from harness.budget._types import (
-    BudgetConfig,
-    BudgetExceeded,
-    CapKind,
-    Reservation,
-    default_ledger_path,
-)
-from harness.pricing import MILLION, Price
-from harness.providers.base import Prompt, Route
+from harness.budget._ledger import BudgetError, Ledger, MemoryLedger, SqliteLedger
+from harness.budget._types import BudgetConfig, BudgetExceeded, CallKind, CapKind, Reservation
 
-__all__ = [
-    "FRAMING_TOKENS",
-    "Budget",
-    "BudgetConfig",
-    "BudgetError",
-    "BudgetExceeded",
-    "DayTotals",
-    "Ledger",
-    "LedgerError",
-    "MemoryLedger",
-    "Reservation",
-    "SqliteLedger",
-    "default_ledger_path",
-    "estimate_worst_case",
-]
+__all__ = ["Abandoned", "Budget"]
 
 log = structlog.get_logger(__name__)
 
-# Role markers and system-prompt wrapping that vendors add around the text we send.
-FRAMING_TOKENS = 256
+_POLL_S = 0.25  # a wait for room also wakes this often: for other processes' day holds, a stop
 
 
-def estimate_worst_case(prompt: Prompt, route: Route, price: Price) -> Decimal:
-    """An upper bound on one call's cost, reserved before the call.
-
-    Input tokens are bounded by the prompt's UTF-8 byte count: byte-level BPE (Claude, GPT)
-    and SentencePiece with byte fallback (Gemini) emit at least one byte per token, so no
-    text tokenizes into more tokens than bytes (chars/2 is not a bound: an emoji is one
-    char and several tokens). FRAMING_TOKENS covers the vendor's message wrapping. Input is
-    priced at the dearest input price (fresh, cache write or cache read: any split of the
-    prompt between them costs no more); output is the route's max_tokens (which bounds
-    thinking too) at the output price.
-    """
-    parts = (prompt.system, prompt.stable, prompt.variable)
-    input_tokens = sum(len(part.encode("utf-8")) for part in parts) + FRAMING_TOKENS
-    input_price = max(price.input, price.cache_write, price.cache_read)
-    return (input_tokens * input_price + route.max_tokens * price.output) / MILLION
+class Abandoned(BudgetError):
+    """A wait for room in the budget was given up (the run is stopping): nothing was held."""
 
 
 def _usd(amount: Decimal | float | str) -> Decimal:
@@ -100,7 +33,7 @@ def _usd(amount: Decimal | float | str) -> Decimal:
 
 
 class Budget:
-    """Thread-safe caps for one run; see the module docstring for the semantics."""
+    """Thread-safe caps for one run; see the package docstring for the semantics."""
 
     def __init__(
         self,
@@ -119,6 +52,7 @@ class Budget:
         self._ledger: Ledger = ledger if ledger is not None else MemoryLedger()
         self._today = today
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)  # notified when a reservation closes
         self._spent_run = _usd(spent_run)
         self._spent_task = {k: _usd(v) for k, v in (spent_tasks or {}).items()}
         self._held_run = Decimal(0)
@@ -168,6 +102,17 @@ class Budget:
             return self._spent_run
 
     @property
+    def left_run(self) -> Decimal | None:
+        """What the run cap leaves once every call in flight has settled at no cost."""
+        with self._lock:
+            return None if self.cap_run is None else self.cap_run - self._spent_run
+
+    @property
+    def refusal(self) -> BudgetExceeded | None:
+        """The run- or day-cap refusal that stopped the run, if one did (its reason)."""
+        return self._stop
+
+    @property
     def reserved_run(self) -> Decimal:
         """What in-flight calls hold right now."""
         with self._lock:
@@ -183,33 +128,91 @@ class Budget:
         return self._ledger.spent(self._today())
 
     def reserve(self, task_id: str, amount: Decimal) -> Reservation:
-        """Hold `amount` for one call of `task_id`, or raise BudgetExceeded."""
-        amount = _usd(amount)
-        with self._lock:
-            if self._stop is not None:
-                raise self._stop.again(task_id, amount)
-            if task_id in self._stopped_tasks:
-                raise self._stopped_tasks[task_id].again(task_id, amount)
-            if (
-                self.cap_run is not None
-                and self._spent_run + self._held_run + amount > self.cap_run
-            ):
-                raise self._refuse(
-                    "run", self.cap_run, self._spent_run, self._held_run, amount, task_id
+        """Hold `amount` for one call of `task_id` now, or raise BudgetExceeded."""
+        return self.reserve_first(task_id, (amount,))[1]
+
+    def reserve_first(
+        self,
+        task_id: str,
+        amounts: Sequence[Decimal],
+        *,
+        keep_waiting: Callable[[], bool] | None = None,
+        calls: Sequence[CallKind] = (),
+    ) -> tuple[int, Reservation]:
+        """Hold the first of `amounts` (the preferred call first, cheaper fallbacks after) that
+        can fit its caps; (its index, the reservation). Raise BudgetExceeded if none can.
+
+        One that could fit only once other calls settle waits for them while `keep_waiting()`
+        is true (without it, it is refused at once): in-flight reservations are not spend, and
+        stopping the run on them would stop it early. Abandoned when `keep_waiting()` turns false.
+        """
+        options = [_usd(a) for a in amounts]
+        with self._room:
+            while True:
+                if self._stop is not None:
+                    raise self._stop.again()
+                if task_id in self._stopped_tasks:
+                    raise self._stopped_tasks[task_id].again()
+                today = self._today()
+                day = self._ledger.spent(today) if self.cap_day is not None else None
+                index = next(
+                    (i for i, a in enumerate(options) if self._can_fit(task_id, a, day)), -1
                 )
-            spent_task = self._spent_task.get(task_id, Decimal(0))
-            held_task = self._held_task.get(task_id, Decimal(0))
-            if self.cap_task is not None and spent_task + held_task + amount > self.cap_task:
-                raise self._refuse("task", self.cap_task, spent_task, held_task, amount, task_id)
-            reservation = Reservation(uuid.uuid4().hex, task_id, amount, self._today())
-            accepted, day = self._ledger.hold(reservation.day, reservation.id, amount, self.cap_day)
+                amount = options[index]
+                refuse = index < 0 or keep_waiting is None
+                call = calls[index] if calls else None
+                reservation = self._hold(task_id, amount, today, refuse=refuse, call=call)
+                if reservation is not None:
+                    return max(index, 0), reservation
+                if not keep_waiting():  # type: ignore[misc]
+                    raise Abandoned(f"gave up waiting for room for ${amount:f} (task {task_id!r})")
+                self._room.wait(timeout=_POLL_S)
+
+    def _can_fit(self, task_id: str, amount: Decimal, day_spent: Decimal | None) -> bool:
+        """Could `amount` be held once every call in flight has settled (at no cost)?"""
+        spent_task = self._spent_task.get(task_id, Decimal(0))
+        return not (
+            (self.cap_run is not None and self._spent_run + amount > self.cap_run)
+            or (self.cap_task is not None and spent_task + amount > self.cap_task)
+            or (
+                self.cap_day is not None
+                and day_spent is not None
+                and day_spent + amount > self.cap_day
+            )
+        )
+
+    def _hold(
+        self,
+        task_id: str,
+        amount: Decimal,
+        today: dt.date,
+        *,
+        refuse: bool,
+        call: CallKind | None = None,
+    ) -> Reservation | None:
+        """Hold `amount` beside what is held now; if it does not fit, raise BudgetExceeded
+        (when `refuse`) or return None (the caller waits for calls in flight to settle)."""
+        spent_task = self._spent_task.get(task_id, Decimal(0))
+        held_task = self._held_task.get(task_id, Decimal(0))
+        blocked: tuple[CapKind, Decimal, Decimal, Decimal] | None = None
+        if self.cap_run is not None and self._spent_run + self._held_run + amount > self.cap_run:
+            blocked = ("run", self.cap_run, self._spent_run, self._held_run)
+        elif self.cap_task is not None and spent_task + held_task + amount > self.cap_task:
+            blocked = ("task", self.cap_task, spent_task, held_task)
+        else:
+            reservation = Reservation(uuid.uuid4().hex, task_id, amount, today)
+            accepted, day = self._ledger.hold(today, reservation.id, amount, self.cap_day)
             if not accepted:
                 assert self.cap_day is not None  # a ledger refuses only against a cap
-                raise self._refuse("day", self.cap_day, day.spent, day.held, amount, task_id)
-            self._open[reservation.id] = reservation
-            self._held_run += amount
-            self._held_task[task_id] = held_task + amount
-            return reservation
+                blocked = ("day", self.cap_day, day.spent, day.held)
+        if blocked is not None:
+            if refuse:
+                raise self._refuse(*blocked, amount, task_id, call)
+            return None
+        self._open[reservation.id] = reservation
+        self._held_run += amount
+        self._held_task[task_id] = held_task + amount
+        return reservation
 
     def settle(self, reservation: Reservation, actual: Decimal) -> None:
         """Replace the reservation with the call's actual cost, in memory and in the ledger."""
@@ -239,6 +242,7 @@ class Budget:
             raise ValueError(f"reservation {reservation.id} was already settled or released")
         self._held_run -= reservation.amount
         self._held_task[reservation.task_id] -= reservation.amount
+        self._room.notify_all()
 
     def _refuse(
         self,
@@ -248,8 +252,9 @@ class Budget:
         held: Decimal,
         amount: Decimal,
         task_id: str,
+        call: CallKind | None,
     ) -> BudgetExceeded:
-        exc = BudgetExceeded(kind, cap, spent, held, amount, task_id)
+        exc = BudgetExceeded(kind, cap, spent, held, amount, task_id, call=call)
         fields = {"cap_usd": str(cap), "spent_usd": str(spent), "reserved_usd": str(held)}
         if exc.stops_run:
             self._stop = exc

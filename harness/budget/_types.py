@@ -12,10 +12,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.budget._ledger import BudgetError
+from harness.results import money
 
 __all__ = [
     "BudgetConfig",
     "BudgetExceeded",
+    "CallKind",
     "CapKind",
     "Reservation",
     "default_ledger_path",
@@ -25,11 +27,25 @@ __all__ = [
 CapKind = Literal["task", "run", "day"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_HINTS = {
-    "task": "raise budget.task_cap_usd in harness.yaml or lower the route's max_tokens",
-    "run": "raise --budget-usd (or budget.workday_cap_usd / budget.overnight_cap_usd)",
-    "day": "raise budget.daily_cap_usd in harness.yaml, or wait for the next local day",
+_RAISE = {
+    "task": "raise budget.task_cap_usd in harness.yaml to at least {need}",
+    "run": "raise --budget-usd to at least {need} (or budget.workday_cap_usd / "
+    "budget.overnight_cap_usd)",
+    "day": "raise budget.daily_cap_usd in harness.yaml to at least {need}, or wait for the "
+    "next local day",
 }
+
+
+@dataclass(frozen=True)
+class CallKind:
+    """Which call a reservation is for, so a refusal can say what to lower."""
+
+    step: str
+    tier: str
+    max_tokens: int
+
+    def __str__(self) -> str:
+        return f"{self.step} on {self.tier}, {self.max_tokens} output tokens"
 
 
 def default_ledger_path() -> Path:
@@ -117,7 +133,11 @@ class BudgetConfig(BaseModel):
 
 
 class BudgetExceeded(BudgetError):
-    """A reservation refused because it would cross the `cap_kind` cap (task, run or day)."""
+    """A reservation refused because it would cross the `cap_kind` cap (task, run or day).
+
+    Its message is the reason every task it stopped reports, in numbers: the cap, what was
+    spent and reserved, this call's worst case (and which call), and what to change.
+    """
 
     def __init__(
         self,
@@ -128,9 +148,10 @@ class BudgetExceeded(BudgetError):
         requested: Decimal,
         task_id: str,
         *,
+        call: CallKind | None = None,
         earlier: bool = False,
     ) -> None:
-        self.cap_kind, self.cap, self.task_id = cap_kind, cap, task_id
+        self.cap_kind, self.cap, self.task_id, self.call = cap_kind, cap, task_id, call
         self.spent, self.reserved, self.requested = spent, reserved, requested
         self.earlier = earlier  # refused at once: the run (or task) had already stopped
         super().__init__(self._message())
@@ -140,19 +161,33 @@ class BudgetExceeded(BudgetError):
         """True for the run and day caps: the run stops now; a task cap stops one task."""
         return self.cap_kind != "task"
 
-    def again(self, task_id: str, requested: Decimal) -> BudgetExceeded:
-        """The refusal every later reservation gets once this one stopped the run or task."""
+    def again(self) -> BudgetExceeded:
+        """The refusal every later reservation gets once this one stopped the run or task:
+        the same numbers and words, so every task it stopped gives one reason."""
         return BudgetExceeded(
-            self.cap_kind, self.cap, self.spent, self.reserved, requested, task_id, earlier=True
+            self.cap_kind,
+            self.cap,
+            self.spent,
+            self.reserved,
+            self.requested,
+            self.task_id,
+            call=self.call,
+            earlier=True,
         )
 
     def _message(self) -> str:
         scope = f"task {self.task_id!r}" if self.cap_kind == "task" else self.cap_kind
-        lead = "stopped earlier: " if self.earlier else ""
+        need = self.spent + self.reserved + self.requested
+        which = f" ({self.call})" if self.call is not None else ""
+        change = _RAISE[self.cap_kind].format(need=money(need))
+        if self.call is not None:
+            change += (
+                f", or lower step_max_tokens.{self.call.step} or routes.{self.call.tier}.max_tokens"
+            )
         return (
-            f"{lead}{scope} budget cap ${self.cap:f} would be crossed: spent "
-            f"${self.spent:f} + reserved ${self.reserved:f} + this call's worst case "
-            f"${self.requested:f}; {_HINTS[self.cap_kind]}"
+            f"{scope} budget cap {money(self.cap)} reached: spent {money(self.spent)} + "
+            f"reserved {money(self.reserved)} + the next call's worst case "
+            f"{money(self.requested)}{which} = {money(need)}; to go on, {change}"
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.morning._runs import RunFolder
+from harness.results import money
 
 __all__ = ["Comparison", "compare_runs", "render_comparison"]
 
@@ -136,11 +137,11 @@ def compare_runs(run_a: RunFolder, run_b: RunFolder) -> Comparison:
 def _cells(side: Side | None) -> list[str]:
     if side is None:
         return ["-", "", "", ""]
-    return [side.status, f"{side.passed}/{side.total}", f"${side.cost_usd:.4f}", str(side.attempts)]
+    return [side.status, f"{side.passed}/{side.total}", money(side.cost_usd), str(side.attempts)]
 
 
 def _total_cells(t: Totals) -> list[str]:
-    return [f"{t.passed_tasks}/{t.tasks} pass", f"{t.passed}/{t.total}", f"${t.cost_usd:.4f}",
+    return [f"{t.passed_tasks}/{t.tasks} pass", f"{t.passed}/{t.total}", money(t.cost_usd),
             str(t.attempts)]  # fmt: skip
 
 

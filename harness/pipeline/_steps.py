@@ -43,6 +43,8 @@ class Attempt:
     cost: Decimal = Decimal(0)
     tier: str = ""
     review: ReviewOutcome | None = None
+    fallbacks: list[str] = field(default_factory=list)  # "step: wanted → used" per fallback
+    too_long: str | None = None  # the model refused the prompt as too long: why, in its words
 
 
 @dataclass
@@ -59,15 +61,32 @@ class TaskState:
     non_improving_fixes: int = 0
     since_best: int = 0
 
-    def call(
-        self, step: str, attempt: int, extra: dict[str, Any]
-    ) -> tuple[Completion, Decimal, str]:
+    def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
         """One paid step: route it, render its prompt, make the call."""
-        route = self.env.router.route(step, self.non_improving_fixes if step == "fix" else 0)
+        routes = self.env.router.choices(step, self.non_improving_fixes if step == "fix" else 0)
         prompt = self.env.prompts[self.spec.type].render(step, {**self.context, **extra})
-        request = CallRequest(route, prompt, self.spec.id, step, attempt)
+        request = CallRequest(routes[0], prompt, self.spec.id, step, attempt, routes[1:])
         priced = self.env.caller.call(request)
-        return priced.completion, priced.cost_usd, route.tier
+        fallback = None
+        if priced.route.tier != routes[0].tier:
+            fallback = f"{step}: {routes[0].tier} → {priced.route.tier}"
+        return Priced(priced.completion, priced.cost_usd, priced.route.tier, fallback)
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One paid step's reply, cost and tier; `fallback` says so when the budget could not fit
+    the step's tier and a cheaper one answered."""
+
+    completion: Completion
+    cost: Decimal
+    tier: str
+    fallback: str | None = None
+
+    def note(self, attempt: Attempt) -> None:
+        attempt.cost += self.cost
+        if self.fallback:
+            attempt.fallbacks.append(self.fallback)
 
 
 def code_from(completion: Completion, required: frozenset[str]) -> tuple[str | None, str | None]:
@@ -80,9 +99,11 @@ def code_from(completion: Completion, required: frozenset[str]) -> tuple[str | N
 
 
 def write(task: TaskState, n: int, with_review: bool) -> Attempt:
-    completion, spent, tier = task.call("write", n, {})
-    code, reason = code_from(completion, task.required)
-    attempt = Attempt("write", code, reason, spent, tier)
+    priced = task.call("write", n, {})
+    code, reason = code_from(priced.completion, task.required)
+    attempt = Attempt("write", code, reason, tier=priced.tier)
+    priced.note(attempt)
+    attempt.too_long = _too_long(priced, "write")
     if code is None or not with_review:
         return attempt
     return _review_and_rewrite(task, n, attempt)
@@ -101,8 +122,13 @@ def _review_and_rewrite(task: TaskState, n: int, draft: Attempt) -> Attempt:
 
 
 def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
-    completion, spent, _ = task.call("review", n, {"code": draft.code})
-    draft.cost += spent
+    priced = task.call("review", n, {"code": draft.code})
+    priced.note(draft)
+    completion = priced.completion
+    if completion.stop_reason is StopReason.CONTEXT_TOO_LONG:  # no review to be had
+        log.warning("review_failed", attempt=n, error=completion.detail)
+        draft.review = ReviewOutcome.FAILED
+        return draft
     review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
     if not review.parsed:
         log.warning("review_unparseable", attempt=n)
@@ -113,21 +139,19 @@ def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
         return draft
     draft.review = ReviewOutcome.VIOLATIONS
     log.info("review_violations", attempt=n, count=len(review.violations))
-    draft.cost += _rewrite(task, n, draft, review.violations)
+    _rewrite(task, n, draft, review.violations)
     return draft
 
 
-def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...]) -> Decimal:
+def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...]) -> None:
     """Replace the draft with its rewrite, unless the rewrite holds no usable code."""
-    completion, spent, _ = task.call(
-        "rewrite", n, {"code": draft.code, "violations": list(violations)}
-    )
-    code, reason = code_from(completion, task.required)
+    priced = task.call("rewrite", n, {"code": draft.code, "violations": list(violations)})
+    priced.note(draft)
+    code, reason = code_from(priced.completion, task.required)
     if code is None:
         log.warning("rewrite_discarded", attempt=n, reason=reason)
     else:
         draft.code = code
-    return spent
 
 
 def fix(task: TaskState, n: int) -> Attempt:
@@ -143,6 +167,22 @@ def fix(task: TaskState, n: int) -> Attempt:
         "passed": best.result.passed,
         "total": best.result.total,
     }
-    completion, spent, tier = task.call("fix", n, extra)
-    code, reason = code_from(completion, task.required)
-    return Attempt("fix", code, reason, spent, tier)
+    priced = task.call("fix", n, extra)
+    code, reason = code_from(priced.completion, task.required)
+    attempt = Attempt("fix", code, reason, tier=priced.tier)
+    priced.note(attempt)
+    attempt.too_long = _too_long(priced, "fix")
+    return attempt
+
+
+def _too_long(priced: Priced, step: str) -> str | None:
+    """Why no later attempt should be sent, if the model refused this prompt as too long."""
+    completion = priced.completion
+    if completion.stop_reason is not StopReason.CONTEXT_TOO_LONG:
+        return None
+    return (
+        f"prompt too long: the {step} prompt does not fit {completion.model}'s context "
+        f"({completion.detail or 'context window exceeded'}); it is not sent again. Shorten "
+        f"the reference, tests or examples, split the task, or route {step} (steps: in "
+        "harness.yaml) to a model with a longer context"
+    )

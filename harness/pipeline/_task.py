@@ -26,7 +26,12 @@ log = structlog.get_logger()
 def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
     """Run the tests on a candidate, update the ratchet, revert the working copy on regression."""
     base = dict(
-        n=n, kind=attempt.kind, cost_usd=attempt.cost, tier=attempt.tier, review=attempt.review
+        n=n,
+        kind=attempt.kind,
+        cost_usd=attempt.cost,
+        tier=attempt.tier,
+        review=attempt.review,
+        fallbacks=tuple(attempt.fallbacks),
     )
     if attempt.code is None:
         task.files.save_candidate(n, None, attempt.reason)
@@ -99,8 +104,9 @@ def _count(task: TaskState, record: AttemptRecord) -> None:
 
 def _restore(task: TaskState, prior: Prior) -> None:
     """Start from an earlier night's best, then replay this run's finished attempts."""
-    if prior.seed is not None:
+    if prior.seed is not None:  # attempt 0, kept with the rest so `best_attempt` names a file
         task.tracker.update(0, prior.seed.code, prior.seed.result)
+        task.files.save_candidate(0, prior.seed.code, None)
     for stored in prior.attempts:
         if stored.code is not None and stored.result is not None and _trusted(stored.result):
             task.tracker.update(stored.record.n, stored.code, stored.result)
@@ -115,9 +121,12 @@ def _loop(task: TaskState) -> str:
     if stop:
         return stop
     for n in range(first, task.spec.max_attempts + 1):
-        record = _evaluate(task, n, _next_attempt(task, n))
+        attempt = _next_attempt(task, n)
+        record = _evaluate(task, n, attempt)
         _count(task, record)
         log.info("attempt_finished", **record.to_json())
+        if attempt.too_long:
+            raise PromptTooLong(attempt.too_long)
         stop = _stop_reason(task)
         if stop:
             return stop
@@ -142,11 +151,11 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     except (GuardrailStop, GuardrailError) as exc:
         status, reason = TaskStatus.GUARDRAIL, str(exc)
     except BudgetExceeded as exc:
-        status, reason = _stopped(task, "budget", f"budget: {exc}")
-        cause = StopCause.BUDGET
+        status, reason, cause = _stopped(task), f"budget: {exc}", StopCause.BUDGET
     except RunStopped as exc:
-        status, reason = _stopped(task, "interrupted", str(exc))
-        cause = StopCause.RUN_STOPPED
+        status, reason, cause = _stopped(task), str(exc), exc.cause
+    except PromptTooLong as exc:
+        status, reason, cause = None, str(exc), StopCause.CONTEXT_TOO_LONG
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
@@ -155,11 +164,17 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     return replace(_ship(task, status, reason, cause), seed=seed)
 
 
-def _stopped(task: TaskState, short: str, detail: str) -> tuple[TaskStatus | None, str]:
-    """A stop before the task had anything to show is a skip; after, the task ends as it is."""
+class PromptTooLong(Exception):
+    """The model refused a prompt as too long: the task's attempts end here, since the next
+    would send the same material again."""
+
+
+def _stopped(task: TaskState) -> TaskStatus | None:
+    """A stop before the task had anything to show is a skip; after, the task ends as it is
+    (None: its status follows from its best attempt). The reason is the stop's, either way."""
     if not task.records and task.tracker.best is None:
-        return TaskStatus.SKIPPED, short
-    return None, detail
+        return TaskStatus.SKIPPED
+    return None
 
 
 def _ship(

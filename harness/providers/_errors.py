@@ -19,9 +19,11 @@ __all__ = [
     "account_error",
     "auth_error",
     "describe",
+    "gateway_lost",
     "is_context_too_long",
     "kind_for_status",
     "malformed",
+    "outcome_unknown",
     "read_key",
     "redact",
     "retry_after_s",
@@ -133,11 +135,34 @@ def rpc_retry_delay_s(details: object) -> float | None:
     return None
 
 
+# Failures before the request was sent: the vendor cannot have billed for it. Every other
+# transport failure (a read timeout, a connection lost mid-answer) may follow a billed request.
+_NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.ProxyError)
+# A gateway that lost its upstream: the vendor may have answered, and billed, all the same.
+_GATEWAY_LOST = (502, 504)
+
+
+def gateway_lost(status: int | None) -> bool:
+    """An HTTP error status behind which the vendor may still have billed the request."""
+    return status in _GATEWAY_LOST
+
+
+def outcome_unknown(error: ProviderError) -> ProviderError:
+    """`error`, marked as one the vendor may have billed in full (the request had reached it)."""
+    error.outcome_unknown = True
+    return error
+
+
 def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
     """Classify a raw httpx2 exception (the SDKs leave some unwrapped), or None if not one."""
+    sent = not isinstance(exc, _NOT_SENT)
     if isinstance(exc, httpx2.TimeoutException):
         return ProviderError(
-            ErrorKind.TRANSIENT, f"timed out ({type(exc).__name__})", None, provider=provider
+            ErrorKind.TRANSIENT,
+            f"timed out ({type(exc).__name__})",
+            None,
+            provider=provider,
+            outcome_unknown=sent,
         )
     if isinstance(exc, httpx2.UnsupportedProtocol | httpx2.LocalProtocolError | httpx2.InvalidURL):
         # A bad base URL (e.g. a typo in a *_BASE_URL variable): retrying cannot fix it.
@@ -153,6 +178,7 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
             f"connection failed ({type(exc).__name__})",
             None,
             provider=provider,
+            outcome_unknown=sent,
         )
     return None
 
@@ -164,9 +190,19 @@ def describe(exc: BaseException) -> str:
     return f"unparseable body ({type(exc).__name__})"
 
 
-def malformed(provider: str, what: str) -> ProviderError:
-    """A 200 whose body is unusable. Retried as transient: usually a gateway hiccup, bounded."""
-    return ProviderError(ErrorKind.TRANSIENT, f"malformed response: {what}", 200, provider=provider)
+def malformed(provider: str, what: str, billed: Usage | None = None) -> ProviderError:
+    """A 200 whose body is unusable. Retried as transient: usually a gateway hiccup, bounded.
+
+    The vendor answered, so it billed: `billed` when the body said how much, else unknown.
+    """
+    return ProviderError(
+        ErrorKind.TRANSIENT,
+        f"malformed response: {what}",
+        200,
+        provider=provider,
+        billed=billed or Usage(),
+        outcome_unknown=billed is None,
+    )
 
 
 def with_billed_usage(error: ProviderError, usage: Usage) -> ProviderError:

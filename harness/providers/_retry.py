@@ -17,7 +17,7 @@ import tenacity
 
 from harness.providers.base import AuthenticationError, CallRequest, ErrorKind, ProviderError
 
-__all__ = ["RetryPolicy", "log_exhausted", "retrying"]
+__all__ = ["RetryPolicy", "is_retryable", "log_exhausted", "retrying"]
 
 log = structlog.get_logger()
 
@@ -68,7 +68,7 @@ def retrying(
         | tenacity.stop_before_delay(policy.max_total_s)
         | (lambda _state: stop()),
         wait=wait,
-        retry=tenacity.retry_if_exception(_is_retryable),
+        retry=tenacity.retry_if_exception(is_retryable),
         before_sleep=lambda state: _log_retry(request, state),
         sleep=sleep,
         reraise=True,
@@ -77,7 +77,7 @@ def retrying(
 
 def log_exhausted(request: CallRequest, exc: ProviderError, loop: tenacity.Retrying) -> None:
     """Log, with how many retries ran, when a retryable fault outlasted the policy."""
-    if _is_retryable(exc):
+    if is_retryable(exc):
         retries = loop.statistics.get("attempt_number", 1) - 1
         log.warning(
             "call_retries_exhausted",
@@ -88,7 +88,8 @@ def log_exhausted(request: CallRequest, exc: ProviderError, loop: tenacity.Retry
         )
 
 
-def _is_retryable(exc: BaseException) -> bool:
+def is_retryable(exc: BaseException) -> bool:
+    """A fault the one retry policy tries again (rate limits, transient faults; never auth)."""
     return (
         isinstance(exc, ProviderError)
         and not isinstance(exc, AuthenticationError)

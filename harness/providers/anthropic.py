@@ -18,9 +18,11 @@ from harness.providers._errors import (
     account_error,
     auth_error,
     describe,
+    gateway_lost,
     is_context_too_long,
     kind_for_status,
     malformed,
+    outcome_unknown,
     read_key,
     redact,
     retry_after_s,
@@ -101,7 +103,10 @@ class AnthropicProvider:
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             cause = exc.__cause__ or exc
             raise transport_error(cause, NAME) or ProviderError(
-                ErrorKind.TRANSIENT, f"connection failed ({type(exc).__name__})", provider=NAME
+                ErrorKind.TRANSIENT,
+                f"connection failed ({type(exc).__name__})",
+                provider=NAME,
+                outcome_unknown=True,  # not known to have failed before the request was sent
             ) from exc
         return _translate(message, route.model, started)
 
@@ -129,18 +134,17 @@ class AnthropicProvider:
                 if not ended:
                     raise malformed(NAME, "the stream ended before message_stop")
                 return stream.get_final_message()
+            # The vendor accepted the request and may have generated (and billed) the whole
+            # reply: the snapshot's usage is a lower bound, so every failure here is unknown.
             except ProviderError as exc:
-                raise with_billed_usage(exc, _snapshot_usage(stream, began)) from None
+                raise _cut(exc, stream, began) from None
             except anthropic.APIStatusError as exc:  # an `error` event in the stream
-                raise with_billed_usage(
-                    self._status_error(exc, params["model"]), _snapshot_usage(stream, began)
-                ) from exc
+                raise _cut(self._status_error(exc, params["model"]), stream, began) from exc
             except httpx2.HTTPError as exc:  # the SDK does not wrap errors read mid-stream
                 error = transport_error(exc, NAME) or malformed(NAME, type(exc).__name__)
-                raise with_billed_usage(error, _snapshot_usage(stream, began)) from exc
+                raise _cut(error, stream, began) from exc
             except _MALFORMED as exc:
-                error = malformed(NAME, describe(exc))
-                raise with_billed_usage(error, _snapshot_usage(stream, began)) from exc
+                raise _cut(malformed(NAME, describe(exc)), stream, began) from exc
 
     def _status_error(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
         """HTTP status (or an in-stream error's type) → how the retry policy treats it."""
@@ -159,7 +163,8 @@ class AnthropicProvider:
             text = f"{text} (is model {model!r} retired or misspelt? see prices.yaml)"
         # A server's wait hint is honoured for any retryable fault (529s may carry one too).
         wait = retry_after_s(exc.response.headers) if kind in _RETRYABLE else None
-        return ProviderError(kind, text, status, wait, provider=NAME)
+        lost = gateway_lost(status)
+        return ProviderError(kind, text, status, wait, provider=NAME, outcome_unknown=lost)
 
 
 def _params(request: CallRequest) -> dict[str, Any]:
@@ -212,6 +217,11 @@ def _usage(raw: Any) -> Usage:
         cache_read_tokens=raw.cache_read_input_tokens or 0,
         output_tokens=raw.output_tokens or 0,
     )
+
+
+def _cut(error: ProviderError, stream: Any, began: bool) -> ProviderError:
+    """A stream that failed after the request was accepted: billed at least its snapshot."""
+    return outcome_unknown(with_billed_usage(error, _snapshot_usage(stream, began)))
 
 
 def _snapshot_usage(stream: Any, began: bool) -> Usage:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -16,6 +17,7 @@ __all__ = [
     "Prompt",
     "Provider",
     "ProviderError",
+    "RecordedReply",
     "Route",
     "StopReason",
     "Usage",
@@ -59,13 +61,18 @@ class Prompt:
 
 @dataclass(frozen=True)
 class CallRequest:
-    """One paid request: what to send, where, and which task step it serves."""
+    """One paid request: what to send, where, and which task step it serves.
+
+    `fallbacks` are cheaper routes on the same provider that the call takes instead, in
+    order, when the budget cannot fit the route's worst case (an escalated fix stays on mid).
+    """
 
     route: Route
     prompt: Prompt
     task_id: str
     step: str  # write | review | rewrite | fix
     attempt: int
+    fallbacks: tuple[Route, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,16 @@ class Completion:
     detail: str = ""  # vendor's own words for a non-END stop (finish reason, block reason)
 
 
+@dataclass(frozen=True)
+class RecordedReply:
+    """A reply this run already received and paid for, to the very same request (a resume
+    reuses it): the completion, what it cost (settled and counted already), and its tier."""
+
+    completion: Completion
+    cost_usd: Decimal
+    tier: str
+
+
 class ErrorKind(StrEnum):
     """How the one retry policy treats a failure."""
 
@@ -130,6 +147,9 @@ class ProviderError(Exception):
 
     `billed` is what the vendor had already charged for this request before it failed (a
     stream cut part-way, an earlier continuation hop): the caller settles it, never drops it.
+    `outcome_unknown` says the request may have reached the vendor and been billed beyond
+    `billed` (a timeout or a connection lost after it was sent, a cut stream, a garbled 200):
+    the caller then charges the try's whole reservation, the most the vendor can bill for it.
     """
 
     kind: ErrorKind
@@ -138,6 +158,7 @@ class ProviderError(Exception):
     retry_after_s: float | None = None
     provider: str = ""
     billed: Usage = Usage()
+    outcome_unknown: bool = False
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""

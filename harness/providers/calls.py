@@ -11,47 +11,36 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
-from harness.budget import Budget, estimate_worst_case
-from harness.pricing import MILLION, Price, PriceTable, cost
-from harness.providers._retry import RetryPolicy, log_exhausted, retrying
+from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
+from harness.pricing import Price, PriceTable, cost
+from harness.providers._gate import CredentialGate
+from harness.providers._retry import RetryPolicy, is_retryable, log_exhausted, retrying
+from harness.providers._tries import (
+    CallLog,
+    PricedCompletion,
+    RunStopped,
+    failed_try,
+    log_call,
+    worst_case,
+)
 from harness.providers.base import (
+    AuthenticationError,
     CallRequest,
     Completion,
     Provider,
     ProviderError,
-    StopReason,
-    Usage,
+    Route,
 )
+from harness.results import StopCause
 
 __all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
 
 log = structlog.get_logger()
-
-
-class RunStopped(Exception):
-    """The run is stopping (signal or run-level budget cap): no new calls are made."""
-
-
-@dataclass(frozen=True)
-class PricedCompletion:
-    """A completion and what the call cost in all, failed tries included."""
-
-    completion: Completion
-    cost_usd: Decimal
-
-
-class CallLog(Protocol):
-    """Where calls are recorded as they happen (the run store, the run folder)."""
-
-    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> Any: ...
-
-    def close_call(self, handle: Any, completion: Completion, cost_usd: Decimal) -> None: ...
 
 
 class Caller:
@@ -79,6 +68,14 @@ class Caller:
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
         }
+        self._gates = {name: CredentialGate() for name in self._providers}
+        self._halt: AuthenticationError | None = None
+        self._halt_lock = threading.Lock()
+
+    @property
+    def halted(self) -> AuthenticationError | None:
+        """The refusal (credentials, billing, spend limit) that halted the run, if one did."""
+        return self._halt
 
     def spent_task(self, task_id: str) -> Decimal:
         """What the task has cost so far (this run, including any resumed part)."""
@@ -86,44 +83,110 @@ class Caller:
 
     def call(self, request: CallRequest) -> PricedCompletion:
         """Make one call, retrying transient faults; raises BudgetExceeded before spending,
-        RunStopped once the run is stopping, ProviderError when the tries run out."""
-        price = self._prices.get(request.route.model)
+        RunStopped once the run is stopping, ProviderError when the tries run out.
+
+        A request this run already received and recorded a reply to (a resume redoing the
+        attempt it was killed in) gets that reply again, bought once, never twice."""
+        reused = self._reuse(request)
+        if reused is not None:
+            return reused
         failed: list[Decimal] = []
         loop = retrying(self._retry, request, sleep=self._sleep, stop=self._stop.is_set)
         try:
-            completion, amount = loop(self._try, request, price, failed)
+            completion, amount, route = loop(self._try, request, failed)
         except ProviderError as exc:
+            if self._stop.is_set() and is_retryable(exc):
+                raise self._stopped() from exc  # the stop, not the fault, ended the retries
             log_exhausted(request, exc, loop)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
-        return PricedCompletion(completion, amount + sum(failed, Decimal(0)))
+        return PricedCompletion(completion, amount + sum(failed, Decimal(0)), route)
+
+    def _reuse(self, request: CallRequest) -> PricedCompletion | None:
+        recorded = self._log.recorded(request)
+        if recorded is None:
+            return None
+        if self._stop.is_set():
+            raise self._stopped()
+        route = next(
+            (r for r in (request.route, *request.fallbacks) if r.tier == recorded.tier),
+            request.route,
+        )
+        log.info(
+            "call_reused",
+            step=request.step,
+            attempt=request.attempt,
+            tier=recorded.tier,
+            cost_usd=str(recorded.cost_usd),
+        )
+        return PricedCompletion(recorded.completion, recorded.cost_usd, route)
 
     def _try(
-        self, request: CallRequest, price: Price, failed: list[Decimal]
-    ) -> tuple[Completion, Decimal]:
-        """One request: wait for a provider slot, then reserve, send, settle, record."""
-        route = request.route
-        with self._slots[route.provider]:
-            if self._stop.is_set():  # checked after the wait for a slot, not before it
-                raise RunStopped("run stopping: no new calls")
-            worst = _worst_case(request, price, self._providers[route.provider])
-            reservation = self._budget.reserve(request.task_id, worst)
+        self, request: CallRequest, failed: list[Decimal]
+    ) -> tuple[Completion, Decimal, Route]:
+        """One request: wait for the provider's gate and a slot, then reserve, send, settle,
+        record. The first refused key or unpaid account halts the run before another goes."""
+        name = request.route.provider
+        with self._gates[name].passage(), self._slots[name]:
+            if self._stop.is_set():  # checked after the waits, not before them
+                raise self._stopped()
+            request, worst, reservation = self._reserve(request)
+            price = self._prices.get(request.route.model)
             handle = self._log.open_call(request, worst)
             try:
-                completion = self._providers[route.provider].complete(request)
+                completion = self._providers[name].complete(request)
+            except AuthenticationError as exc:
+                self._halt_run(exc)
+                self._settle(request, reservation, handle, failed_try(request, exc), price)
+                raise
             except ProviderError as exc:
-                # A stream cut part-way may already have been billed: charge what the vendor
-                # reported before the failure, never silently drop it.
-                amount = self._settle(request, reservation, handle, _failed(request, exc), price)
+                if exc.status is not None:  # the server answered without refusing the key
+                    self._gates[name].prove()
+                amount = self._settle_failed(request, reservation, handle, exc, price, worst)
                 failed.append(amount)
                 raise
             except BaseException:
                 # Not a vendor answer (a harness bug, an interrupt): the request may have
                 # been billed, so the reservation stands as the cost, conservatively.
-                self._settle(request, reservation, handle, _failed(request, None), price, worst)
+                self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
-            return completion, self._settle(request, reservation, handle, completion, price)
+            self._gates[name].prove()
+            amount = self._settle(request, reservation, handle, completion, price)
+            return completion, amount, request.route
+
+    def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
+        """Reserve the worst case of the request's route, or of the first fallback that fits
+        (a fallback on another provider is not taken: the slot held is this provider's).
+        Waits while calls in flight hold the room it needs; (request as sent, worst, held)."""
+        routes = [request.route]
+        routes += [r for r in request.fallbacks if r.provider == request.route.provider]
+        provider = self._providers[request.route.provider]
+        worsts = [
+            worst_case(dataclasses.replace(request, route=r), self._prices.get(r.model), provider)
+            for r in routes
+        ]
+        try:
+            index, reservation = self._budget.reserve_first(
+                request.task_id,
+                worsts,
+                keep_waiting=lambda: not self._stop.is_set(),
+                calls=[CallKind(request.step, r.tier, r.max_tokens) for r in routes],
+            )
+        except Abandoned:
+            raise self._stopped() from None
+        if index:
+            log.warning(
+                "tier_fallback",
+                step=request.step,
+                attempt=request.attempt,
+                wanted_tier=routes[0].tier,
+                tier=routes[index].tier,
+                wanted_usd=str(worsts[0]),
+                reserved_usd=str(worsts[index]),
+                left_usd=str(self._budget.left_run),
+            )
+        return dataclasses.replace(request, route=routes[index]), worsts[index], reservation
 
     def _settle(
         self,
@@ -138,47 +201,56 @@ class Caller:
         amount = cost(completion.usage, price) if amount is None else amount
         self._budget.settle(reservation, amount)
         self._log.close_call(handle, completion, amount)
-        _log_call(request, completion, amount)
+        log_call(request, completion, amount)
         return amount
 
+    def _settle_failed(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        exc: ProviderError,
+        price: Price,
+        worst: Decimal,
+    ) -> Decimal:
+        """Charge a failed try what the vendor may have billed for it, never less.
 
-def _worst_case(request: CallRequest, price: Price, provider: Provider) -> Decimal:
-    """The most one try can cost, over every request the provider may make for it.
+        A try whose outcome is unknown (it may have reached the vendor: a timeout, a dropped
+        connection, a cut stream) is charged its whole reservation, the most the vendor can
+        bill for it, so the cap bounds the vendor's bill; any other failure is charged the
+        usage the vendor reported before it failed (usually nothing).
+        """
+        record = failed_try(request, exc)
+        if not exc.outcome_unknown:
+            return self._settle(request, reservation, handle, record, price)
+        amount = max(worst, cost(exc.billed, price))
+        log.warning(
+            "call_outcome_unknown",
+            step=request.step,
+            attempt=request.attempt,
+            provider=request.route.provider,
+            error=exc.message[:200],
+            reported_usd=str(cost(exc.billed, price)),
+            charged_usd=str(amount),
+        )
+        return self._settle(request, reservation, handle, record, price, amount)
 
-    A provider that follows continuations (`requests_per_call` > 1) re-sends the prompt
-    plus what it has produced so far on each hop, so hop k may bill the prompt, k earlier
-    outputs as input, and a full output of its own.
-    """
-    hops = getattr(provider, "requests_per_call", 1)
-    one = estimate_worst_case(request.prompt, request.route, price)
-    dearest_input = max(price.input, price.cache_write, price.cache_read)
-    resent = request.route.max_tokens * dearest_input / MILLION
-    return hops * one + resent * hops * (hops - 1) / 2
+    def _halt_run(self, exc: AuthenticationError) -> None:
+        """Stop every new call now: the key or the account was refused, and would be again."""
+        with self._halt_lock:
+            first = self._halt is None
+            if first:
+                self._halt = exc
+        self._stop.set()
+        if first:
+            log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
 
-
-def _failed(request: CallRequest, exc: ProviderError | None) -> Completion:
-    """A failed try as a record: no text, the usage billed before it failed."""
-    usage = exc.billed if exc is not None else Usage()
-    detail = str(exc) if exc is not None else "the call raised outside the provider contract"
-    route = request.route
-    return Completion("", usage, StopReason.ERROR, route.model, route.provider, detail=detail)
-
-
-def _log_call(request: CallRequest, completion: Completion, amount: Decimal) -> None:
-    """One canonical line per paid try; prompts and replies go to files, never here."""
-    usage = completion.usage
-    log.info(
-        "call_finished",
-        step=request.step,
-        attempt=request.attempt,
-        tier=request.route.tier,
-        provider=completion.provider,
-        model=completion.model,
-        input_tokens=usage.input_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        output_tokens=usage.output_tokens,
-        stop_reason=completion.stop_reason.value,
-        cost_usd=str(amount),
-        latency_s=round(completion.latency_s, 3),
-    )
+    def _stopped(self) -> RunStopped | BudgetExceeded:
+        """Why no new call is made, the one reason every task it stops reports: the halt,
+        else the budget refusal that stopped the run, else a signal."""
+        if self._halt is not None:
+            return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
+        refusal = self._budget.refusal
+        if refusal is not None:
+            return refusal.again()
+        return RunStopped("interrupted", StopCause.RUN_STOPPED)

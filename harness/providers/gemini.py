@@ -21,6 +21,7 @@ from harness.providers._errors import (
     account_error,
     auth_error,
     describe,
+    gateway_lost,
     is_context_too_long,
     kind_for_status,
     malformed,
@@ -163,7 +164,8 @@ class GeminiProvider:
         if kind in (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT):  # a server's hint, if any
             wait = retry_after_s(getattr(exc.response, "headers", None))
             wait = rpc_retry_delay_s(exc.details) if wait is None else wait
-        return ProviderError(kind, text, exc.code, wait, provider=NAME)
+        lost = gateway_lost(exc.code)
+        return ProviderError(kind, text, exc.code, wait, provider=NAME, outcome_unknown=lost)
 
 
 @dataclass(frozen=True)
@@ -217,11 +219,11 @@ def _read(response: Any) -> _Hop:
     if usage is None:
         raise malformed(NAME, "no usage_metadata, so the call cannot be priced")
     if not response.candidates:
-        raise with_billed_usage(malformed(NAME, "no candidates"), usage)
+        raise malformed(NAME, "no candidates", usage)
     candidate = response.candidates[0]
     finish = candidate.finish_reason
     if finish in _INCOMPLETE:
-        raise with_billed_usage(malformed(NAME, "no finish reason"), usage)
+        raise malformed(NAME, "no finish reason", usage)
     parts = candidate.content.parts if candidate.content and candidate.content.parts else []
     # Thought parts are the model's reasoning (billed, see _usage); the reply excludes them.
     text = "".join(p.text for p in parts if p.text and not p.thought)

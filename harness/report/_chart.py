@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from harness.report import _facts as facts
+from harness.results import money
 
 __all__ = ["el", "esc", "task_section"]
 
@@ -51,9 +52,8 @@ def _what(a: Slot, t: Mapping[str, Any], up: frozenset[int]) -> str:
     if a["kind"] == "seed":
         return f"seed, {facts.seed_words(t)} (re-tested, no paid call)"
     escalation = ", escalated" if a["n"] in up else ""
-    return (
-        f"attempt {a['n']} ({a['kind']}, {a.get('tier') or '?'}{escalation}, ${a['cost_usd']:.4f})"
-    )
+    tier = a.get("tier") or "?"
+    return f"attempt {a['n']} ({a['kind']}, {tier}{escalation}, {money(a['cost_usd'])})"
 
 
 def _outcome(a: Slot, t: Mapping[str, Any]) -> str:
@@ -143,7 +143,7 @@ def _attempt_row(a: Slot, t: Mapping[str, Any], up: frozenset[int]) -> str:
         esc(facts.seed_words(t) if seed else a["kind"]),
         tier,
         esc(score),
-        "—" if seed else f"${a['cost_usd']:.4f}",
+        "—" if seed else money(a["cost_usd"]),
         esc(_outcome(a, t)),
     )
     return f'<tr data-n="{esc(a["n"])}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from harness.results import SeedSource, StopCause, TaskStatus
+from harness.results import NEEDS_A_HUMAN, SeedSource, StopCause, TaskStatus, money
 
 __all__ = [
     "activity",
@@ -103,8 +103,8 @@ def attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]:
             yield "below_best", t["id"], below
         if t["status"] in (TaskStatus.GUARDRAIL, TaskStatus.ERROR):
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
-        elif t["status"] == TaskStatus.SKIPPED and t.get("cause") == StopCause.BUDGET:
-            yield "budget", t["id"], f"skipped: {t['reason']}"
+        elif t.get("cause") in NEEDS_A_HUMAN:
+            yield t["cause"], t["id"], f"{t['status']}: {t['reason']}"
         tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
         if tampered:
             yield "tampering", t["id"], f"tampering detected at attempt(s) {', '.join(tampered)}"
@@ -168,4 +168,4 @@ def attempt_cell(a: Mapping[str, Any], escalations: frozenset[int]) -> str:
     score = "✗" if a["extraction_error"] else f"{a['passed']}/{a['total']}"
     mark = "↩" if a["regressed"] else ""
     tier = (a.get("tier") or "") + ("↑" if a["n"] in escalations else "")
-    return " ".join(p for p in (f"{a['n']}:{score}{mark}", tier, f"${a['cost_usd']:.4f}") if p)
+    return " ".join(p for p in (f"{a['n']}:{score}{mark}", tier, money(a["cost_usd"])) if p)

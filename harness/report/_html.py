@@ -15,6 +15,7 @@ from harness.report import _facts as facts
 from harness.report._chart import el as _el
 from harness.report._chart import esc as _e
 from harness.report._chart import task_section
+from harness.results import money
 
 __all__ = ["render_html"]
 
@@ -69,10 +70,10 @@ _LEGEND = (
 
 def _totals(data: Mapping[str, Any]) -> str:
     tasks, budget = data["tasks"], data["budget"]
-    cap = f"${budget['cap_usd']:.2f}" if budget["cap_usd"] is not None else "no cap"
+    cap = money(budget["cap_usd"]) if budget["cap_usd"] is not None else "no cap"
     return (
         f'<p class="totals"><strong>{_e(facts.status_counts(tasks))}</strong> of {len(tasks)} '
-        f"tasks · spent ${budget['spent_usd']:.4f} of {_e(cap)} · {facts.duration(data)} · "
+        f"tasks · spent {money(budget['spent_usd'])} of {_e(cap)} · {facts.duration(data)} · "
         f'provider {_e(data["provider"])}</p><p class="activity">{_e(facts.activity(tasks))}</p>'
     )
 
@@ -95,7 +96,7 @@ def _row(t: Mapping[str, Any]) -> str:
         f'<span class="status s-{_e(t["status"])}">{_e(t["status"])}</span>',
         _e(facts.best_cell(t)),
         _e(facts.passed_cell(t)),
-        f"${t['cost_usd']:.4f}",
+        money(t["cost_usd"]),
         _e(trail),
         _e(reason),
     )

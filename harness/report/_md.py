@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.fsio import write_atomic
 from harness.report import _facts as facts
-from harness.results import RunStatus, TaskResult, usd
+from harness.results import RunStatus, TaskResult, money, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -66,12 +66,12 @@ def render_markdown(data: dict[str, Any]) -> str:
     """Totals first, then what needs a human, then the per-task table."""
     tasks = data["tasks"]
     budget = data["budget"]
-    cap = f"${budget['cap_usd']:.2f}" if budget["cap_usd"] is not None else "no cap"
+    cap = money(budget["cap_usd"]) if budget["cap_usd"] is not None else "no cap"
     out = [
         f"# Run {data['run_id']} — {data['status']}",
         "",
         f"**{facts.status_counts(tasks)}** of {len(tasks)} tasks · spent "
-        f"${budget['spent_usd']:.4f} of {cap} · {facts.duration(data)} · provider "
+        f"{money(budget['spent_usd'])} of {cap} · {facts.duration(data)} · provider "
         f"{data['provider']}  ",
         facts.activity(tasks),
         "",
@@ -93,6 +93,6 @@ def render_markdown(data: dict[str, Any]) -> str:
         reason = " · ".join(r for r in (facts.seed_words(t), t["reason"]) if r)
         out.append(
             f"| {t['id']} | {t['status']} | {facts.best_cell(t)} | {facts.passed_cell(t)} "
-            f"| ${t['cost_usd']:.4f} | {trail} | {reason} |"
+            f"| {money(t['cost_usd'])} | {trail} | {reason} |"
         )
     return "\n".join(out) + "\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 import structlog
 
 from harness.pipeline import Prior
-from harness.results import Seed, SeedSource, StopCause, TaskResult, TaskStatus, sha256
+from harness.results import CUT_SHORT, Seed, SeedSource, StopCause, TaskResult, TaskStatus, sha256
 from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
@@ -30,12 +30,11 @@ def skipped(spec: TaskSpec, reason: str, cause: StopCause) -> TaskResult:
 
 FILTERED = "filtered: not selected by --only"
 _FINAL = (TaskStatus.PASSED, TaskStatus.PARTIAL, TaskStatus.FAILED, TaskStatus.GUARDRAIL)
-_CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED)
 
 
 def _final(result: TaskResult) -> bool:
     """A recorded result a resume keeps: it ended on its own, not because the run stopped."""
-    if result.cause in _CUT_SHORT:
+    if result.cause in CUT_SHORT:
         return False
     return result.status in _FINAL or result.cause is StopCause.UP_TO_DATE
 
@@ -73,13 +72,16 @@ def prior(run: Run, spec: TaskSpec) -> Prior:
     """This run's finished attempts (resume) and the best candidate from before this run."""
     run_id = run.rundir.run_id
     attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
-    return Prior(attempts, _seed(run, spec))
+    ours = {sha256(a.code) for a in attempts if a.code is not None}
+    return Prior(attempts, _seed(run, spec, ours))
 
 
-def _seed(run: Run, spec: TaskSpec) -> Best | None:
+def _seed(run: Run, spec: TaskSpec, ours: set[str]) -> Best | None:
     """The best of an earlier night's best and the file already at the output path, re-tested
     now (no paid call), so a night never ships worse than what it started with.
 
+    A file at the output path that one of this run's own attempts wrote (a resume after the
+    task shipped) is not a seed: replaying that attempt restores it under its own number.
     `--rerun` asks for a fresh port, so it starts from nothing.
     """
     if run.rerun:
@@ -88,7 +90,8 @@ def _seed(run: Run, spec: TaskSpec) -> Best | None:
     sources = [({"from_run": earlier.run_id}, earlier.code)] if earlier is not None else []
     if spec.output.is_file():
         text = spec.output.read_text(encoding="utf-8", errors="replace")
-        sources.append(({"from_output": str(spec.output)}, text))
+        if sha256(text) not in ours:
+            sources.append(({"from_output": str(spec.output)}, text))
     seeds = [(origin, best) for origin, code in sources if (best := _retest(run, spec, code))]
     if not seeds:
         return None

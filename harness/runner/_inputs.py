@@ -20,6 +20,7 @@ from harness.errors import BadInput
 from harness.guardrails import Policy, PolicyError, load_policy
 from harness.pricing import MILLION, PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
+from harness.results import money
 from harness.runner._args import RunArgs
 from harness.tasks import TaskListError, YamlError, load_tasks, read_yaml
 from harness.tasks.spec import TaskSpec
@@ -161,7 +162,7 @@ def _check_first_call(args: RunArgs, config: HarnessConfig, prices: PriceTable) 
     for kind, cap in caps.items():
         if cap is not None and worst > cap:
             raise BadInput(
-                f"the write step's route {config.steps['write']!r} may cost ${worst:.2f} per "
+                f"the write step's route {config.steps['write']!r} may cost {money(worst)} per "
                 f"call ({route.max_tokens} output tokens of {route.model}), more than the "
                 f"{kind} cap ${cap}: no task could start; lower routes.{config.steps['write']}"
                 ".max_tokens in harness.yaml, or raise the cap"

@@ -6,6 +6,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.budget import Budget
@@ -37,5 +38,5 @@ class Run:
     after_summary: Callable[[dict[str, Any]], None] = lambda data: None
     filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
     started_at: dt.datetime | None = None  # a resumed run keeps its first start
-    halt_reason: str = ""  # why the run stopped early for a reason other than budget or signal
     deliver: GitDelivery | None = None  # config deliver.git: shipped outputs committed
+    task_list: Path | None = None  # the task list file, for the commands the summary suggests

@@ -35,7 +35,7 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
     if run.stop.is_set() or run.budget.stopped:
         return _not_run(run, spec)
     with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
-        result = _attempt_task(run, spec)
+        result, started = _attempt_task(run, spec)
         if run.deliver is not None:
             result = run.deliver.task_done(result)
         if run.budget.stopped:
@@ -44,25 +44,36 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
             run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
+        if not started:  # done before (resume, up to date): its task_finished is logged
+            return result
+        # Logged once recorded: a kill after this line leaves a task a resume will not redo.
+        log.info(
+            "task_finished",
+            status=result.status.value,
+            passed=result.passed,
+            total=result.total,
+            cost_usd=str(result.cost_usd),
+            reason=result.reason,
+        )
         return result
 
 
 def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     """A task the run stopped before it started: why, for a person and for a resume."""
-    if run.halt_reason:
-        return skipped(spec, run.halt_reason, StopCause.RUN_STOPPED)
-    if run.budget.stopped:
-        return skipped(spec, "budget", StopCause.BUDGET)
+    halt = run.env.caller.halted
+    if halt is not None:
+        return skipped(spec, f"run halted: {halt}", StopCause.HALTED)
+    if run.budget.refusal is not None:
+        return skipped(spec, f"budget: {run.budget.refusal}", StopCause.BUDGET)
     return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
 
 
 def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskResult:
     """Classify what ended a task; refused credentials stop the whole run, once."""
-    if isinstance(cause, AuthenticationError):
-        run.halt_reason = f"run stopped: authentication failed ({cause.provider})"
-        run.stop.set()
+    stop = None
+    if isinstance(cause, AuthenticationError):  # the Caller has already halted the run
         log.error("authentication_failed", error=str(cause))
-        reason = f"authentication failed: {cause}"
+        reason, stop = f"run halted: {cause}", StopCause.HALTED
     elif isinstance(cause, ProviderError):
         log.error("task_provider_error", error=str(cause))
         reason = f"provider: {cause}"
@@ -70,7 +81,7 @@ def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskR
         tb = "".join(traceback.format_exception(cause)) if cause else ""
         log.error("task_crashed", error=repr(cause), traceback=tb)
         reason = f"harness fault: {cause!r}"
-    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason))
+    return replace(result, status=TaskStatus.ERROR, reason=scrub(reason), cause=stop)
 
 
 def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
@@ -78,13 +89,14 @@ def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
     return TaskResult(spec.id, TaskStatus.ERROR, reason, cost_usd=run.budget.spent_task(spec.id))
 
 
-def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
-    """The one catch-all: known failures map to a status, unknown ones are logged and recorded."""
+def _attempt_task(run: Run, spec: TaskSpec) -> tuple[TaskResult, bool]:
+    """The one catch-all: known failures map to a status, unknown ones are logged and recorded.
+    (result, whether the task started here) — a task done before is not started again."""
     try:
         done = already_done(run, spec)
         if done is not None:
             log.info("task_skipped", reason=done.reason, status=done.status.value)
-            return done
+            return done, False
         log.info("task_started")
         for temp in remove_stale_temps(spec.output):
             log.warning("stale_temp_removed", path=str(temp))
@@ -93,15 +105,7 @@ def _attempt_task(run: Run, spec: TaskSpec) -> TaskResult:
         result = _faulted(run, fault.result, fault.__cause__)
     except Exception as exc:
         result = _faulted(run, _errored(run, spec, ""), exc)
-    log.info(
-        "task_finished",
-        status=result.status.value,
-        passed=result.passed,
-        total=result.total,
-        cost_usd=str(result.cost_usd),
-        reason=result.reason,
-    )
-    return result
+    return result, True
 
 
 @contextmanager
@@ -126,6 +130,8 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
 
 
 def _status(run: Run, interrupted: bool) -> RunStatus:
+    if run.env.caller.halted is not None:
+        return RunStatus.HALTED
     if run.budget.stopped:
         return RunStatus.BUDGET_STOPPED
     return RunStatus.INTERRUPTED if interrupted else RunStatus.COMPLETED
@@ -175,7 +181,20 @@ def _summarise(
         cap_usd=run.budget.cap_run,
         spent_usd=Decimal(run.budget.spent_run),
         tasks=tasks,
-        notes=run.notes + _review_notes(tasks),
+        notes=_halt_notes(run) + run.notes + _review_notes(tasks) + _fallback_notes(tasks),
+    )
+
+
+def _halt_notes(run: Run) -> tuple[str, ...]:
+    """What halted the run and what a person must do before the next night."""
+    halt = run.env.caller.halted
+    if halt is None:
+        return ()
+    return (
+        f"run halted: {halt}. No call was sent after this refusal; every task it stopped is "
+        "listed below. Fix the key or the account, then finish this night with "
+        f"`harness run {run.task_list or 'TASKS.yaml'} --run-dir {run.rundir.base} "
+        f"--resume {run.rundir.run_id}`",
     )
 
 
@@ -187,8 +206,27 @@ def _review_notes(results) -> tuple[str, ...]:
     return (f"{count} review(s) were unparseable and counted as CLEAN (fail open)",)
 
 
+def _fallback_notes(results) -> tuple[str, ...]:
+    """Steps the budget sent to a cheaper tier than the one they asked for: say which."""
+    where = [
+        f"{r.id} attempt {a.n} ({fallback})"
+        for r in results
+        for a in r.attempts
+        for fallback in a.fallbacks
+    ]
+    if not where:
+        return ()
+    return (
+        f"{len(where)} call(s) ran on a cheaper tier because the budget left could not fit the "
+        f"worst case of the tier asked for: {', '.join(where)}; raise the cap or lower that "
+        "route's max_tokens to keep them on it",
+    )
+
+
 def exit_code(summary: RunSummary) -> ExitCode:
     """The contract's exit codes for cron."""
+    if summary.status is RunStatus.HALTED:
+        return ExitCode.HALTED
     if summary.status is RunStatus.INTERRUPTED:
         return ExitCode.INTERRUPTED
     if summary.status is RunStatus.BUDGET_STOPPED:

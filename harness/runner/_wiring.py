@@ -40,6 +40,9 @@ def _run_id(args: RunArgs, store: Store) -> tuple[str, RunInfo | None]:
     if args.resume is None:
         return new_run_id(), None
     run_id = store.latest_run() if args.resume == "latest" else args.resume
+    if run_id is None:  # a run killed before it was recorded left nothing to resume or pay for
+        log.warning("resume_found_nothing", run_dir=str(args.run_dir))
+        return new_run_id(), None
     info = store.run_info(run_id) if run_id else None
     if info is None:
         raise BadInput(
@@ -99,6 +102,9 @@ class _CallLogs:
     def close_call(self, handles: tuple, completion, cost_usd) -> None:
         for call_log, handle in zip(self._logs, handles, strict=True):
             call_log.close_call(handle, completion, cost_usd)
+
+    def recorded(self, request):
+        return self._logs[0].recorded(request)  # the store holds the replies resume trusts
 
 
 def _run_tests(inputs: Inputs):
@@ -168,10 +174,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         args, inputs = _resumed(args, inputs, info)
     budget = _budget(args, inputs, store, run_id)
     deliver = _delivery(args, inputs, run_id)
-    rundir = RunDir(args.run_dir, run_id)
-    policy = inputs.policy.with_write_roots(rundir.root)
-    events = configure_logging(rundir.events, level=args.log_level)
-    rundir.point_latest()
+    # Recorded first, so a kill at any later moment leaves a run `--resume` finds and finishes.
     store.begin_run(
         run_id,
         dt.datetime.now().astimezone(),
@@ -179,6 +182,10 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         budget.cap_run,
         RunParams(args.tasks.resolve(), args.seed, args.only),
     )
+    rundir = RunDir(args.run_dir, run_id)
+    policy = inputs.policy.with_write_roots(rundir.root)
+    events = configure_logging(rundir.events, level=args.log_level)
+    rundir.point_latest()
     stop = threading.Event()
     config = inputs.config
     calls = _CallLogs(store.call_log(run_id), rundir)
@@ -243,5 +250,6 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         after_summary=after_summary,
         filtered=inputs.filtered,
         started_at=info.started_at if info is not None else None,
+        task_list=args.tasks,
         deliver=deliver,
     )

@@ -3,7 +3,7 @@ written as it finishes; every candidate, prompt and reply as a file."""
 
 from __future__ import annotations
 
-from harness.store._calls import RecordingError, read_call, read_calls
+from harness.store._callfiles import RecordingError, read_call, read_calls
 from harness.store._db import StoreError
 from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
 from harness.store._schema import MIGRATIONS

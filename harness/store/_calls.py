@@ -1,113 +1,103 @@
-"""Each call's files in the run folder: the prompt, the reply, and the record that lets a
-replay serve the reply again (calls/<task>/<attempt>-<step>.{prompt.md,reply.md,call.json})."""
+"""The run store's calls: each paid try as it is sent, answered and settled, and the reply
+a resume reuses instead of buying it again."""
 
 from __future__ import annotations
 
-import json
+import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
-from typing import Any
 
-from harness.providers.base import CallRequest, Completion, Prompt, StopReason, Usage
-from harness.providers.replay import CallKey, RecordedCall
+from harness.providers.base import CallRequest, Completion, RecordedReply, StopReason, Usage
+from harness.results import sha256
+from harness.store._db import Db
 
-__all__ = ["RecordingError", "call_record", "prompt_file", "read_call", "read_calls"]
-
-_SYSTEM, _STABLE, _VARIABLE = "<!-- system -->\n", "\n<!-- stable -->\n", "<!-- variable -->\n"
+__all__ = ["RecordedReply", "RunCallLog", "close_call", "open_call", "recorded_reply"]
 
 
-class RecordingError(ValueError):
-    """A run folder's call records cannot be read back (missing, older harness, edited)."""
+_IN_FLIGHT = "in_flight"
+_CALL_COLUMNS = (
+    "run_id, task_id, attempt, step, tier, provider, model, input_tokens, cache_write_tokens,"
+    " cache_read_tokens, output_tokens, stop_reason, latency_s, retries, cost_usd, recorded_at,"
+    " prompt_sha256"
+)
 
 
-def prompt_file(prompt: Prompt) -> str:
-    """The prompt as a person reads it: its three parts under marker lines."""
-    return f"{_SYSTEM}{prompt.system}{_STABLE}{prompt.stable}{_VARIABLE}{prompt.variable}"
+def _prompt_sha256(request: CallRequest) -> str:
+    prompt = request.prompt
+    return sha256("\x00".join((prompt.system, prompt.stable, prompt.variable)))
 
 
-def call_record(request: CallRequest, completion: Completion, cost_usd: Decimal) -> str:
-    """The call.json beside the prompt and reply: the key, where each prompt part ends (so
-    the prompt file splits back exactly), and everything of the completion but its text."""
-    prompt, usage = request.prompt, completion.usage
-    record = {
-        "task_id": request.task_id,
-        "step": request.step,
-        "attempt": request.attempt,
-        "prompt_sha256": prompt.sha256,
-        "system_chars": len(prompt.system),
-        "stable_chars": len(prompt.stable),
-        "tier": request.route.tier,
-        "provider": completion.provider,
-        "model": completion.model,
-        "stop_reason": completion.stop_reason.value,
-        "detail": completion.detail,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-            "cache_read_tokens": usage.cache_read_tokens,
-            "output_tokens": usage.output_tokens,
-        },
-        "cost_usd": str(cost_usd),
-        "retries": completion.retries,
-    }
-    return json.dumps(record, indent=1) + "\n"
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat()
 
 
-def _split(text: str, record: dict[str, Any], path: Path) -> Prompt:
-    system_end = len(_SYSTEM) + record["system_chars"]
-    stable_start = system_end + len(_STABLE)
-    stable_end = stable_start + record["stable_chars"]
-    prompt = Prompt(
-        text[len(_SYSTEM) : system_end],
-        text[stable_start:stable_end],
-        text[stable_end + len(_VARIABLE) :],
-    )
-    if prompt.sha256 != record["prompt_sha256"] or prompt_file(prompt) != text:
-        raise RecordingError(f"{path}: the prompt file does not match its call.json (edited?)")
-    return prompt
+def open_call(db: Db, run_id: str, request: CallRequest, reserved_usd: Decimal) -> int:
+    """A call about to be sent, counted at its worst-case reservation until it is closed.
 
-
-def _read(path: Path) -> RecordedCall:
-    stem = path.name.removesuffix(".call.json")
-    record = json.loads(path.read_text(encoding="utf-8"))
-    text = (path.parent / f"{stem}.prompt.md").read_text(encoding="utf-8")
-    reply = (path.parent / f"{stem}.reply.md").read_text(encoding="utf-8")
-    key = CallKey(record["task_id"], record["step"], record["attempt"], record["prompt_sha256"])
-    completion = Completion(
-        reply,
-        Usage(**record["usage"]),
-        StopReason(record["stop_reason"]),
-        record["model"],
-        record["provider"],
-        retries=record["retries"],
-        detail=record["detail"],
-    )
-    return RecordedCall(key, _split(text, record, path), completion)
-
-
-def read_call(root: Path, task_id: str, attempt: int, step: str) -> RecordedCall | None:
-    """One recorded call, or None when the run made (or recorded) no such call."""
-    path = Path(root) / "calls" / task_id / f"{attempt}-{step}.call.json"
-    if not path.is_file():
-        return None
-    try:
-        return _read(path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RecordingError(f"{path}: cannot be read back: {exc}") from exc
-
-
-def read_calls(root: Path) -> list[RecordedCall]:
-    """Every call a run folder recorded; RecordingError when there are none or one is bad."""
-    paths = sorted(Path(root).glob("calls/*/*.call.json"))
-    if not paths:
-        raise RecordingError(
-            f"{root} has no call records (calls/<task>/*.call.json): it made no call, or was "
-            "recorded by a harness older than replay"
+    A kill -9 while the request is out leaves this row: the vendor may have billed it,
+    so a resumed run counts it at the reservation rather than forgetting it.
+    """
+    route = request.route
+    row = (run_id, request.task_id, request.attempt, request.step, route.tier)
+    row += (route.provider, route.model, 0, 0, 0, 0, _IN_FLIGHT, 0.0, 0)
+    row += (str(reserved_usd), _now(), _prompt_sha256(request))
+    with db.tx() as conn:
+        cursor = conn.execute(
+            f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES ({','.join('?' * len(row))})", row
         )
-    calls = []
-    for path in paths:
-        try:
-            calls.append(_read(path))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RecordingError(f"{path}: cannot be replayed: {exc}") from exc
-    return calls
+        return int(cursor.lastrowid)
+
+
+def close_call(db: Db, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
+    """Replace an open call's reservation with what the vendor actually billed (the exact
+    Decimal kept as TEXT)."""
+    u = completion.usage
+    values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
+    values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
+    values += (completion.latency_s, completion.retries, str(cost_usd), _now())
+    values += (completion.text, completion.detail, call_id)
+    with db.tx() as conn:
+        conn.execute(
+            "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
+            " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"
+            " cost_usd=?, recorded_at=?, reply=?, detail=? WHERE id=?",
+            values,
+        )
+
+
+def recorded_reply(db: Db, run_id: str, request: CallRequest) -> RecordedReply | None:
+    """The reply this run already received (and paid for) to this very request: the same
+    task, attempt, step and prompt. A resume reuses it instead of buying it again."""
+    key = (run_id, request.task_id, request.attempt, request.step, _prompt_sha256(request))
+    rows = db.read(
+        "SELECT tier, provider, model, input_tokens, cache_write_tokens, cache_read_tokens,"
+        " output_tokens, stop_reason, latency_s, cost_usd, reply, detail FROM calls"
+        " WHERE run_id=? AND task_id=? AND attempt=? AND step=? AND prompt_sha256=?"
+        " AND reply IS NOT NULL AND stop_reason NOT IN (?, ?) ORDER BY id DESC LIMIT 1",
+        (*key, _IN_FLIGHT, StopReason.ERROR.value),
+    )
+    if not rows:
+        return None
+    tier, provider, model, fresh, write, read, out, stop, latency, cost, reply, detail = rows[0]
+    usage = Usage(fresh, write, read, out)
+    completion = Completion(
+        reply, usage, StopReason(stop), model, provider, latency, detail=detail or ""
+    )
+    return RecordedReply(completion, Decimal(cost), tier)
+
+
+@dataclass(frozen=True)
+class RunCallLog:
+    """`harness.calls.CallLog` for one run: hand it to the Caller (alongside the RunDir)."""
+
+    db: Db
+    run_id: str
+
+    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
+        return open_call(self.db, self.run_id, request, reserved_usd)
+
+    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
+        close_call(self.db, handle, completion, cost_usd)
+
+    def recorded(self, request: CallRequest) -> RecordedReply | None:
+        return recorded_reply(self.db, self.run_id, request)

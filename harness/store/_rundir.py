@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.fsio import write_atomic
 from harness.providers.base import CallRequest, Completion
-from harness.store._calls import call_record, prompt_file
+from harness.store._callfiles import call_record, prompt_file
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["RunDir", "TaskFiles", "new_run_id", "resolve_run"]
@@ -77,6 +77,10 @@ class RunDir:
 
     def close_call(self, handle: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         self.record_call(handle, completion, cost_usd)
+
+    def recorded(self, request: CallRequest) -> None:
+        """The run folder keeps replies for people; the store is what a resume reuses."""
+        return None
 
     def record_call(self, request: CallRequest, completion: Completion, cost_usd: Decimal) -> None:
         """Prompts and replies go to files, never to the log; call.json, written last, is

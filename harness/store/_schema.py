@@ -28,4 +28,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         " recorded_at TEXT NOT NULL, PRIMARY KEY (run_id, task_id))",
         "CREATE INDEX tasks_by_inputs ON tasks (task_id, digest, status)",
     ),
+    (  # a reply received is kept with its prompt's digest, so a resume reuses it, not re-buys
+        "ALTER TABLE calls ADD COLUMN prompt_sha256 TEXT",
+        "ALTER TABLE calls ADD COLUMN reply TEXT",
+        "ALTER TABLE calls ADD COLUMN detail TEXT",
+        "CREATE INDEX calls_by_step ON calls (run_id, task_id, attempt, step)",
+    ),
 )

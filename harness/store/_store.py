@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from harness.providers.base import CallRequest, Completion
+from harness.providers.base import CallRequest, Completion, RecordedReply
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus, Totals
+from harness.store._calls import RunCallLog, close_call, open_call, recorded_reply
 from harness.store._db import Db
 from harness.testrun.result import TestResult
 from harness.tracker import score
@@ -136,37 +137,20 @@ class Store:
         return RunInfo(run_id, when(started), finished, status, provider, cap, params, resumes)
 
     def open_call(self, run_id: str, request: CallRequest, reserved_usd: Decimal) -> int:
-        """A call about to be sent, counted at its worst-case reservation until it is closed.
-
-        A kill -9 while the request is out leaves this row: the vendor may have billed it,
-        so a resumed run counts it at the reservation rather than forgetting it.
-        """
-        route = request.route
-        row = (None, run_id, request.task_id, request.attempt, request.step, route.tier)
-        row += (route.provider, route.model, 0, 0, 0, 0, "in_flight", 0.0, 0)
-        row += (str(reserved_usd), _now())
-        with self._db.tx() as conn:
-            cursor = conn.execute(f"INSERT INTO calls VALUES ({','.join('?' * len(row))})", row)
-            return int(cursor.lastrowid)
+        """A call about to be sent, counted at its reservation until closed (see _calls)."""
+        return open_call(self._db, run_id, request, reserved_usd)
 
     def close_call(self, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
-        """Replace an open call's reservation with what the vendor actually billed (the exact
-        Decimal kept as TEXT)."""
-        u = completion.usage
-        values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
-        values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
-        values += (completion.latency_s, completion.retries, str(cost_usd), _now(), call_id)
-        with self._db.tx() as conn:
-            conn.execute(
-                "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
-                " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"
-                " cost_usd=?, recorded_at=? WHERE id=?",
-                values,
-            )
+        """A call answered or failed: its real cost and its reply replace the reservation."""
+        close_call(self._db, call_id, completion, cost_usd)
+
+    def recorded_reply(self, run_id: str, request: CallRequest) -> RecordedReply | None:
+        """The reply this run already received (and paid for) to this very request."""
+        return recorded_reply(self._db, run_id, request)
 
     def call_log(self, run_id: str) -> RunCallLog:
         """An adapter with the `harness.calls.CallLog` signature, bound to one run."""
-        return RunCallLog(self, run_id)
+        return RunCallLog(self._db, run_id)
 
     def spent(self, run_id: str, task_id: str | None = None) -> Decimal:
         """Exact sum of recorded call costs for the run (or one of its tasks)."""
@@ -254,17 +238,3 @@ class Store:
 def _attempt(row: tuple[Any, ...]) -> StoredAttempt:
     run_id, record, code, result = row
     return StoredAttempt(run_id, _loads(_RECORD, record), code, _loads(_RESULT, result))
-
-
-@dataclass(frozen=True)
-class RunCallLog:
-    """`harness.calls.CallLog` for one run: hand it to the Caller (alongside the RunDir)."""
-
-    store: Store
-    run_id: str
-
-    def open_call(self, request: CallRequest, reserved_usd: Decimal) -> int:
-        return self.store.open_call(self.run_id, request, reserved_usd)
-
-    def close_call(self, handle: int, completion: Completion, cost_usd: Decimal) -> None:
-        self.store.close_call(handle, completion, cost_usd)
