@@ -10,8 +10,10 @@ survivor. Each runs under every sandbox available here (bubblewrap and the rlimi
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ import pytest
 
 from harness.tasks.spec import TaskSpec
 from harness.testrun import _launch as launch
+from harness.testrun import _privilege as privilege
 from harness.testrun._run import TestLimits, _execute, precheck, run_tests
 from harness.testrun.result import Outcome, TestResult
 
@@ -74,7 +77,7 @@ def limits(kind: str) -> TestLimits:
 def isolated(kind: str) -> bool:
     """Whether the candidate runs as another user or in its own namespaces: only then are the
     host's files, processes and loopback network out of its reach."""
-    return kind == "bwrap" or (os.geteuid() == 0 and launch._nobody_can_run_python())
+    return kind == "bwrap" or privilege.can_drop()
 
 
 MARKERS: list[str] = []  # the markers of the launches made by the current test
@@ -153,16 +156,24 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "precious.txt").write_text("keep me")
+    harness_home = Path(tempfile.mkdtemp())  # readable by anyone, writable by its owner only
+    harness_home.chmod(0o755)
+    (harness_home / "ledger.csv").write_text("0.5,real\n")
+    (harness_home / "run").mkdir()
+    (harness_home / "run" / "summary.json").write_text('{"schema": 1}')
     server = Listener()
     yield {
         "canary": canary,
         "server": server,
         "leak": tmp_path / "leak.txt",
         "alive": tmp_path / "alive.txt",
+        "home": harness_home,
+        "bystander": bystander,
     }
     server.close()
     bystander.kill()
     bystander.wait()
+    shutil.rmtree(harness_home)
 
 
 def plant(name: str, world: dict[str, object]) -> str:
@@ -172,6 +183,9 @@ def plant(name: str, world: dict[str, object]) -> str:
         .replace("__CANARY__", str(world["canary"]))
         .replace("__LEAK_FILE__", str(world["leak"]))
         .replace("__ALIVE_FILE__", str(world["alive"]))
+        .replace("__LEDGER__", str(world["home"] / "ledger.csv"))  # type: ignore[operator]
+        .replace("__RUN_DIR__", str(world["home"] / "run"))  # type: ignore[operator]
+        .replace("__BYSTANDER__", str(world["bystander"].pid))  # type: ignore[attr-defined]
     )
 
 
@@ -227,6 +241,26 @@ def test_host_is_out_of_reach(kind: str, world: dict[str, object]) -> None:
     assert (world["canary"] / "precious.txt").read_text() == "keep me"  # type: ignore[operator]
     if kind == "bwrap":
         assert world["server"].received == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_harness_keys_processes_ledger_and_run_dir_are_out_of_reach(
+    kind: str, world: dict[str, object]
+) -> None:
+    """Never the harness's user: no key from its environ, no signal to a host process, no
+    write to the ledger or the run folder, even where they are readable by anyone."""
+    if not isolated(kind):
+        pytest.skip("documented limit: only with the unsafe setting (same user, no bubblewrap)")
+    result = _execute(TASK, plant("h_reach_host", world), limits(kind))
+    seen = result.cases[0].message
+    home: Path = world["home"]  # type: ignore[assignment]
+
+    assert (home / "ledger.csv").read_text() == "0.5,real\n"
+    assert (home / "run" / "summary.json").read_text() == '{"schema": 1}'
+    assert world["bystander"].poll() is None  # type: ignore[attr-defined]
+    assert "'signal_bystander': 'done'" not in seen and "'ledger': 'done'" not in seen
+    if kind == "none":  # under bubblewrap the parent is bwrap itself, inside the namespaces
+        assert "'environ': 'PermissionError'" in seen and "'signal_harness': 'done'" not in seen
 
 
 @pytest.mark.parametrize("kind", KINDS)

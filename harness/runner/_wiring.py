@@ -101,7 +101,7 @@ class _CallLogs:
 
 
 def _run_tests(inputs: Inputs):
-    from harness.testrun import TestLimits, run_tests, sandbox_kind
+    from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
 
     tests = inputs.config.tests
     limits = TestLimits(
@@ -119,7 +119,10 @@ def _run_tests(inputs: Inputs):
         with slots:
             return run_tests(spec, code, limits=limits, command_guard=guard)
 
-    kind = sandbox_kind(limits)
+    try:
+        kind = sandbox_kind(limits)
+    except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
+        raise BadInput(str(exc)) from exc
     notes = (
         ()
         if kind == "bwrap"
@@ -144,6 +147,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     Everything that can refuse (store, resume, budget ledger) runs before the run folder and
     the `latest` link exist, so a refusal leaves the run directory as it was.
     """
+    run_tests, notes = _run_tests(inputs)
     store = _open_store(args.run_dir)
     run_id, info = _run_id(args, store)
     if info is not None:
@@ -177,7 +181,6 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         retry=RetryPolicy(),
     )
     router = Router.from_config(config, "sim" if args.provider == "sim" else None)
-    run_tests, notes = _run_tests(inputs)
     env = TaskEnv(
         caller=caller,
         router=router,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.testrun import _launch as launch
+from harness.testrun import _privilege as privilege
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
 from harness.testrun._score import Verdict, judge
@@ -61,7 +62,7 @@ class Settlement:
     first_tail: str = ""  # the end of the first launch's output, for tests that never ran
 
 
-def _prepare(run_dir: Path, run: Run) -> None:
+def _prepare(run_dir: Path, uid: int | None) -> None:
     os.chmod(run_dir, 0o711)
     boot = run_dir / "boot"
     boot.mkdir(mode=0o755)
@@ -74,8 +75,8 @@ def _prepare(run_dir: Path, run: Run) -> None:
     os.chmod(boot, 0o555)
     tmp = run_dir / "tmp"
     tmp.mkdir(mode=0o700)
-    if os.geteuid() == 0:
-        os.chown(tmp, launch.NOBODY, launch.NOBODY)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
 
 
 def _pytest_args(run: Run, run_dir: Path, root: Path) -> list[str]:
@@ -111,6 +112,7 @@ def _config(
         "root": str(root),
         "candidate": str(root / run.candidate_rel),
         "paths": list(dict.fromkeys([cand_dir, str(root)])),
+        "library": launch.library_dirs(),
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
         "rlimits": {
             "cpu": int(lim.cpu_s),
@@ -126,12 +128,13 @@ def launch_all(run: Run) -> Settlement:
     """Run the tests; after a launch dies mid-test, relaunch for the tests it never reached."""
     run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
     tally = Settlement()
+    uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
     try:
         root = run_dir / "root"
         files = {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
         build_tree(root, run.pristine, run.candidate_rel, run.code)
-        _prepare(run_dir, run)
-        _launch_loop(run, run_dir, root, tally)
+        _prepare(run_dir, uid)
+        _launch_loop(run, run_dir, root, tally, uid)
         try:
             problems = verify_tree(root, files)
         except (OSError, RecursionError) as exc:  # a tree mangled beyond walking
@@ -144,13 +147,13 @@ def launch_all(run: Run) -> Settlement:
     return tally
 
 
-def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement) -> None:
+def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None) -> None:
     lim = run.limits
     deadline = time.monotonic() + lim.timeout_s
     args = _pytest_args(run, run_dir, root)
     only: list[str] | None = None
     for n in range(MAX_LAUNCHES):
-        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs)
+        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
         config = _config(run, plan, root, args, only)
         if run.command_guard is not None:
             run.command_guard(plan.argv)

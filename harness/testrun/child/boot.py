@@ -79,6 +79,15 @@ def _no_new_privileges(parent: int | None) -> None:
                 os._exit(1)
 
 
+def _add_site_packages(sitedirs: list[str]) -> None:
+    """Fallback drop: the interpreter ran with -S, its site-packages reached through fds."""
+    if sitedirs:
+        import site
+
+        for path in sitedirs:
+            site.addsitedir(path)
+
+
 def _load_sibling(name: str) -> object:
     path = Path(__file__).with_name(f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_harness_sandbox_{name}", path)
@@ -94,11 +103,12 @@ def main() -> None:
     _drop_privileges(config.get("uid"))
     _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])
+    _add_site_packages(config.get("sitedirs") or ())
     recorder_module = _load_sibling("recorder")
     guard_module = _load_sibling("guard")
     import pytest  # after the limits, before any candidate-controlled path is importable
 
-    guard = guard_module.Guard(config["root"], config["candidate"])
+    guard = guard_module.Guard(config["root"], config["candidate"], config["library"])
     recorder = recorder_module.Recorder(config, guard)
     sys.path[:0] = config["paths"]
     status: object = None

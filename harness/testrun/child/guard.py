@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 from typing import Any
 
 _CRITICAL = {
@@ -70,16 +69,14 @@ def _snapshot() -> list[tuple[Any, str, tuple[Any, ...]]]:
 class Guard:
     """Call it to get a tampering reason, or None while everything is as it was."""
 
-    def __init__(self, root: str, candidate: str) -> None:
+    def __init__(self, root: str, candidate: str, library: list[str]) -> None:
         import _pytest.python
         import _pytest.skipping  # noqa: F401
         import pluggy._callers  # noqa: F401
 
         self._internals = _snapshot()
         self._candidate = os.path.realpath(candidate)
-        paths = sysconfig.get_paths()
-        trusted = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"], root}
-        self._trusted = tuple(os.path.realpath(p) + os.sep for p in trusted)
+        self._trusted = tuple(os.path.realpath(p) + os.sep for p in {*library, root})
         self._trusted_files = {os.path.realpath(os.path.dirname(__file__))}
         self._items: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
         self._plugin_manager: Any = None

@@ -13,7 +13,6 @@ import os
 import re
 import signal
 import sys
-import sysconfig
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,13 +33,9 @@ def cap_lines(text: str, limit: int = _MAX_DETAIL_LINES) -> str:
 
 
 _FRAME = re.compile(r"^(?P<path>\S.*?):(?P<line>\d+|\?+): in \S+")
-_LIBRARY = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
 
 
-def drop_library_frames(text: str) -> str:
+def drop_library_frames(text: str, library: tuple[str, ...]) -> str:
     """Keep the frames of the tests and the candidate; pytest's, importlib's and the stdlib's
     own frames are noise in a fix prompt."""
     kept, skipping = [], False
@@ -48,7 +43,7 @@ def drop_library_frames(text: str) -> str:
         frame = _FRAME.match(line)
         if frame:
             path = frame.group("path")
-            skipping = path.startswith("<") or os.path.realpath(path).startswith(_LIBRARY)
+            skipping = path.startswith("<") or os.path.realpath(path).startswith(library)
         elif not line.startswith((" ", "\t")) or not line.strip():
             skipping = skipping and not line.startswith("E ")
         if not skipping:
@@ -56,13 +51,13 @@ def drop_library_frames(text: str) -> str:
     return "\n".join(kept)
 
 
-def describe(longrepr: Any, collecting: bool = False) -> tuple[str, str]:
+def describe(longrepr: Any, library: tuple[str, ...], collecting: bool = False) -> tuple[str, str]:
     """(message, details) of a report's longrepr: the exception line and the short traceback."""
     if longrepr is None:
         return "", ""
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
         return str(longrepr[2]), ""
-    text = drop_library_frames(str(longrepr))
+    text = drop_library_frames(str(longrepr), library)
     e_lines = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
     crash = getattr(longrepr, "reprcrash", None)
     message = "" if collecting else (getattr(crash, "message", "") or "").strip()
@@ -83,6 +78,7 @@ class Recorder:
         self._only = set(config["only"]) if config.get("only") is not None else None
         self._timeout: float = config.get("per_test_timeout") or 0.0
         self._guard = guard
+        self._library = tuple(p + os.sep for p in config["library"])
         self._frame = sys._getframe
         self._own_code = frozenset(
             f.__code__ for f in vars(Recorder).values() if hasattr(f, "__code__")
@@ -116,7 +112,7 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            message, details = describe(report.longrepr, collecting=True)
+            message, details = describe(report.longrepr, self._library, collecting=True)
             self.emit("collect_error", id=report.nodeid, msg=message, details=details)
 
     @pytest.hookimpl(trylast=True)
@@ -168,7 +164,9 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._check(report.nodeid)
-        message, details = describe(report.longrepr) if report.outcome != "passed" else ("", "")
+        message, details = ("", "")
+        if report.outcome != "passed":
+            message, details = describe(report.longrepr, self._library)
         raw = self._raw.get(report.nodeid, "none") if report.when == "call" else ""
         self.emit(
             "phase",
