@@ -33,17 +33,40 @@ HERE = Path(__file__).parent / "hostile"
 TASK_DIR = HERE / "task"
 SECRET = "sk-test-hostile-5f1b2c9e7d3a4b6c"
 KINDS = [*(["bwrap"] if launch.bwrap_works() else []), "none"]
-CANDIDATES = sorted(p.stem for p in HERE.glob("h_*.py") if p.stem != "h_forge_recorder_state")
+CANDIDATES = sorted(p.stem for p in HERE.glob("h_*.py"))
 TAMPERING = {
+    "h_always_equal",
+    "h_always_equal_nested",
+    "h_answer_key",
+    "h_answer_key_code",
+    "h_ctypes_memory",
+    "h_patch_library",
+    "h_resolve_name",
+    "h_rewrite_test_module",
+    "h_signal_frames",
+    "h_spoof_code",
+    "h_subprocess_cat",
+    "h_swallow_raises",
+    "h_tb_frame_walk",
+    "h_walk_stack",
     "h_forge_fd",
+    "h_forge_recorder_state",
     "h_forge_via_recorder",
     "h_patch_reports",
     "h_patch_runtest",
+    "h_reach_host",
     "h_rogue_plugin",
     "h_swap_test_code",
 }
 HANGING_TEST = {"h_loop_in_test", "h_loop_ignoring_alarm"}
 RUNTIME_ONLY = {
+    "h_always_equal",
+    "h_always_equal_nested",
+    "h_answer_key",
+    "h_answer_key_linecache",
+    "h_subprocess_cat",
+    "h_swallow_raises",
+    "h_walk_stack",
     "h_delete_outside",
     "h_edit_test_file",
     "h_loop_at_import",
@@ -214,6 +237,16 @@ def test_hostile_candidate_is_contained(name: str, kind: str, world: dict[str, o
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_honest_code_using_the_library_passes(kind: str, world: dict[str, object]) -> None:
+    """The runtime layer refuses attacks, not ordinary code: logging, typing, enums, named
+    tuples, dataclasses, pydantic models, asyncio, temporary files, sqlite and tracebacks."""
+    roomy = TestLimits(collect_timeout_s=30, per_test_timeout_s=10, sandbox=kind)  # type: ignore[arg-type]
+    result = _execute(TASK, plant("good_libraries", world), roomy)
+
+    assert (result.passed, result.total, result.tampered) == (3, 3, False)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_secrets_do_not_leave_the_sandbox(kind: str, world: dict[str, object]) -> None:
     """Env and /proc scraping finds no secret to write to a file or send over the network."""
     if not isolated(kind):
@@ -252,7 +285,7 @@ def test_harness_keys_processes_ledger_and_run_dir_are_out_of_reach(
     if not isolated(kind):
         pytest.skip("documented limit: only with the unsafe setting (same user, no bubblewrap)")
     result = _execute(TASK, plant("h_reach_host", world), limits(kind))
-    seen = result.cases[0].message
+    seen = result.output  # the audit hook refuses the signals: the run is tampered
     home: Path = world["home"]  # type: ignore[assignment]
 
     assert (home / "ledger.csv").read_text() == "0.5,real\n"
@@ -289,13 +322,10 @@ def test_memory_reading_forger_is_rejected_by_the_precheck(world: dict[str, obje
     assert (result.passed, result.error.startswith("precheck: line 6: imports gc")) == (0, True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: code sharing pytest's process can read "
-    "the recorder's nonce and sequence from memory; only the pre-check stops it",
-)
-def test_runtime_alone_cannot_catch_a_memory_reading_forger(world: dict[str, object]) -> None:
-    """Documents the residual risk: with the pre-check bypassed, perfect forgeries pass."""
-    result = _execute(TASK, plant("h_forge_recorder_state", world), limits(KINDS[0]))
+@pytest.mark.parametrize("kind", KINDS)
+def test_runtime_alone_catches_a_memory_reading_forger(kind: str, world: dict[str, object]) -> None:
+    """With the pre-check bypassed, the audit hook refuses gc and the attempt is tampering."""
+    result = _execute(TASK, plant("h_forge_recorder_state", world), limits(kind))
 
-    assert result.passed == 0
+    assert (result.passed, result.tampered) == (0, True)
+    assert "walk the gc" in result.error

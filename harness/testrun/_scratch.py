@@ -63,6 +63,7 @@ class Pristine:
 
     files: tuple[tuple[str, bytes], ...]
     tests: tuple[str, ...]  # the test files' scratch-relative paths, pytest's arguments
+    origins: tuple[str, ...] = ()  # where they were read from (kept from candidate code too)
 
     @property
     def digest(self) -> str:
@@ -90,16 +91,15 @@ def _walk(folder: Path) -> Iterator[Path]:
 def read_pristine(task: TaskSpec) -> Pristine:
     """Read tests and support (files or whole folders) once; what is hashed is what is copied."""
     files: dict[str, bytes] = {}
+    origins: list[str] = []
     for source in (*task.tests, *task.support):
         if not source.exists():
             raise SandboxError(f"task {task.id}: input {source} does not exist")
-        if source.is_dir():
-            for path in _walk(source):
-                files[_place(path, task.base_dir)] = path.read_bytes()
-        else:
-            files[_place(source, task.base_dir)] = source.read_bytes()
+        for path in _walk(source) if source.is_dir() else (source,):
+            files[_place(path, task.base_dir)] = path.read_bytes()
+            origins.append(str(path.resolve()))
     tests = tuple(dict.fromkeys(_place(t, task.base_dir) for t in task.tests))
-    return Pristine(files=tuple(sorted(files.items())), tests=tests)
+    return Pristine(files=tuple(sorted(files.items())), tests=tests, origins=tuple(origins))
 
 
 def candidate_place(task: TaskSpec, pristine: Pristine) -> str:

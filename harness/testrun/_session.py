@@ -28,7 +28,18 @@ __all__ = ["Run", "Settlement", "launch_all"]
 
 MAX_LAUNCHES = 8
 _INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_CHILD_FILES = ("boot.py", "recorder.py", "guard.py")
+_CHILD_FILES = (
+    "boot.py",
+    "classify.py",
+    "stack.py",
+    "files.py",
+    "shield.py",
+    "guard.py",
+    "semantics.py",
+    "texts.py",
+    "recorder.py",
+    "vault.py",
+)
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,8 @@ def _config(
         "candidate": str(root / run.candidate_rel),
         "paths": list(dict.fromkeys([cand_dir, str(root)])),
         "library": launch.library_dirs(),
+        "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
+        "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
         "rlimits": {
             "cpu": int(lim.cpu_s),
