@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -49,6 +50,7 @@ TAMPERING = {
     "h_swallow_raises",
     "h_tb_frame_walk",
     "h_walk_stack",
+    "h_flood",
     "h_forge_fd",
     "h_forge_recorder_state",
     "h_forge_via_recorder",
@@ -69,6 +71,7 @@ RUNTIME_ONLY = {
     "h_walk_stack",
     "h_delete_outside",
     "h_edit_test_file",
+    "h_flood",
     "h_loop_at_import",
     "h_loop_in_test",
     "h_memory_hog",
@@ -294,6 +297,34 @@ def test_harness_keys_processes_ledger_and_run_dir_are_out_of_reach(
     assert "'signal_bystander': 'done'" not in seen and "'ledger': 'done'" not in seen
     if kind == "none":  # under bubblewrap the parent is bwrap itself, inside the namespaces
         assert "'environ': 'PermissionError'" in seen and "'signal_harness': 'done'" not in seen
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, object]) -> None:
+    """A candidate flooding stdout, stderr and every descriptor (the record pipe among them)
+    leaves the harness's peak RSS under 300 MB: output is capped, the flood ends the launch."""
+    script = (  # clocks roomy enough that only the caps can stop it (~3 GB before them)
+        "import resource, sys\n"
+        "from tests.test_sandbox_hostile import TASK\n"
+        "from harness.testrun._run import TestLimits, _execute\n"
+        "roomy = TestLimits(timeout_s=60, per_test_timeout_s=25, sandbox=sys.argv[1])\n"
+        "result = _execute(TASK, sys.stdin.read(), roomy)\n"
+        "print(result.tampered, len(result.output), "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, kind],
+        input=plant("h_flood", world),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    tampered, output_chars, peak_mb = done.stdout.split()[-3:]
+
+    assert (tampered, int(output_chars) < 1_000_000) == ("True", True)
+    assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -104,11 +104,14 @@ def _run_tests(inputs: Inputs):
     from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
 
     tests = inputs.config.tests
-    limits = TestLimits(
-        timeout_s=tests.timeout_s,
-        per_test_timeout_s=tests.per_test_timeout_s,
-        sandbox=tests.sandbox,
-    )
+    try:
+        limits = TestLimits(
+            timeout_s=tests.timeout_s,
+            per_test_timeout_s=tests.per_test_timeout_s,
+            sandbox=tests.sandbox,
+        )
+    except ValueError as exc:  # e.g. tests.timeout_s: .inf
+        raise BadInput(f"config tests: {exc}") from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
     guard = inputs.policy.enforce_command
 

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from harness.tasks.spec import TaskSpec
 
 __all__ = [
+    "RUN_MARKER",
     "RUN_PREFIX",
     "Pristine",
     "SandboxError",
@@ -47,6 +48,7 @@ _RESERVED_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packagin
 
 
 RUN_PREFIX = "harness-test-"
+RUN_MARKER = ".harness-run"  # in every run folder: the stale sweep touches nothing without it
 
 
 class SandboxError(RuntimeError):
@@ -169,12 +171,33 @@ def verify_tree(root: Path, files: dict[str, bytes]) -> list[str]:
     return problems
 
 
+def make_run_folder() -> Path:
+    """A fresh run folder in the temp folder, marked as the harness's own."""
+    path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+    (path / RUN_MARKER).touch(mode=0o400)
+    return path
+
+
+def _ours(path: Path) -> bool:
+    """A real folder (never a link to one) that this user created and marked as a run's."""
+    me = os.geteuid()
+    folder, marker = os.lstat(path), os.lstat(path / RUN_MARKER)
+    return (
+        stat.S_ISDIR(folder.st_mode)
+        and folder.st_uid == me
+        and stat.S_ISREG(marker.st_mode)
+        and marker.st_uid == me
+    )
+
+
 def sweep_stale(max_age_s: float = 6 * 3600) -> int:
-    """Remove run folders left by a harness that was killed outright (no run lasts hours)."""
+    """Remove run folders left by a harness that was killed outright (no run lasts hours).
+    Only folders this user created and marked; a link planted under the same name, or a
+    stranger's folder, is left as it is."""
     removed = 0
     for path in Path(tempfile.gettempdir()).glob(f"{RUN_PREFIX}*"):
         with contextlib.suppress(OSError):
-            if path.is_dir() and time.time() - path.stat().st_mtime > max_age_s:
+            if _ours(path) and time.time() - os.lstat(path).st_mtime > max_age_s:
                 remove_tree(path)
                 removed += 1
     return removed
@@ -182,7 +205,10 @@ def sweep_stale(max_age_s: float = 6 * 3600) -> int:
 
 def remove_tree(path: Path) -> None:
     """Delete a run folder, restoring the write permission the lock removed. Best effort:
-    whatever a candidate did to it, cleaning up must not fail the run."""
+    whatever a candidate did to it, cleaning up must not fail the run. Never follows a link:
+    os.walk does not descend into one, and a linked top is not walked at all."""
+    if os.path.islink(path):
+        return
     try:
         for dirpath, _dirnames, _filenames in os.walk(path):
             with contextlib.suppress(OSError):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,13 @@ from harness.testrun import _privilege as privilege
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
 from harness.testrun._score import Verdict, judge
-from harness.testrun._scratch import RUN_PREFIX, Pristine, build_tree, remove_tree, verify_tree
+from harness.testrun._scratch import (
+    Pristine,
+    build_tree,
+    make_run_folder,
+    remove_tree,
+    verify_tree,
+)
 from harness.testrun.result import Outcome, TestCase
 
 if TYPE_CHECKING:
@@ -139,7 +144,7 @@ def _config(
 
 def launch_all(run: Run) -> Settlement:
     """Run the tests; after a launch dies mid-test, relaunch for the tests it never reached."""
-    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+    run_dir = make_run_folder()
     tally = Settlement()
     uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
     try:
@@ -214,6 +219,9 @@ def _absorb(n: int, seen: Watch, verdict: Verdict, tally: Settlement) -> list[st
     stuck = verdict.in_flight or seen.hung_test
     if stuck and stuck not in tally.cases:
         tally.cases[stuck] = TestCase(stuck, Outcome.ERROR, *texts.stuck_reason(seen, verdict))
+    if seen.ended_by == "flood":
+        tally.tamper.append("the record channel was flooded past its byte or record cap")
+        return None
     if seen.ended_by in ("deadline", "collect_timeout"):
         tally.timed_out = True
         tally.stop_reason = texts.stop_text(seen.ended_by)
