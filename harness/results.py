@@ -76,6 +76,8 @@ class TaskResult:
     attempts: tuple[AttemptRecord, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     output_sha256: str | None = None  # of the shipped file: "up to date" must mean *this* file
+    hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
+    hidden_total: int = 0
 
     @property
     def reverted(self) -> int:
@@ -92,6 +94,11 @@ class TaskResult:
             "failed": self.failed,
             "errors": self.errors,
             "total": self.total,
+            "visible": {
+                "passed": self.passed - self.hidden_passed,
+                "total": self.total - self.hidden_total,
+            },
+            "hidden": {"passed": self.hidden_passed, "total": self.hidden_total},
             "cost_usd": usd(self.cost_usd),
             "output": self.output,
             "attempts": [a.to_json() for a in self.attempts],

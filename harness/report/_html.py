@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
+from harness.report._md import passed_cell
+
 __all__ = ["render_html"]
 
 _H, _LEFT, _TOP, _BOTTOM, _STEP = 150, 34, 14, 24, 34
@@ -128,7 +130,7 @@ def _row(t: Mapping[str, Any]) -> str:
         f'<a href="#task-{_e(t["id"])}">{_e(t["id"])}</a>',
         f'<span class="status s-{_e(t["status"])}">{_e(t["status"])}</span>',
         _e(best),
-        f"{t['passed']}/{t['total']}",
+        _e(passed_cell(t)),
         f"${t['cost_usd']:.4f}",
         _e(_trail(t["attempts"])),
         _e(t["reason"] or ""),

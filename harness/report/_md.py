@@ -119,10 +119,17 @@ def render_markdown(data: dict[str, Any]) -> str:
         trail = " ".join(_attempt_cell(a) for a in t["attempts"]) or "—"
         best = t["best_attempt"] if t["best_attempt"] is not None else "—"
         out.append(
-            f"| {t['id']} | {t['status']} | {best} | {t['passed']}/{t['total']} "
+            f"| {t['id']} | {t['status']} | {best} | {passed_cell(t)} "
             f"| ${t['cost_usd']:.4f} | {trail} | {t['reason'] or ''} |"
         )
     return "\n".join(out) + "\n"
+
+
+def passed_cell(t: dict[str, Any]) -> str:
+    """passed/total, and the hidden tests' share of it when the task has any."""
+    hidden = t.get("hidden") or {}
+    extra = f" (hidden {hidden['passed']}/{hidden['total']})" if hidden.get("total") else ""
+    return f"{t['passed']}/{t['total']}{extra}"
 
 
 def _attempt_cell(a: dict[str, Any]) -> str:

@@ -33,15 +33,18 @@ class _TaskModel(BaseModel):
     examples: list[str] = []
     capabilities: str | None = None
     support: list[str] = []
+    hidden_tests: list[str] = []
     instructions: str = ""
     max_attempts: int = Field(default=5, ge=1, le=50)
     solution: str | None = None
 
-    _lists = field_validator("reference", "tests", "examples", "support", mode="before")(_as_list)
+    _lists = field_validator(
+        "reference", "tests", "examples", "support", "hidden_tests", mode="before"
+    )(_as_list)
 
 
 TASK_FIELDS = tuple(_TaskModel.model_fields)
-_FILE_FIELDS = ("reference", "tests", "examples", "capabilities", "solution")
+_FILE_FIELDS = ("reference", "tests", "hidden_tests", "examples", "capabilities", "solution")
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,7 @@ def _spec(path: Path, entry: _Entry, model: _TaskModel) -> TaskSpec:
         examples=_paths(base, model.examples),
         capabilities=(base / model.capabilities).resolve() if model.capabilities else None,
         support=_paths(base, model.support),
+        hidden_tests=_paths(base, model.hidden_tests),
         instructions=model.instructions,
         max_attempts=model.max_attempts,
         solution=(base / model.solution).resolve() if model.solution else None,

@@ -6,6 +6,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import structlog
 
@@ -154,8 +155,16 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
-    cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
+    cases = _mark_hidden([TestCase(i, Outcome.ERROR, message) for i in ids], pristine)
     return TestResult(cases=cases, error=message)
+
+
+def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, ...]:
+    """Cases from the task's hidden test files, marked so (by the file in their node id)."""
+    hidden = tuple(f"{path}::" for path in pristine.hidden)
+    if not hidden:
+        return tuple(cases)
+    return tuple(replace(c, hidden=True) if c.nodeid.startswith(hidden) else c for c in cases)
 
 
 def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
@@ -226,7 +235,7 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
             "candidate, so they are taken from this run's own collection",
         )
     return TestResult(
-        cases=tuple(cases),
+        cases=_mark_hidden(cases, run.pristine),
         output="\n".join(tally.outputs),
         error=error,
         timed_out=tally.timed_out,

@@ -25,6 +25,7 @@ class TestCase:
     outcome: Outcome
     message: str = ""
     details: str = ""
+    hidden: bool = False  # from the task's hidden tests: scored, never shown to a model
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,28 @@ class TestResult:
 
     @property
     def all_passed(self) -> bool:
+        """Every test passed, the hidden ones included."""
         return self.total > 0 and self.passed == self.total
 
+    @property
+    def hidden_total(self) -> int:
+        return sum(1 for case in self.cases if case.hidden)
+
+    @property
+    def hidden_passed(self) -> int:
+        hidden = (c for c in self.cases if c.hidden and c.outcome is Outcome.PASSED)
+        return 0 if self.tampered else sum(1 for _ in hidden)
+
+    @property
+    def visible_total(self) -> int:
+        return self.total - self.hidden_total
+
+    @property
+    def visible_passed(self) -> int:
+        return self.passed - self.hidden_passed
+
     def failing(self) -> tuple[TestCase, ...]:
-        """The failed and erroring cases, in run order: what a fix prompt is fed."""
-        return tuple(c for c in self.cases if c.outcome in (Outcome.FAILED, Outcome.ERROR))
+        """The visible failed and erroring cases, in run order: what a fix prompt is fed
+        (a hidden test's name, message or traceback never reaches a model)."""
+        bad = (Outcome.FAILED, Outcome.ERROR)
+        return tuple(c for c in self.cases if c.outcome in bad and not c.hidden)

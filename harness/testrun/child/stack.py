@@ -135,7 +135,7 @@ def _origin(classify: Any, own: str):
     )
     lib, cand, modules = LIBRARY, CANDIDATE, sys.modules
     class_dict, module_dict = type.__dict__["__dict__"].__get__, ModuleType.__dict__["__dict__"]
-    cell_filled = _cell_filled
+    cell_filled, builtin_names = _cell_filled, frozenset(sys.builtin_module_names)
 
     def of_function(func: Any) -> int:
         name = func.__code__.co_filename
@@ -153,8 +153,13 @@ def _origin(classify: Any, own: str):
 
     def module_kind(module: Any) -> int:
         namespace = module_dict.__get__(module)
-        found = defined(namespace, namespace.get("__name__"))
-        return classify(namespace.get("__file__")) if found is None else found
+        name = namespace.get("__name__")
+        found = defined(namespace, name)
+        if found is not None:
+            return found
+        if "__file__" not in namespace and name in builtin_names:  # _thread, sys, ...
+            return lib
+        return classify(namespace.get("__file__"))
 
     def origin(obj: Any) -> int:
         kind = type_(obj)
