@@ -360,3 +360,27 @@ def test_runtime_alone_catches_a_memory_reading_forger(kind: str, world: dict[st
 
     assert (result.passed, result.tampered) == (0, True)
     assert "walk the gc" in result.error
+
+
+def test_a_caught_attack_is_named_under_needs_a_human(world: dict[str, object]) -> None:
+    """The morning summary says which attempt tampered and what the sandbox saw."""
+    from harness.report import render_html, render_markdown
+    from harness.results import AttemptRecord, TaskResult, TaskStatus
+
+    result = _execute(TASK, plant("h_walk_stack", world), limits(KINDS[0]))
+    attempt = AttemptRecord(1, "write", tampered=result.tampered, test_error=result.error)
+    task = TaskResult(TASK.id, TaskStatus.FAILED, "1 attempts used", attempts=(attempt,))
+    data = {
+        "run_id": "r1",
+        "status": "completed",
+        "provider": "sim",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T01:00:00+00:00",
+        "budget": {"cap_usd": None, "spent_usd": 0.0},
+        "tasks": [task.to_json()],
+    }
+
+    needs_a_human = render_markdown(data).split("## Needs a human")[1].split("## Tasks")[0]
+    assert "hostile-calc: tampering detected at attempt(s) 1 (tampered: " in needs_a_human
+    assert "may not read frames" in needs_a_human or "tried to read frames" in needs_a_human
+    assert "tried to read frames" in render_html(data)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
 
-from harness.report._md import passed_cell
+from harness.report._md import passed_cell, tampering_note
 
 __all__ = ["render_html"]
 
@@ -98,9 +98,8 @@ def _attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
         elif t["status"] == "skipped" and t["reason"].startswith("budget"):
             yield "budget", t["id"], f"skipped: {t['reason']}"
-        tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
-        if tampered:
-            yield "tampering", t["id"], f"tampering detected at attempt(s) {', '.join(tampered)}"
+        if any(a.get("tampered") for a in t["attempts"]):
+            yield "tampering", t["id"], tampering_note(t)
         for warning in t.get("warnings", []):
             yield "warning", t["id"], f"warning: {warning}"
 

@@ -84,9 +84,7 @@ def _needs_attention(tasks: list[dict[str, Any]]) -> list[str]:
             lines.append(f"- {tid}: skipped: {t['reason']}")
         tampered = [a["n"] for a in t["attempts"] if a.get("tampered")]
         if tampered:
-            lines.append(
-                f"- {tid}: tampering detected at attempt(s) {', '.join(map(str, tampered))}"
-            )
+            lines.append(f"- {tid}: {tampering_note(t)}")
         for warning in t.get("warnings", []):
             lines.append(f"- {tid}: warning: {warning}")
     return lines
@@ -123,6 +121,14 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"| ${t['cost_usd']:.4f} | {trail} | {t['reason'] or ''} |"
         )
     return "\n".join(out) + "\n"
+
+
+def tampering_note(t: dict[str, Any]) -> str:
+    """Which attempts tampered, and what the sandbox saw the first time."""
+    tampered = [a for a in t["attempts"] if a.get("tampered")]
+    why = next((a.get("test_error") for a in tampered if a.get("test_error")), None)
+    note = f"tampering detected at attempt(s) {', '.join(str(a['n']) for a in tampered)}"
+    return f"{note} ({why})" if why else note
 
 
 def passed_cell(t: dict[str, Any]) -> str:
