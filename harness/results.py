@@ -164,6 +164,8 @@ class TaskResult:
     cause: StopCause | None = None  # set when the task stopped early or did not run
     seed: Seed | None = None  # the candidate it started from; best_attempt 0 means this one
     skipped: int = 0  # the best's tests that the suite itself skips: not in `total`
+    hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
+    hidden_total: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +179,11 @@ class TaskResult:
             "errors": self.errors,
             "total": self.total,
             "skipped": self.skipped,
+            "visible": {
+                "passed": self.passed - self.hidden_passed,
+                "total": self.total - self.hidden_total,
+            },
+            "hidden": {"passed": self.hidden_passed, "total": self.hidden_total},
             "cost_usd": usd(self.cost_usd),
             "output": self.output,
             "seed": self.seed.to_json() if self.seed is not None else None,

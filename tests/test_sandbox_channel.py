@@ -78,3 +78,28 @@ def test_output_is_capped() -> None:
     )
 
     assert (len(seen.output) <= 200_000, seen.output_dropped > 0) == (True, True)
+
+
+def test_a_record_flood_ends_the_launch() -> None:
+    """Past the byte cap the launch is ended as a flood; what was kept stays bounded."""
+    script = (
+        'line = b\'{"k": "phase", "msg": "\' + b\'y\' * 900_000 + b\'"}\\n\'\n'
+        "for _ in range(200):\n    os.write(fd, line)\ntime.sleep(60)\n"
+    )
+    started = time.monotonic()
+    seen = watch(child(script), time.monotonic() + 30, 10, 10)
+
+    assert (seen.ended_by, len(seen.records) <= 40) == ("flood", True)
+    assert time.monotonic() - started < 10
+
+
+def test_records_of_another_shape_are_kept_as_garbage() -> None:
+    """Nested or oversized JSON never sits in the harness's memory as objects."""
+    script = (
+        'os.write(fd, b\'{"k": "hello", "x": {"a": [1, 2]}}\\n\')\n'
+        "os.write(fd, b'{' + b','.join(b'\"%d\": 0' % i for i in range(100)) + b'}\\n')\n"
+        'os.write(fd, b\'{"k": "collected", "ids": ["a", "b"]}\\n\')\n'
+    )
+    seen = watch(child(script), time.monotonic() + 20, 10, 10)
+
+    assert seen.records == [None, None, {"k": "collected", "ids": ["a", "b"]}]

@@ -10,8 +10,11 @@ survivor. Each runs under every sandbox available here (bubblewrap and the rlimi
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ import pytest
 
 from harness.tasks.spec import TaskSpec
 from harness.testrun import _launch as launch
+from harness.testrun import _privilege as privilege
 from harness.testrun._run import TestLimits, _execute, precheck, run_tests
 from harness.testrun.result import Outcome, TestResult
 
@@ -30,19 +34,44 @@ HERE = Path(__file__).parent / "hostile"
 TASK_DIR = HERE / "task"
 SECRET = "sk-test-hostile-5f1b2c9e7d3a4b6c"
 KINDS = [*(["bwrap"] if launch.bwrap_works() else []), "none"]
-CANDIDATES = sorted(p.stem for p in HERE.glob("h_*.py") if p.stem != "h_forge_recorder_state")
+CANDIDATES = sorted(p.stem for p in HERE.glob("h_*.py"))
 TAMPERING = {
+    "h_always_equal",
+    "h_always_equal_nested",
+    "h_answer_key",
+    "h_answer_key_code",
+    "h_ctypes_memory",
+    "h_patch_library",
+    "h_resolve_name",
+    "h_rewrite_test_module",
+    "h_signal_frames",
+    "h_spoof_code",
+    "h_subprocess_cat",
+    "h_swallow_raises",
+    "h_tb_frame_walk",
+    "h_walk_stack",
+    "h_flood",
     "h_forge_fd",
+    "h_forge_recorder_state",
     "h_forge_via_recorder",
     "h_patch_reports",
     "h_patch_runtest",
+    "h_reach_host",
     "h_rogue_plugin",
     "h_swap_test_code",
 }
 HANGING_TEST = {"h_loop_in_test", "h_loop_ignoring_alarm"}
 RUNTIME_ONLY = {
+    "h_always_equal",
+    "h_always_equal_nested",
+    "h_answer_key",
+    "h_answer_key_linecache",
+    "h_subprocess_cat",
+    "h_swallow_raises",
+    "h_walk_stack",
     "h_delete_outside",
     "h_edit_test_file",
+    "h_flood",
     "h_loop_at_import",
     "h_loop_in_test",
     "h_memory_hog",
@@ -74,7 +103,7 @@ def limits(kind: str) -> TestLimits:
 def isolated(kind: str) -> bool:
     """Whether the candidate runs as another user or in its own namespaces: only then are the
     host's files, processes and loopback network out of its reach."""
-    return kind == "bwrap" or (os.geteuid() == 0 and launch._nobody_can_run_python())
+    return kind == "bwrap" or privilege.can_drop()
 
 
 MARKERS: list[str] = []  # the markers of the launches made by the current test
@@ -153,16 +182,24 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     canary = tmp_path / "canary"
     canary.mkdir()
     (canary / "precious.txt").write_text("keep me")
+    harness_home = Path(tempfile.mkdtemp())  # readable by anyone, writable by its owner only
+    harness_home.chmod(0o755)
+    (harness_home / "ledger.csv").write_text("0.5,real\n")
+    (harness_home / "run").mkdir()
+    (harness_home / "run" / "summary.json").write_text('{"schema": 1}')
     server = Listener()
     yield {
         "canary": canary,
         "server": server,
         "leak": tmp_path / "leak.txt",
         "alive": tmp_path / "alive.txt",
+        "home": harness_home,
+        "bystander": bystander,
     }
     server.close()
     bystander.kill()
     bystander.wait()
+    shutil.rmtree(harness_home)
 
 
 def plant(name: str, world: dict[str, object]) -> str:
@@ -172,6 +209,9 @@ def plant(name: str, world: dict[str, object]) -> str:
         .replace("__CANARY__", str(world["canary"]))
         .replace("__LEAK_FILE__", str(world["leak"]))
         .replace("__ALIVE_FILE__", str(world["alive"]))
+        .replace("__LEDGER__", str(world["home"] / "ledger.csv"))  # type: ignore[operator]
+        .replace("__RUN_DIR__", str(world["home"] / "run"))  # type: ignore[operator]
+        .replace("__BYSTANDER__", str(world["bystander"].pid))  # type: ignore[attr-defined]
     )
 
 
@@ -197,6 +237,16 @@ def test_hostile_candidate_is_contained(name: str, kind: str, world: dict[str, o
         assert result.tampered and result.error.startswith("tampered")
     if name in HANGING_TEST:  # the hang is cut off and the honest (if wrong) test still runs
         assert [c.outcome for c in result.cases][1] is Outcome.FAILED
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_honest_code_using_the_library_passes(kind: str, world: dict[str, object]) -> None:
+    """The runtime layer refuses attacks, not ordinary code: logging, typing, enums, named
+    tuples, dataclasses, pydantic models, asyncio, temporary files, sqlite and tracebacks."""
+    roomy = TestLimits(collect_timeout_s=30, per_test_timeout_s=10, sandbox=kind)  # type: ignore[arg-type]
+    result = _execute(TASK, plant("good_libraries", world), roomy)
+
+    assert (result.passed, result.total, result.tampered) == (3, 3, False)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -230,6 +280,54 @@ def test_host_is_out_of_reach(kind: str, world: dict[str, object]) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_harness_keys_processes_ledger_and_run_dir_are_out_of_reach(
+    kind: str, world: dict[str, object]
+) -> None:
+    """Never the harness's user: no key from its environ, no signal to a host process, no
+    write to the ledger or the run folder, even where they are readable by anyone."""
+    if not isolated(kind):
+        pytest.skip("documented limit: only with the unsafe setting (same user, no bubblewrap)")
+    result = _execute(TASK, plant("h_reach_host", world), limits(kind))
+    seen = result.output  # the audit hook refuses the signals: the run is tampered
+    home: Path = world["home"]  # type: ignore[assignment]
+
+    assert (home / "ledger.csv").read_text() == "0.5,real\n"
+    assert (home / "run" / "summary.json").read_text() == '{"schema": 1}'
+    assert world["bystander"].poll() is None  # type: ignore[attr-defined]
+    assert "'signal_bystander': 'done'" not in seen and "'ledger': 'done'" not in seen
+    if kind == "none":  # under bubblewrap the parent is bwrap itself, inside the namespaces
+        assert "'environ': 'PermissionError'" in seen and "'signal_harness': 'done'" not in seen
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, object]) -> None:
+    """A candidate flooding stdout, stderr and every descriptor (the record pipe among them)
+    leaves the harness's peak RSS under 300 MB: output is capped, the flood ends the launch."""
+    script = (  # clocks roomy enough that only the caps can stop it (~3 GB before them)
+        "import resource, sys\n"
+        "from tests.test_sandbox_hostile import TASK\n"
+        "from harness.testrun._run import TestLimits, _execute\n"
+        "roomy = TestLimits(timeout_s=60, per_test_timeout_s=25, sandbox=sys.argv[1])\n"
+        "result = _execute(TASK, sys.stdin.read(), roomy)\n"
+        "print(result.tampered, len(result.output), "
+        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, kind],
+        input=plant("h_flood", world),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    tampered, output_chars, peak_mb = done.stdout.split()[-3:]
+
+    assert (tampered, int(output_chars) < 1_000_000) == ("True", True)
+    assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_daemon_does_not_outlive_the_run(kind: str, world: dict[str, object]) -> None:
     """A double-forked, setsid daemon is killed with the run and never gets to write."""
     _execute(TASK, plant("h_daemon", world), limits(kind))
@@ -255,13 +353,34 @@ def test_memory_reading_forger_is_rejected_by_the_precheck(world: dict[str, obje
     assert (result.passed, result.error.startswith("precheck: line 6: imports gc")) == (0, True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: code sharing pytest's process can read "
-    "the recorder's nonce and sequence from memory; only the pre-check stops it",
-)
-def test_runtime_alone_cannot_catch_a_memory_reading_forger(world: dict[str, object]) -> None:
-    """Documents the residual risk: with the pre-check bypassed, perfect forgeries pass."""
-    result = _execute(TASK, plant("h_forge_recorder_state", world), limits(KINDS[0]))
+@pytest.mark.parametrize("kind", KINDS)
+def test_runtime_alone_catches_a_memory_reading_forger(kind: str, world: dict[str, object]) -> None:
+    """With the pre-check bypassed, the audit hook refuses gc and the attempt is tampering."""
+    result = _execute(TASK, plant("h_forge_recorder_state", world), limits(kind))
 
-    assert result.passed == 0
+    assert (result.passed, result.tampered) == (0, True)
+    assert "walk the gc" in result.error
+
+
+def test_a_caught_attack_is_named_under_needs_a_human(world: dict[str, object]) -> None:
+    """The morning summary says which attempt tampered and what the sandbox saw."""
+    from harness.report import render_html, render_markdown
+    from harness.results import AttemptRecord, TaskResult, TaskStatus
+
+    result = _execute(TASK, plant("h_walk_stack", world), limits(KINDS[0]))
+    attempt = AttemptRecord(1, "write", tampered=result.tampered, test_error=result.error)
+    task = TaskResult(TASK.id, TaskStatus.FAILED, "1 attempts used", attempts=(attempt,))
+    data = {
+        "run_id": "r1",
+        "status": "completed",
+        "provider": "sim",
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T01:00:00+00:00",
+        "budget": {"cap_usd": None, "spent_usd": 0.0},
+        "tasks": [task.to_json()],
+    }
+
+    needs_a_human = render_markdown(data).split("## Needs a human")[1].split("## Tasks")[0]
+    assert "hostile-calc: tampering detected at attempt(s) 1 (tampered: " in needs_a_human
+    assert "may not read frames" in needs_a_human or "tried to read frames" in needs_a_human
+    assert "tried to read frames" in render_html(data)

@@ -112,6 +112,8 @@ def test_stale_run_folders_and_cgroups_are_swept(
     monkeypatch.setattr(cgroup, "_ROOTS", (tmp_path / "cg",))
     for name in ("harness-test-old", "harness-test-new", "cg/harness-old", "cg/harness-busy"):
         (tmp_path / name).mkdir(parents=True)
+    for name in ("harness-test-old", "harness-test-new"):
+        (tmp_path / name / scratch.RUN_MARKER).touch()
     (tmp_path / "harness-test-old" / "root").mkdir(mode=0o555)
     (tmp_path / "cg" / "harness-busy" / "cgroup.procs").write_text("1")
     for name in ("harness-test-old", "cg/harness-old", "cg/harness-busy"):
@@ -121,4 +123,40 @@ def test_stale_run_folders_and_cgroups_are_swept(
     assert sorted(p.name for p in [*tmp_path.glob("harness-*"), *tmp_path.glob("cg/*")]) == [
         "harness-busy",
         "harness-test-new",
+    ]
+
+
+def test_the_sweep_never_follows_a_link_nor_touches_a_strangers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted harness-test-* link, an unmarked folder and someone else's marked folder
+    are all left exactly as they are (issue 11: the sweep chmod-ed a foreign tree)."""
+    from harness.testrun import _scratch as scratch
+
+    temp, foreign = tmp_path / "tmp", tmp_path / "precious"
+    temp.mkdir()
+    (foreign / "deep").mkdir(parents=True, mode=0o755)
+    (foreign / "deep" / "file").write_text("x")
+    os.symlink(foreign, temp / "harness-test-link")
+    (temp / "harness-test-unmarked").mkdir()
+    stranger = temp / "harness-test-stranger"
+    stranger.mkdir()
+    (stranger / scratch.RUN_MARKER).touch()
+    if os.geteuid() == 0:
+        os.chown(stranger, 65534, 65534)
+    for name in ("harness-test-unmarked", "harness-test-stranger"):
+        os.utime(temp / name, (1, 1))
+    os.utime(temp / "harness-test-link", (1, 1), follow_symlinks=False)
+    os.utime(foreign, (1, 1))  # old enough, were the link followed
+    monkeypatch.setattr(scratch.tempfile, "gettempdir", lambda: str(temp))
+    modes = {p: p.stat().st_mode for p in (foreign, foreign / "deep", foreign / "deep" / "file")}
+
+    removed = scratch.sweep_stale()
+
+    assert removed == 0
+    assert {p: p.stat().st_mode for p in modes} == modes
+    assert sorted(p.name for p in temp.iterdir()) == [
+        "harness-test-link",
+        "harness-test-stranger",
+        "harness-test-unmarked",
     ]

@@ -420,3 +420,24 @@ def test_a_refused_command_is_never_started(tmp_path: Path) -> None:
 
     with pytest.raises(GuardrailError):
         run_tests(task, GOOD, limits=FAST, command_guard=refuse)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 0, -1.0])
+def test_limits_must_be_finite_and_positive(value: float) -> None:
+    """An infinite, NaN, zero or negative clock is refused when the limits are made."""
+    with pytest.raises(ValueError, match="finite, positive"):
+        TestLimits(timeout_s=value)
+
+
+def test_an_infinite_timeout_in_the_config_exits_2(tmp_path: Path) -> None:
+    """tests.timeout_s: .inf is bad input at start-up: exit 2, nothing ran (issue 11)."""
+    from harness.cli import main
+
+    example = Path(__file__).resolve().parent.parent / "tasks" / "example" / "tasks.yaml"
+    config = tmp_path / "harness.yaml"
+    config.write_text("tests:\n  timeout_s: .inf\n")
+    runs = tmp_path / "runs"
+    argv = ["run", str(example), "--provider", "sim", "--run-dir", str(runs)]
+
+    assert main([*argv, "--config", str(config)]) == 2
+    assert not (runs / "latest").exists()

@@ -164,8 +164,8 @@ def fix(task: TaskState, n: int) -> Attempt:
     extra = {
         "code": current,
         "failures": failing,
-        "passed": best.result.passed,
-        "total": best.result.total,
+        "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
+        "total": best.result.visible_total,
     }
     priced = task.call("fix", n, extra)
     code, reason = code_from(priced.completion, task.required)

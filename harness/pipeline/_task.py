@@ -192,6 +192,7 @@ def _ship(
             output = str(spec.output)
             warnings = env.scar_tissue(best.code)
     result = best.result if best else None
+    warnings = [*warnings, *_hidden_trails(result)]
     if status is None:
         status = _status(result)
     return TaskResult(
@@ -210,7 +211,22 @@ def _ship(
         attempts=tuple(task.records),
         warnings=tuple(warnings),
         output_sha256=sha256(best.code) if output else None,
+        hidden_passed=result.hidden_passed if result else 0,
+        hidden_total=result.hidden_total if result else 0,
     )
+
+
+def _hidden_trails(result: TestResult | None) -> list[str]:
+    """Hidden tests passing at a lower rate than the visible ones hint at special-casing."""
+    if result is None or not result.hidden_total or not result.visible_total:
+        return []
+    hidden = result.hidden_passed / result.hidden_total
+    if hidden >= result.visible_passed / result.visible_total:
+        return []
+    return [
+        f"hidden tests trail the visible ones ({result.hidden_passed}/{result.hidden_total} vs "
+        f"{result.visible_passed}/{result.visible_total}): check for special-casing"
+    ]
 
 
 def _status(result: TestResult | None) -> TaskStatus:

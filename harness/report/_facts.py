@@ -105,9 +105,8 @@ def attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]:
             yield t["status"], t["id"], f"{t['status']}: {t['reason']}"
         elif t.get("cause") in NEEDS_A_HUMAN:
             yield t["cause"], t["id"], f"{t['status']}: {t['reason']}"
-        tampered = [str(a["n"]) for a in t["attempts"] if a.get("tampered")]
-        if tampered:
-            yield "tampering", t["id"], f"tampering detected at attempt(s) {', '.join(tampered)}"
+        if any(a.get("tampered") for a in t["attempts"]):
+            yield "tampering", t["id"], tampering_note(t)
         for warning in t.get("warnings", []):
             yield "warning", t["id"], f"warning: {warning}"
 
@@ -143,7 +142,18 @@ def _skips(t: Mapping[str, Any]) -> str:
 
 
 def passed_cell(t: Mapping[str, Any]) -> str:
-    return f"{t['passed']}/{t['total']}{_skips(t)}"
+    """passed/total, the suite's own skips, and the hidden tests' share when there are any."""
+    hidden = t.get("hidden") or {}
+    extra = f" (hidden {hidden['passed']}/{hidden['total']})" if hidden.get("total") else ""
+    return f"{t['passed']}/{t['total']}{_skips(t)}{extra}"
+
+
+def tampering_note(t: Mapping[str, Any]) -> str:
+    """Which attempts tampered, and what the sandbox saw the first time."""
+    tampered = [a for a in t["attempts"] if a.get("tampered")]
+    why = next((a.get("test_error") for a in tampered if a.get("test_error")), None)
+    note = f"tampering detected at attempt(s) {', '.join(str(a['n']) for a in tampered)}"
+    return f"{note} ({why})" if why else note
 
 
 def best_note(t: Task) -> str:

@@ -108,14 +108,17 @@ class _CallLogs:
 
 
 def _run_tests(inputs: Inputs):
-    from harness.testrun import TestLimits, run_tests, sandbox_kind
+    from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
 
     tests = inputs.config.tests
-    limits = TestLimits(
-        timeout_s=tests.timeout_s,
-        per_test_timeout_s=tests.per_test_timeout_s,
-        sandbox=tests.sandbox,
-    )
+    try:
+        limits = TestLimits(
+            timeout_s=tests.timeout_s,
+            per_test_timeout_s=tests.per_test_timeout_s,
+            sandbox=tests.sandbox,
+        )
+    except ValueError as exc:  # e.g. tests.timeout_s: .inf
+        raise BadInput(f"config tests: {exc}") from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
     guard = inputs.policy.enforce_command
 
@@ -126,7 +129,10 @@ def _run_tests(inputs: Inputs):
         with slots:
             return run_tests(spec, code, limits=limits, command_guard=guard)
 
-    kind = sandbox_kind(limits)
+    try:
+        kind = sandbox_kind(limits)
+    except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
+        raise BadInput(str(exc)) from exc
     notes = (
         ()
         if kind == "bwrap"
@@ -168,6 +174,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     Everything that can refuse (store, resume, budget ledger) runs before the run folder and
     the `latest` link exist, so a refusal leaves the run directory as it was.
     """
+    run_tests, notes = _run_tests(inputs)
     store = _open_store(args.run_dir)
     run_id, info = _run_id(args, store)
     if info is not None:

@@ -95,6 +95,8 @@ def inputs_digest(
     h.files("reference", spec.reference, base)
     h.files("tests", spec.tests, base)
     h.files("support", spec.support, base)
+    if spec.hidden_tests:  # only then: digests of tasks without them stay as they were
+        h.files("hidden_tests", spec.hidden_tests, base)
     h.files("examples", spec.examples, base)
     h.files("capabilities", (spec.capabilities,) if spec.capabilities else (), base)
     h.files("solution", (spec.solution,) if spec.solution else (), base)

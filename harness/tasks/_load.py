@@ -28,7 +28,7 @@ __all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "lo
 
 MAX_TASK_LIST_BYTES = 8 * 2**20  # ~17,000 tasks; a 1,000-task list is under 0.5 MiB
 _TOP_LEVEL = ("defaults", "tasks", "read_roots")
-_INPUTS = ("reference", "tests", "examples", "capabilities", "solution", "support")
+_INPUTS = ("reference", "tests", "hidden_tests", "examples", "capabilities", "solution", "support")
 
 
 @dataclass(frozen=True)
@@ -257,6 +257,7 @@ def _spec(run: _Pass, model: TaskModel, output: Path | None, line: int) -> TaskS
         base_dir=base,
         reference=each(model.reference),
         tests=each(model.tests),
+        hidden_tests=each(model.hidden_tests),
         output=output if output is not None else base / model.output,
         type=model.type,
         examples=each(model.examples),

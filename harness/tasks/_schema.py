@@ -44,11 +44,14 @@ class TaskModel(BaseModel):
     examples: list[RelPath] = []
     capabilities: RelPath | None = None
     support: list[RelPath] = []
+    hidden_tests: list[RelPath] = []  # run and scored, never shown to a model
     instructions: Annotated[str, Field(max_length=100_000)] = ""
     max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS)
     solution: RelPath | None = None
 
-    _lists = field_validator("reference", "tests", "examples", "support", mode="before")(_as_list)
+    _lists = field_validator(
+        "reference", "tests", "examples", "support", "hidden_tests", mode="before"
+    )(_as_list)
 
 
 TASK_FIELDS = tuple(TaskModel.model_fields)

@@ -14,7 +14,8 @@ class TaskSpec:
 
     Paths are absolute, resolved against `base_dir` (the task list's folder). `output`
     is where the harness ships the best candidate; inside the test scratch directory the
-    candidate sits at `output_rel`. `solution` is read only by the simulator.
+    candidate sits at `output_rel`. `solution` is read only by the simulator. `hidden_tests`
+    run with `tests` and decide whether the task passes, but no prompt ever includes them.
     """
 
     id: str
@@ -26,6 +27,7 @@ class TaskSpec:
     examples: tuple[Path, ...] = ()
     capabilities: Path | None = None
     support: tuple[Path, ...] = ()
+    hidden_tests: tuple[Path, ...] = ()  # run and scored with the tests, never shown to a model
     instructions: str = ""
     max_attempts: int = 5
     solution: Path | None = None

@@ -12,6 +12,7 @@ import contextlib
 import os
 import secrets
 import signal
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,12 +84,15 @@ def destroy(path: Path) -> int:
 
 def sweep_stale(max_age_s: float = 600) -> int:
     """Remove empty launch cgroups left by a harness that was killed outright. rmdir fails on
-    a cgroup with members, so a live launch is never touched."""
+    a cgroup with members, so a live launch is never touched; only real folders this user
+    created are (lstat: a link is never followed)."""
     removed = 0
     for root in _ROOTS:
         for path in root.glob("harness-*") if root.is_dir() else ():
             with contextlib.suppress(OSError):
-                if time.time() - path.stat().st_mtime > max_age_s:
+                st = os.lstat(path)
+                mine = stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+                if mine and time.time() - st.st_mtime > max_age_s:
                     path.rmdir()
                     removed += 1
     return removed

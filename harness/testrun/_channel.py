@@ -15,10 +15,13 @@ from harness.testrun._reap import kill_tree
 
 __all__ = ["Watch", "watch"]
 
-_OUTPUT_CAP = 200_000  # bytes of pytest's terminal output kept per launch
+_OUTPUT_CAP = 200_000  # bytes of pytest's terminal output kept per launch (the rest is read)
 _CHUNK = 65536
-_MAX_LINE = 1 << 20  # no honest record is this long
-_MAX_RECORDS = 200_000  # a flood is a forgery, and must not exhaust the harness's memory
+_MAX_LINE = 4 << 20  # no honest record is this long (a collection of ~20k tests is ~2 MiB)
+# A flood is a forgery, and must not exhaust the harness's memory: past either cap the launch
+# is ended and counted as tampering. Honest runs stay far below (a record is ~1 KiB).
+_MAX_RECORDS = 200_000
+_MAX_RECORD_BYTES = 32 << 20
 
 
 @dataclass
@@ -28,7 +31,7 @@ class Watch:
     records: list[dict[str, Any] | None] = field(default_factory=list)
     output: bytearray = field(default_factory=bytearray)
     output_dropped: int = 0
-    ended_by: str = "exit"  # "exit" | "deadline" | "test_timeout" | "collect_timeout"
+    ended_by: str = "exit"  # "exit" | "deadline" | "test_timeout" | "collect_timeout" | "flood"
     hung_test: str | None = None
     exit_code: int | None = None
     swept: int = 0
@@ -42,8 +45,12 @@ class _Reader:
         self.current: str | None = None
         self.since = time.monotonic()
         self.collected = False
+        self.received = 0
 
     def feed(self, data: bytes) -> None:
+        self.received += len(data)
+        if self.flooded:
+            return
         self.buffer += data
         *lines, self.buffer = self.buffer.split(b"\n")
         for line in lines:
@@ -54,14 +61,14 @@ class _Reader:
 
     @property
     def flooded(self) -> bool:
-        return len(self.result.records) > _MAX_RECORDS
+        return len(self.result.records) > _MAX_RECORDS or self.received > _MAX_RECORD_BYTES
 
     def _take(self, line: bytes) -> None:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: forged, absurdly nested JSON
             record = None
-        self.result.records.append(record if isinstance(record, dict) else None)
+        self.result.records.append(record if _plain(record) else None)
         kind = record.get("k") if isinstance(record, dict) else None
         if kind == "collected":
             self.collected, self.since = True, time.monotonic()
@@ -74,6 +81,20 @@ class _Reader:
         if self.buffer:
             self._take(self.buffer)
             self.buffer = b""
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(record: object) -> bool:
+    """The recorder's shape: a small dict of scalars and lists of strings. Anything else is
+    a forgery, kept as None (so a flood of nested JSON cannot grow the harness's memory)."""
+    if not isinstance(record, dict) or len(record) > 16:
+        return False
+    return all(
+        isinstance(v, _SCALARS) or (isinstance(v, list) and all(isinstance(i, str) for i in v))
+        for v in record.values()
+    )
 
 
 def _exited(child: Child) -> bool:
@@ -101,6 +122,8 @@ def _keep_output(result: Watch, data: bytes) -> None:
 
 
 def _overdue(reader: _Reader, deadline: float, test_s: float, collect_s: float) -> str | None:
+    if reader.flooded:
+        return "flood"
     now = time.monotonic()
     if now >= deadline:
         return "deadline"
@@ -139,7 +162,7 @@ def watch(child: Child, deadline: float, test_s: float, collect_s: float) -> Wat
 
 def _pump(tag: str, fd: int, reader: _Reader, result: Watch, sel: selectors.BaseSelector) -> None:
     data = _read(fd)
-    if data is None or (tag == "rec" and reader.flooded):
+    if data is None:
         sel.unregister(fd)
     elif tag == "rec":
         reader.feed(data)

@@ -10,15 +10,17 @@ import secrets
 import shutil
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.testrun import _cgroup as cgroup
+from harness.testrun import _privilege as privilege
+from harness.testrun._scratch import SandboxError
 
 __all__ = ["Child", "Plan", "bwrap_works", "fallback_caps_processes", "make_plan", "spawn"]
 
-NOBODY = 65534
 MARKER_VAR = "HARNESS_SANDBOX_RUN"
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = (
@@ -44,6 +46,7 @@ class Plan:
     spawn_user: int | None  # the uid the process is started as (fallback privilege drop)
     marker: str
     cgroup: Path | None = None  # a pids cgroup the bootstrap joins first (root fallback)
+    interpreter: privilege.Interpreter | None = None  # reached through fds (fallback drop)
 
 
 @dataclass
@@ -55,6 +58,14 @@ class Child:
     output_fd: int
     marker: str
     cgroup: Path | None = None
+
+
+def library_dirs() -> list[str]:
+    """The interpreter's own code (stdlib and site-packages) as real paths: what the sandbox
+    trusts, whichever road (a bind mount, /proc/self/fd) it reaches them by."""
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return sorted({os.path.realpath(paths[k]) for k in keys})
 
 
 def _python_dirs() -> list[str]:
@@ -72,7 +83,8 @@ def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[
     argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     # As root, bwrap's user namespace would map the sandbox uid to host uid 0, which is exempt
-    # from RLIMIT_NPROC; instead keep only setuid/setgid and let the bootstrap become nobody.
+    # from RLIMIT_NPROC; instead keep only setuid/setgid and let the bootstrap drop to the
+    # run's throwaway uid.
     argv += (
         ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if as_root else ["--unshare-user"]
     )
@@ -106,29 +118,10 @@ def bwrap_works() -> bool:
 
 
 @functools.cache
-def _nobody_can_run_python() -> bool:
-    """Fallback as root: the interpreter must be reachable by nobody to drop to it."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", "import pytest"],
-            user=NOBODY,
-            group=NOBODY,
-            extra_groups=[],
-            capture_output=True,
-            timeout=30,
-            env={"PATH": "/usr/bin"},
-            cwd="/",
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-@functools.cache
 def fallback_caps_processes() -> bool:
     """Whether the fallback sandbox can cap the process count here: RLIMIT_NPROC binds any
-    uid but 0, so as root it needs the drop to nobody or a writable pids cgroup."""
-    if os.geteuid() != 0 or _nobody_can_run_python():
+    uid but 0, so as root it needs the drop to a throwaway uid or a writable pids cgroup."""
+    if os.geteuid() != 0 or privilege.can_drop():
         return True
     probe = cgroup.create(1)
     if probe is None:
@@ -144,6 +137,8 @@ def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
         ("PATH", f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"),
         ("HOME", home),
         ("TMPDIR", home),
+        ("USER", "sandbox"),
+        ("LOGNAME", "sandbox"),
         ("LANG", "C.UTF-8"),
         ("LC_ALL", "C.UTF-8"),
         ("TZ", "UTC"),
@@ -154,25 +149,46 @@ def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def make_plan(kind: str, run_dir: Path, root: Path, tmp_mb: int, max_procs: int) -> Plan:
-    """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided)."""
+def make_plan(
+    kind: str, run_dir: Path, root: Path, tmp_mb: int, max_procs: int, uid: int | None
+) -> Plan:
+    """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
+    run's throwaway uid (None when not root)."""
     marker = secrets.token_hex(16)
-    boot = run_dir / "boot" / "boot.py"
-    python = [sys.executable, "-I", "-B", str(boot)]
-    as_root = os.geteuid() == 0
-    # Root: a pids cgroup of its own (RLIMIT_NPROC does not bind uid 0, and nobody's process
-    # count is shared by every concurrent sandbox), joined by the bootstrap before anything.
-    group = cgroup.create(max_procs, None if kind == "bwrap" else NOBODY) if as_root else None
+    boot = str(run_dir / "boot" / "boot.py")
+    # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
+    # lists every process of the launch for the final sweep however it detached.
+    group = cgroup.create(max_procs, None if kind == "bwrap" else uid) if uid is not None else None
     if kind == "bwrap":
-        argv = _bwrap_argv(root, boot.parent, tmp_mb, as_root)
+        argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
         if group is not None:
             at = argv.index("--chdir")
             argv[at:at] = [*_mkdirs(str(group)), "--bind", str(group), str(group)]
-        env = _env("/tmp", marker)
-        return Plan(kind, (*argv, *python), env, NOBODY if as_root else None, None, marker, group)
-    user = NOBODY if as_root and _nobody_can_run_python() else None
-    home = str(run_dir / "tmp")
-    return Plan(kind, tuple(python), _env(home, marker), None, user, marker, group)
+        python = (sys.executable, "-I", "-B", boot)
+        return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
+    env = _env(str(run_dir / "tmp"), marker)
+    if uid is None or not privilege.can_drop():
+        if not privilege.unsafe():
+            raise SandboxError(refusal())
+        return Plan(kind, (sys.executable, "-I", "-B", boot), env, None, None, marker, group)
+    interpreter = privilege.open_interpreter()
+    argv = (*interpreter.argv, boot)
+    return Plan(kind, argv, (*env, *interpreter.env), None, uid, marker, group, interpreter)
+
+
+def refusal() -> str:
+    """Why the fallback will not run candidate code, and what the operator can do."""
+    who = (
+        "root, but no throwaway uid can start the interpreter"
+        if os.geteuid() == 0
+        else ("not root, so there is no other uid to run candidate code as")
+    )
+    return (
+        f"sandbox: bubblewrap is not in use and the harness is {who}: candidate code would run "
+        "as the harness's own user and could read its API keys, write its budget ledger and run "
+        "directory, and signal its processes. Install bubblewrap (or run the harness as root), "
+        f"or set {privilege.UNSAFE_VAR}=1 to accept that risk"
+    )
 
 
 def spawn(plan: Plan, cwd: Path, config: dict[str, Any]) -> Child:
@@ -192,9 +208,13 @@ def spawn(plan: Plan, cwd: Path, config: dict[str, Any]) -> Child:
     finally:
         os.close(high)
         os.close(out_w)
+        if plan.interpreter is not None:
+            plan.interpreter.close()
     cgroup_path = str(plan.cgroup) if plan.cgroup else None
     parent = os.getpid() if plan.kind != "bwrap" else None  # bwrap: --die-with-parent
+    sitedirs = plan.interpreter.sitedirs if plan.interpreter else ()
     payload = {"fd": high, "uid": plan.uid, "cgroup": cgroup_path, "parent": parent}
+    payload["sitedirs"] = list(sitedirs)
     _send_config(proc, {**config, **payload})
     os.set_blocking(rec_r, False)
     os.set_blocking(out_r, False)
@@ -205,12 +225,13 @@ def _popen(plan: Plan, cwd: Path, out_w: int, record_fd: int) -> subprocess.Pope
     user: dict[str, Any] = {}
     if plan.spawn_user is not None:
         user = {"user": plan.spawn_user, "group": plan.spawn_user, "extra_groups": []}
+    inherited = plan.interpreter.fds if plan.interpreter else ()
     return subprocess.Popen(
         list(plan.argv),
         stdin=subprocess.PIPE,
         stdout=out_w,
         stderr=out_w,
-        pass_fds=(record_fd,),
+        pass_fds=(record_fd, *inherited),
         env=dict(plan.env),
         cwd=cwd,
         start_new_session=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,5 +38,8 @@ class TestLimits:
             self.file_size_mb,
             self.tmp_mb,
         )
-        if min(numbers) <= 0:
-            raise ValueError("every test limit must be positive")
+        if not all(isinstance(n, int | float) and math.isfinite(n) and n > 0 for n in numbers):
+            raise ValueError(
+                "every test limit must be a finite, positive number "
+                f"(timeouts {self.timeout_s}, {self.per_test_timeout_s}, {self.collect_timeout_s})"
+            )

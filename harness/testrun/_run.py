@@ -12,8 +12,9 @@ import structlog
 
 from harness.tasks.spec import TaskSpec
 from harness.testrun import _cgroup as cgroup
+from harness.testrun import _privilege as privilege
 from harness.testrun import _scratch as scratch
-from harness.testrun._launch import bwrap_works, fallback_caps_processes
+from harness.testrun._launch import bwrap_works, fallback_caps_processes, refusal
 from harness.testrun._limits import TestLimits
 from harness.testrun._precheck import precheck
 from harness.testrun._score import Settlement
@@ -32,8 +33,13 @@ DEGRADED_WARNING = (
     "environment only (no network or filesystem isolation); install bubblewrap"
 )
 UNCAPPED_WARNING = (
-    "no process limit: running as root without bubblewrap, a writable pids cgroup or an "
-    "interpreter the nobody user can run; a fork bomb is stopped only by the timeouts"
+    "no process limit: running as root without bubblewrap, a writable pids cgroup or a "
+    "throwaway uid to run the tests as; a fork bomb is stopped only by the timeouts"
+)
+UNSAFE_WARNING = (
+    f"UNSAFE ({privilege.UNSAFE_VAR}=1): candidate code runs as the harness's own user without "
+    "bubblewrap; it can read the API keys, write the budget ledger and the run directory, and "
+    "signal the harness's processes"
 )
 _STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
 
@@ -66,15 +72,22 @@ def _sweep_leftovers() -> None:
 
 
 def sandbox_kind(limits: TestLimits | None = None) -> str:
-    """Which sandbox runs the tests: bubblewrap ("bwrap") or the degraded "rlimits" fallback."""
+    """Which sandbox runs the tests: bubblewrap ("bwrap") or the degraded "rlimits" fallback.
+
+    Raises SandboxError when the fallback cannot run candidate code as another user and the
+    operator did not accept that risk (UNSAFE_VAR): checked at start-up, before any call.
+    """
     mode = (limits or TestLimits()).sandbox
-    if mode == "none":
-        return "rlimits"
-    if bwrap_works():
+    if mode != "none" and bwrap_works():
         return "bwrap"
     if mode == "bwrap":
         raise SandboxError("sandbox: bwrap was required but bubblewrap is missing or unusable")
-    _warn_degraded()
+    if not privilege.can_drop():
+        if not privilege.unsafe():
+            raise SandboxError(refusal())
+        _warn_unsafe()
+    if mode == "auto":
+        _warn_degraded()
     return "rlimits"
 
 
@@ -83,6 +96,11 @@ def _warn_degraded() -> None:
     log.warning("sandbox_degraded", reason=DEGRADED_WARNING)
     if not fallback_caps_processes():
         log.warning("sandbox_uncapped", reason=UNCAPPED_WARNING)
+
+
+def _warn_unsafe() -> None:
+    """Every run, loudly: candidate code runs as the harness's own user."""
+    log.warning("sandbox_unsafe_same_user", reason=UNSAFE_WARNING)
 
 
 _expected_lock = threading.Lock()
@@ -166,8 +184,16 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
-    cases = tuple(TestCase(i, Outcome.ERROR, message) for i in ids)
+    cases = _mark_hidden([TestCase(i, Outcome.ERROR, message) for i in ids], pristine)
     return TestResult(cases=cases, error=message, rejected=True)
+
+
+def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, ...]:
+    """Cases from the task's hidden test files, marked so (by the file in their node id)."""
+    hidden = tuple(f"{path}::" for path in pristine.hidden)
+    if not hidden:
+        return tuple(cases)
+    return tuple(replace(c, hidden=True) if c.nodeid.startswith(hidden) else c for c in cases)
 
 
 def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
@@ -230,6 +256,7 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
     warnings: tuple[str, ...] = ()
     if run.kind == "rlimits":
         warnings = (DEGRADED_WARNING,)
+        warnings += () if privilege.can_drop() else (UNSAFE_WARNING,)
         warnings += () if fallback_caps_processes() else (UNCAPPED_WARNING,)
     if run.open_files:
         warnings += (
@@ -237,7 +264,7 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
             "candidate, so they are taken from this run's own collection",
         )
     return TestResult(
-        cases=tuple(cases),
+        cases=_mark_hidden(cases, run.pristine),
         output="\n".join(tally.outputs),
         error=error,
         timed_out=tally.timed_out,

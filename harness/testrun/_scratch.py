@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from harness.tasks.spec import TaskSpec
 
 __all__ = [
+    "RUN_MARKER",
     "RUN_PREFIX",
     "Pristine",
     "SandboxError",
@@ -47,6 +48,7 @@ _RESERVED_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "packagin
 
 
 RUN_PREFIX = "harness-test-"
+RUN_MARKER = ".harness-run"  # in every run folder: the stale sweep touches nothing without it
 
 
 class SandboxError(RuntimeError):
@@ -63,6 +65,8 @@ class Pristine:
 
     files: tuple[tuple[str, bytes], ...]
     tests: tuple[str, ...]  # the test files' scratch-relative paths, pytest's arguments
+    origins: tuple[str, ...] = ()  # where they were read from (kept from candidate code too)
+    hidden: tuple[str, ...] = ()  # the hidden test files among `tests`
 
     @property
     def digest(self) -> str:
@@ -90,16 +94,18 @@ def _walk(folder: Path) -> Iterator[Path]:
 def read_pristine(task: TaskSpec) -> Pristine:
     """Read tests and support (files or whole folders) once; what is hashed is what is copied."""
     files: dict[str, bytes] = {}
-    for source in (*task.tests, *task.support):
+    origins: list[str] = []
+    for source in (*task.tests, *task.hidden_tests, *task.support):
         if not source.exists():
             raise SandboxError(f"task {task.id}: input {source} does not exist")
-        if source.is_dir():
-            for path in _walk(source):
-                files[_place(path, task.base_dir)] = path.read_bytes()
-        else:
-            files[_place(source, task.base_dir)] = source.read_bytes()
-    tests = tuple(dict.fromkeys(_place(t, task.base_dir) for t in task.tests))
-    return Pristine(files=tuple(sorted(files.items())), tests=tests)
+        for path in _walk(source) if source.is_dir() else (source,):
+            files[_place(path, task.base_dir)] = path.read_bytes()
+            origins.append(str(path.resolve()))
+    tests = tuple(
+        dict.fromkeys(_place(t, task.base_dir) for t in (*task.tests, *task.hidden_tests))
+    )
+    hidden = tuple(_place(t, task.base_dir) for t in task.hidden_tests)
+    return Pristine(tuple(sorted(files.items())), tests, tuple(origins), hidden)
 
 
 def candidate_place(task: TaskSpec, pristine: Pristine) -> str:
@@ -169,12 +175,33 @@ def verify_tree(root: Path, files: dict[str, bytes]) -> list[str]:
     return problems
 
 
+def make_run_folder() -> Path:
+    """A fresh run folder in the temp folder, marked as the harness's own."""
+    path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+    (path / RUN_MARKER).touch(mode=0o400)
+    return path
+
+
+def _ours(path: Path) -> bool:
+    """A real folder (never a link to one) that this user created and marked as a run's."""
+    me = os.geteuid()
+    folder, marker = os.lstat(path), os.lstat(path / RUN_MARKER)
+    return (
+        stat.S_ISDIR(folder.st_mode)
+        and folder.st_uid == me
+        and stat.S_ISREG(marker.st_mode)
+        and marker.st_uid == me
+    )
+
+
 def sweep_stale(max_age_s: float = 6 * 3600) -> int:
-    """Remove run folders left by a harness that was killed outright (no run lasts hours)."""
+    """Remove run folders left by a harness that was killed outright (no run lasts hours).
+    Only folders this user created and marked; a link planted under the same name, or a
+    stranger's folder, is left as it is."""
     removed = 0
     for path in Path(tempfile.gettempdir()).glob(f"{RUN_PREFIX}*"):
         with contextlib.suppress(OSError):
-            if path.is_dir() and time.time() - path.stat().st_mtime > max_age_s:
+            if _ours(path) and time.time() - os.lstat(path).st_mtime > max_age_s:
                 remove_tree(path)
                 removed += 1
     return removed
@@ -182,7 +209,10 @@ def sweep_stale(max_age_s: float = 6 * 3600) -> int:
 
 def remove_tree(path: Path) -> None:
     """Delete a run folder, restoring the write permission the lock removed. Best effort:
-    whatever a candidate did to it, cleaning up must not fail the run."""
+    whatever a candidate did to it, cleaning up must not fail the run. Never follows a link:
+    os.walk does not descend into one, and a linked top is not walked at all."""
+    if os.path.islink(path):
+        return
     try:
         for dirpath, _dirnames, _filenames in os.walk(path):
             with contextlib.suppress(OSError):

@@ -6,25 +6,42 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.testrun import _launch as launch
+from harness.testrun import _privilege as privilege
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
 from harness.testrun._limits import TestLimits
 from harness.testrun._score import Settlement, Verdict, judge
-from harness.testrun._scratch import RUN_PREFIX, Pristine, build_tree, remove_tree, verify_tree
+from harness.testrun._scratch import (
+    Pristine,
+    build_tree,
+    make_run_folder,
+    remove_tree,
+    verify_tree,
+)
 from harness.testrun.result import Outcome, TestCase
 
 __all__ = ["Run", "launch_all"]
 
 MAX_LAUNCHES = 8
 _INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_CHILD_FILES = ("boot.py", "recorder.py", "guard.py")
+_CHILD_FILES = (
+    "boot.py",
+    "classify.py",
+    "stack.py",
+    "files.py",
+    "shield.py",
+    "guard.py",
+    "semantics.py",
+    "texts.py",
+    "recorder.py",
+    "vault.py",
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +60,7 @@ class Run:
     command_guard: Callable[[Sequence[str]], None] | None = None
 
 
-def _prepare(run_dir: Path, run: Run) -> None:
+def _prepare(run_dir: Path, uid: int | None) -> None:
     os.chmod(run_dir, 0o711)
     boot = run_dir / "boot"
     boot.mkdir(mode=0o755)
@@ -56,8 +73,8 @@ def _prepare(run_dir: Path, run: Run) -> None:
     os.chmod(boot, 0o555)
     tmp = run_dir / "tmp"
     tmp.mkdir(mode=0o700)
-    if os.geteuid() == 0:
-        os.chown(tmp, launch.NOBODY, launch.NOBODY)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
 
 
 def _pytest_args(run: Run, run_dir: Path, root: Path) -> list[str]:
@@ -93,6 +110,9 @@ def _config(
         "root": str(root),
         "candidate": str(root / run.candidate_rel),
         "paths": list(dict.fromkeys([cand_dir, str(root)])),
+        "library": launch.library_dirs(),
+        "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
+        "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
         "rlimits": {
             "cpu": int(lim.cpu_s),
@@ -106,14 +126,15 @@ def _config(
 
 def launch_all(run: Run) -> Settlement:
     """Run the tests; after a launch dies mid-test, relaunch for the tests it never reached."""
-    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+    run_dir = make_run_folder()
     tally = Settlement()
+    uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
     try:
         root = run_dir / "root"
         files = {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
         build_tree(root, run.pristine, run.candidate_rel, run.code)
-        _prepare(run_dir, run)
-        _launch_loop(run, run_dir, root, tally)
+        _prepare(run_dir, uid)
+        _launch_loop(run, run_dir, root, tally, uid)
         try:
             problems = verify_tree(root, files)
         except (OSError, RecursionError) as exc:  # a tree mangled beyond walking
@@ -126,13 +147,13 @@ def launch_all(run: Run) -> Settlement:
     return tally
 
 
-def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement) -> None:
+def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None) -> None:
     lim = run.limits
     deadline = time.monotonic() + lim.timeout_s
     args = _pytest_args(run, run_dir, root)
     only: list[str] | None = None
     for n in range(MAX_LAUNCHES):
-        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs)
+        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
         config = _config(run, plan, root, args, only)
         if run.command_guard is not None:
             run.command_guard(plan.argv)
@@ -180,6 +201,9 @@ def _absorb(n: int, seen: Watch, verdict: Verdict, tally: Settlement) -> list[st
     stuck = verdict.in_flight or seen.hung_test
     if stuck and stuck not in tally.cases:
         tally.cases[stuck] = TestCase(stuck, Outcome.ERROR, *texts.stuck_reason(seen, verdict))
+    if seen.ended_by == "flood":
+        tally.tamper.append("the record channel was flooded past its byte or record cap")
+        return None
     if seen.ended_by in ("deadline", "collect_timeout"):
         tally.timed_out = True
         tally.stop_reason = texts.stop_text(seen.ended_by)

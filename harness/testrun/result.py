@@ -29,6 +29,7 @@ class TestCase:
     outcome: Outcome
     message: str = ""
     details: str = ""
+    hidden: bool = False  # from the task's hidden tests: scored, never shown to a model
     by_suite: bool = False
 
     @property
@@ -90,9 +91,30 @@ class TestResult:
 
     @property
     def all_passed(self) -> bool:
+        """Every test passed, the hidden ones included."""
         return self.total > 0 and self.passed == self.total
 
+    @property
+    def hidden_total(self) -> int:
+        return sum(1 for case in self.cases if case.hidden and case.counts)
+
+    @property
+    def hidden_passed(self) -> int:
+        hidden = (c for c in self.cases if c.hidden and c.outcome is Outcome.PASSED)
+        return 0 if self.tampered else sum(1 for _ in hidden)
+
+    @property
+    def visible_total(self) -> int:
+        return self.total - self.hidden_total
+
+    @property
+    def visible_passed(self) -> int:
+        return self.passed - self.hidden_passed
+
     def failing(self) -> tuple[TestCase, ...]:
-        """The cases that count against the candidate (failed, erroring, or skipped by its
-        doing), in run order: what a fix prompt is fed."""
-        return tuple(c for c in self.cases if c.counts and c.outcome is not Outcome.PASSED)
+        """The visible cases that count against the candidate (failed, erroring, or skipped by
+        its doing), in run order: what a fix prompt is fed (a hidden test's name, message or
+        traceback never reaches a model)."""
+        return tuple(
+            c for c in self.cases if c.counts and c.outcome is not Outcome.PASSED and not c.hidden
+        )

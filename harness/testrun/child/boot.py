@@ -1,7 +1,8 @@
-"""Sandbox entry point: lock the process down, register the recorder, run pytest, vanish.
+"""Sandbox entry point: lock the process down, arm the audit hook, register the recorder, run
+pytest, vanish.
 
 Runs inside the sandbox as `python -I -B boot.py`, so it imports only the standard library,
-pytest and its sibling recorder files (loaded by path; the harness package is not visible).
+pytest and its sibling files (loaded by path; the harness package is not visible).
 Its configuration arrives on stdin, never in argv or the environment, where candidate code
 could read it from /proc.
 """
@@ -15,6 +16,7 @@ import os
 import resource
 import sys
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 _LIMITS = {
     "cpu": resource.RLIMIT_CPU,
@@ -79,13 +81,52 @@ def _no_new_privileges(parent: int | None) -> None:
                 os._exit(1)
 
 
-def _load_sibling(name: str) -> object:
+def _add_site_packages(sitedirs: list[str]) -> None:
+    """Fallback drop: the interpreter ran with -S, its site-packages reached through fds."""
+    if sitedirs:
+        import site
+
+        for path in sitedirs:
+            site.addsitedir(path)
+
+
+def _load_sibling(name: str) -> ModuleType:
+    """By path and kept out of sys.modules, so candidate code finds no module to rewrite."""
     path = Path(__file__).with_name(f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_harness_sandbox_{name}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _arm(config: dict) -> SimpleNamespace:
+    """Install the audit hook, import pytest under it, and build what the vault checks with."""
+    boot_dir = os.path.dirname(os.path.abspath(__file__))
+    classify = _load_sibling("classify").build(config["library"], boot_dir, config["test_code"])
+    stack = _load_sibling("stack").build(classify, boot_dir)
+    files = _load_sibling("files").build(config["protected"], stack, boot_dir)
+    notify: list = []
+    _load_sibling("shield").install(stack, files, notify)
+    import pytest  # noqa: F401  (under the hook, before any candidate-controlled path)
+
+    recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
+    guard = _load_sibling("guard").build(stack)
+    describe, is_library = _load_sibling("texts").describe, stack.is_library
+    plugin = recorder.Recorder(
+        config, lambda longrepr, collecting: describe(longrepr, is_library, collecting)
+    )
+    parts = SimpleNamespace(
+        own=recorder.own_code(),
+        plugin=plugin,
+        candidate=config["candidate"],
+        stack=stack,
+        guard=guard,
+        semantics=_load_sibling("semantics").build(guard.kind_of),
+        protected=config["protected"],
+    )
+    plugin._send = vault.open_vault(config["fd"], config["nonce"], parts)
+    notify.append(plugin._send)
+    return SimpleNamespace(plugin=plugin, pytest=sys.modules["pytest"])
 
 
 def main() -> None:
@@ -94,19 +135,17 @@ def main() -> None:
     _drop_privileges(config.get("uid"))
     _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])
-    recorder_module = _load_sibling("recorder")
-    guard_module = _load_sibling("guard")
-    import pytest  # after the limits, before any candidate-controlled path is importable
-
-    guard = guard_module.Guard(config["root"], config["candidate"])
-    recorder = recorder_module.Recorder(config, guard)
+    _add_site_packages(config.get("sitedirs") or ())
+    armed = _arm(config)
     sys.path[:0] = config["paths"]
+    args = config["args"]
+    del config  # the nonce and the pipe live in the vault only, not in this frame
     status: object = None
     try:
-        status = pytest.main(config["args"], plugins=[recorder])
+        status = armed.pytest.main(args, plugins=[armed.plugin])
     except BaseException as exc:  # the candidate may raise anything out of pytest.main
         status = f"{type(exc).__name__}: {exc}"[:500]
-    recorder.end(status)
+    armed.plugin.end(status)
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(BaseException):  # a replaced stream must not hold us up
             stream.flush()

@@ -1,144 +1,192 @@
-"""Integrity guard, run inside the sandbox: notices when candidate code rewires pytest.
+"""Integrity guard, run inside the sandbox: notices when candidate code rewires what decides a
+test's outcome.
 
-Candidate code shares the process with pytest, so it could patch the machinery that turns a
-test's exception into a report, register a plugin that rewrites reports, or swap a test's code.
-The guard snapshots that machinery before any candidate code is imported and re-checks it
-before every record; a difference is reported as tampering. It raises the cost of an attack
-that the static pre-check did not stop; it cannot make a shared process trustworthy on its own.
-Imports: standard library, pytest and pluggy only.
+The audit hook keeps candidate code away from frames and memory; plain attribute assignment it
+cannot see. So the guard remembers, before any candidate code is imported, every attribute of
+pytest's and pluggy's modules and classes and of builtins; after collection, each test's code
+and the namespaces of the test and support modules and of the modules they use; and compares
+before every record. A difference, or a candidate's object in a library module, is tampering.
+Built as closures (no class whose methods candidate code could replace). Imports: standard
+library only.
 """
 
 from __future__ import annotations
 
-import os
+import builtins
 import sys
-import sysconfig
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
-_CRITICAL = {
-    "_pytest.runner": (
-        "call_and_report",
-        "runtestprotocol",
-        "pytest_runtest_makereport",
-        "pytest_runtest_protocol",
-        "pytest_runtest_setup",
-        "pytest_runtest_call",
-        "pytest_runtest_teardown",
-        "check_interactive_exception",
-    ),
-    "_pytest.runner.CallInfo": ("from_call", "__init__", "result"),
-    "_pytest.reports.TestReport": ("__init__", "from_item_and_call"),
-    "_pytest.reports.BaseReport": ("passed", "failed", "skipped", "__init__"),
-    "_pytest.python": ("pytest_pyfunc_call",),
-    "_pytest.python.Function": ("runtest", "setup", "_getobj", "repr_failure"),
-    "_pytest.main": ("pytest_runtestloop",),
-    "_pytest.skipping": (
-        "pytest_runtest_makereport",
-        "pytest_runtest_call",
-        "pytest_runtest_setup",
-    ),
-    "pluggy._callers": ("_multicall",),
-    "pluggy._hooks.HookCaller": ("__call__", "_hookexec", "get_hookimpls", "call_extra"),
-    "pluggy._manager.PluginManager": ("register", "_hookexec", "get_plugins"),
-}
+_PREFIXES = ("pytest", "_pytest", "pluggy")
 _ITEM_ATTRS = ("runtest", "obj", "_obj", "ihook", "setup", "teardown", "_getobj")
+# pytest's own state that changes during a session (none of it decides an outcome).
+_VOLATILE = frozenset(
+    ("_pytest.assertion.util", k) for k in ("_reprcompare", "_assertion_pass", "_config")
+)
+# Library attributes a candidate may legitimately point at its own objects.
+_MAY_BE_SET = frozenset(
+    {
+        ("sys", "stdout"),
+        ("sys", "stderr"),
+        ("sys", "stdin"),
+        ("sys", "excepthook"),
+        ("sys", "displayhook"),
+        ("sys", "unraisablehook"),
+        ("threading", "excepthook"),
+        ("warnings", "showwarning"),
+        ("logging", "_loggerClass"),
+        ("logging", "_logRecordFactory"),
+        ("asyncio.events", "_event_loop_policy"),
+    }
+)
+_LIB, _TEST, _CAND = 0, 1, 2
+_CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own dict, whatever its metaclass
 
 
-def _resolve(path: str) -> Any:
-    """A loaded module, or a class in one, by dotted path."""
-    if path in sys.modules:
-        return sys.modules[path]
-    head, _, name = path.rpartition(".")
-    return getattr(sys.modules.get(head), name, None)
+def build(stack: SimpleNamespace) -> SimpleNamespace:
+    """rebase() at session start; watch(pluginmanager, items, own_plugin) after collection;
+    check(nodeid) -> reason|None; kind_of(obj): library (0), test (1) or candidate (2)."""
+    builtins_kept = [(vars(builtins), k, v, "builtins") for k, v in vars(builtins).items()]
+    kind_of, item_code, changed = stack.origin, _item_code(), _changed()
+    later: dict[str, list] = {"items": [], "kept": [], "used": [], "plugins": []}
+    vars_, builtins_ns, own_items = vars, vars(builtins), _ITEM_ATTRS
+    modules, list_ = sys.modules, list
 
+    def pytest_modules() -> list:
+        return [m for n, m in list_(modules.items()) if n.startswith(_PREFIXES)]
 
-def _fingerprint(value: Any) -> tuple[Any, ...]:
-    func = getattr(value, "fget", value)  # properties: their getter
-    return (value, getattr(func, "__code__", None), getattr(func, "__defaults__", None))
+    def rebase() -> None:
+        """At session start: pytest has configured itself (and patched some of its own
+        classes); candidate code has not run yet."""
+        later["pytest"], later["mros"] = _snapshot(pytest_modules())
 
+    rebase()
 
-def _snapshot() -> list[tuple[Any, str, tuple[Any, ...]]]:
-    found = []
-    for path, names in _CRITICAL.items():
-        owner = _resolve(path)
-        for name in names:
-            if owner is not None and name in vars(owner):
-                found.append((owner, name, _fingerprint(vars(owner)[name])))
-    return found
+    def attrs_of(item: Any) -> list:
+        own = vars_(item)
+        return [own.get(k) for k in own_items if k != "_obj"]
 
+    def same(now: list, then: list) -> bool:  # by identity: no __eq__ of theirs runs here
+        return len(now) == len(then) and all(a is b for a, b in zip(now, then, strict=True))
 
-class Guard:
-    """Call it to get a tampering reason, or None while everything is as it was."""
+    def watch(pm: Any, items: list, own: Any) -> None:
+        later["items"] = [(i, item_code(i), attrs_of(i)) for i in items]
+        later["plugins"] = [pm, own]
+        tests = [m for m in _modules() if kind_of(m) == _TEST]
+        used = _used(tests)
+        later["kept"] = _snapshot(tests)[0] + _snapshot(used, classes=False)[0]
+        later["used"] = [vars_(m) for m in used if kind_of(m) == _LIB] + [builtins_ns]
 
-    def __init__(self, root: str, candidate: str) -> None:
-        import _pytest.python
-        import _pytest.skipping  # noqa: F401
-        import pluggy._callers  # noqa: F401
-
-        self._internals = _snapshot()
-        self._candidate = os.path.realpath(candidate)
-        paths = sysconfig.get_paths()
-        trusted = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"], root}
-        self._trusted = tuple(os.path.realpath(p) + os.sep for p in trusted)
-        self._trusted_files = {os.path.realpath(os.path.dirname(__file__))}
-        self._items: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any]]] = {}
-        self._plugin_manager: Any = None
-        self._vars, self._getattr, self._realpath = vars, getattr, os.path.realpath
-        self._verdicts: dict[str, bool] = {}
-
-    def watch(self, plugin_manager: Any, items: list[Any]) -> None:
-        """After collection: remember each test's code and the plugin manager to audit."""
-        self._plugin_manager = plugin_manager
-        self._items = {i.nodeid: (i, self._code_of(i), self._item_attrs(i)) for i in items}
-
-    def _code_of(self, item: Any) -> Any:
-        """The code object of the test's function. Not the function object itself: pytest
-        binds methods (unittest ones per test) to fresh instances; their code stays put."""
-        obj = self._vars(item).get("_obj")
-        if obj is None:  # unittest items bind in setup: look the function up on the class
-            owner = self._vars(item.parent).get("_obj") if item.parent is not None else None
-            name = self._getattr(item, "originalname", None) or item.name
-            obj = self._getattr(owner, name, None) if owner is not None else None
-        return self._getattr(self._getattr(obj, "__func__", obj), "__code__", None)
-
-    def _item_attrs(self, item: Any) -> dict[str, Any]:
-        own = self._vars(item)
-        return {name: own[name] for name in _ITEM_ATTRS if name in own and name != "_obj"}
-
-    def __call__(self, nodeid: str | None = None) -> str | None:
-        """Check the machinery and the plugins, and one test (before its records go out) or,
-        without a nodeid, every test."""
-        for owner, name, print_ in self._internals:
-            now = self._vars(owner).get(name)
-            if _fingerprint(now) != print_:
-                return f"{getattr(owner, '__name__', owner)}.{name} was replaced"
-        watched = [self._items[nodeid]] if nodeid in self._items else []
-        for item, code, attrs in watched if nodeid else self._items.values():
-            if self._code_of(item) != code or self._item_attrs(item) != attrs:
+    def check(nodeid: str | None = None) -> str | None:
+        reason = changed(builtins_kept) or changed(later["pytest"]) or changed(later["kept"])
+        reason = reason or _mro_changed(later["mros"])
+        reason = reason or _foreign(later["used"], kind_of)
+        if reason:
+            return reason
+        for item, code, attrs in later["items"]:
+            if (nodeid is None or item.nodeid == nodeid) and (
+                item_code(item) is not code or not same(attrs_of(item), attrs)
+            ):
                 return f"test {item.nodeid} was altered after collection"
-        return self._audit_plugins()
+        return _plugins(*later["plugins"], kind_of) if later["plugins"] else None
 
-    def _audit_plugins(self) -> str | None:
-        if self._plugin_manager is None:
-            return None
-        for plugin in self._plugin_manager.get_plugins():
-            if not self._trusted_origin(plugin):
-                return f"an untrusted pytest plugin was registered: {plugin!r}"[:300]
+    return SimpleNamespace(watch=watch, check=check, kind_of=kind_of, rebase=rebase)
+
+
+def _item_code():
+    vars_, getattr_ = vars, getattr
+
+    def item_code(item: Any) -> Any:
+        """The code object of the test's function (pytest binds methods, unittest ones per
+        test, to fresh instances; their code stays put)."""
+        obj = vars_(item).get("_obj")
+        if obj is None:  # unittest items bind in setup: look the function up on the class
+            parent = getattr_(item, "parent", None)
+            owner = vars_(parent).get("_obj") if parent is not None else None
+            name = getattr_(item, "originalname", None) or item.name
+            obj = getattr_(owner, name, None) if owner is not None else None
+        return getattr_(getattr_(obj, "__func__", obj), "__code__", None)
+
+    return item_code
+
+
+def _changed():
+    missing, volatile = object(), _VOLATILE
+
+    def changed(entries: list) -> str | None:
+        for namespace, key, value, owner in entries:
+            if namespace.get(key, missing) is not value and (owner, key) not in volatile:
+                return f"{owner}.{key} was replaced"
         return None
 
-    def _trusted_origin(self, plugin: Any) -> bool:
-        module_name = (
-            getattr(plugin, "__name__", None)
-            if type(plugin).__name__ == "module"
-            else getattr(plugin if isinstance(plugin, type) else type(plugin), "__module__", None)
-        )
-        module = sys.modules.get(module_name or "")
-        path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or not path:
-            return module_name in sys.builtin_module_names
-        if path not in self._verdicts:  # realpath is slow; each file is judged once
-            real = self._realpath(path)
-            self._verdicts[path] = real != self._candidate and (
-                real.startswith(self._trusted) or os.path.dirname(real) in self._trusted_files
-            )
-        return self._verdicts[path]
+    return changed
+
+
+def _mro_changed(mros: list) -> str | None:
+    for cls, mro in mros:
+        now = type.__dict__["__mro__"].__get__(cls)
+        if len(now) != len(mro) or any(a is not b for a, b in zip(now, mro, strict=True)):
+            return f"the bases of {type.__dict__['__qualname__'].__get__(cls)} were replaced"
+    return None
+
+
+def _foreign(namespaces: list, kind_of: Any) -> str | None:
+    """A library module the tests use (or builtins) now holding the candidate's object."""
+    for namespace in namespaces:
+        name = namespace.get("__name__")
+        name = name if type(name) is str else "?"
+        for key, value in list(namespace.items()):
+            known = type(key) is not str or (name, key) in _MAY_BE_SET
+            if not known and type(value) is not ModuleType and kind_of(value) == _CAND:
+                return f"{name}.{key} is the candidate's"
+    return None
+
+
+def _plugins(pm: Any, own: Any, kind_of: Any) -> str | None:
+    for plugin in pm.get_plugins():
+        if plugin is not own and kind_of(plugin) == _CAND:
+            kind = type.__dict__["__qualname__"].__get__(type(plugin))
+            return f"a pytest plugin that is not pytest's own was registered: a {kind}"
+    return None
+
+
+def _modules() -> list[ModuleType]:
+    """sys.modules' genuine modules (their own classes could run code on attribute access)."""
+    return [m for m in list(sys.modules.values()) if type(m) is ModuleType]
+
+
+def _names(module: ModuleType) -> dict:
+    return ModuleType.__dict__["__dict__"].__get__(module)
+
+
+def _name(module: ModuleType) -> str:
+    name = _names(module).get("__name__")
+    return name if type(name) is str else ""
+
+
+def _used(modules: list[ModuleType]) -> list[ModuleType]:
+    """The modules the tests reach: the ones in their namespaces, and those modules' own
+    submodules (os.path, json.decoder)."""
+    used = {id(v): v for m in modules for v in _names(m).values() if type(v) is ModuleType}
+    for module in list(used.values()):
+        prefix = _name(module) + "."
+        for value in _names(module).values():
+            if type(value) is ModuleType and _name(value).startswith(prefix):
+                used[id(value)] = value
+    return list(used.values())
+
+
+def _snapshot(modules: Any, classes: bool = True) -> tuple[list, list]:
+    """(namespace, key, value, owner's name) for every attribute of the modules and, with
+    `classes`, of the classes they define; and (class, __mro__) for those classes."""
+    entries, mros = [], []
+    for module in modules:
+        namespace, name = _names(module), _name(module)
+        entries += [(namespace, k, v, name) for k, v in namespace.items()]
+        for value in list(namespace.values()) if classes else ():
+            if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
+                label = f"{name}.{type.__dict__['__qualname__'].__get__(value)}"
+                own = _CLASS_DICT(value)
+                entries += [(own, k, v, label) for k, v in own.items()]
+                mros.append((value, value.__mro__))
+    return entries, mros
