@@ -40,6 +40,7 @@ class Settings:
     latency_scale: float | None = 50.0  # simulated latency = REALISTIC / scale; None: zero
     big_list: int = 1000  # 0: skip the 1,000-task stage
     tight_cap_fraction: float | None = 0.3  # of the baseline's spend; None: skip
+    tight_cap_usd: float | None = 0.95  # a fixed cap instead (the issue's $0.95 night)
     extra_variants: bool = True  # the other loop policies (bench/policies.py)
     calibration_seeds: int = 100  # seeds per calibration target (0: skip)
     max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
@@ -161,7 +162,7 @@ def _capped(st: _Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night
     """Both loops under a cap they cannot finish within: where does each stop?"""
     if st.s.tight_cap_fraction is None:
         return None, []
-    cap = round(base.spent_usd * st.s.tight_cap_fraction, 2)
+    cap = st.s.tight_cap_usd or round(base.spent_usd * st.s.tight_cap_fraction, 2)
     seed = st.s.seeds[0]
     nights = {
         "baseline": st.baseline(seed, 1, False, cap=cap),
