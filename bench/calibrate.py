@@ -83,9 +83,10 @@ class _Driver:
             }
             for i in range(max(1, 2 * len(bugs)))
         ]
-        if full:
-            lines = [f"tests/test_x.py::test_ok_{i} PASSED" for i in range(12)]
+        if full:  # a raw `pytest -v --tb=short -q` run, as the published loop pastes it
+            lines = ["." * 12 + "F" * len(failures), "", "=" * 20 + " FAILURES " + "=" * 20]
             lines += [f"FAILED {f['nodeid']} - AssertionError" for f in failures]
+            lines.append(f"{len(failures)} failed, 12 passed in 0.31s")
             prompt = Prompt("", "", article.fix_prompt(self.task.spec, code, "\n".join(lines)))
         else:
             extra = {"code": code, "failures": failures, "passed": 12, "total": 12 + len(failures)}

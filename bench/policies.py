@@ -18,12 +18,8 @@ POLICIES: dict[str, str | None] = {
     "harness": None,
     "harness_published_policy": "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n",
     "harness_no_escalate_stop2": "loop:\n  escalate: false\n  stop_after_no_improvement: 2\n",
-    "harness_no_escalate_stop1": "loop:\n  escalate: false\n  stop_after_no_improvement: 1\n",
     "harness_escalate_stop3": (
         "loop:\n  escalate: true\n  escalate_after: 1\n  stop_after_no_improvement: 3\n"
-    ),
-    "harness_escalate_after2_nostop": (
-        "loop:\n  escalate: true\n  escalate_after: 2\n  stop_after_no_improvement: 50\n"
     ),
 }
 RESAMPLES = 2000

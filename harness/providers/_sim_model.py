@@ -20,6 +20,8 @@ TIERS = ("cheap", "mid", "frontier")
 # What the prompt templates print; the simulator reads a prompt as a model would see it.
 _FOCUSED = re.compile(r"^## Failing tests \((\d+)\)", re.MULTILINE)
 _SUMMARY_FAILURE = re.compile(r"^(?:FAILED|ERROR) \S", re.MULTILINE)
+# A raw pytest run pasted whole: its closing "N failed, M passed in 0.12s" line, or -v lines.
+_RAW_PYTEST = re.compile(r"^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s", re.MULTILINE)
 _EXAMPLES = "## Gold-standard example"
 _CAPABILITIES = "## Platform capabilities"
 
@@ -44,7 +46,7 @@ def read_features(request: CallRequest) -> Features:
     focused, shown = True, 1
     if match := _FOCUSED.search(prompt.variable):
         shown = int(match.group(1))
-    elif " PASSED" in prompt.variable:  # pytest -v output: every test, not only the failures
+    elif " PASSED" in prompt.variable or _RAW_PYTEST.search(prompt.variable):
         focused, shown = False, len(_SUMMARY_FAILURE.findall(prompt.variable)) or 1
     return Features(
         tier=tier,
