@@ -16,20 +16,21 @@ def test_steps_follow_the_configured_tiers() -> None:
     assert router.route("fix").provider == "anthropic"
 
 
-def test_fix_escalates_after_one_non_improving_fix() -> None:
-    """After a fix that did not improve, the next fix goes to the frontier tier."""
-    router = Router.from_config(load_config())
+def test_fix_escalates_after_one_non_improving_fix(tmp_path) -> None:
+    """With escalation on (off by default), after a fix that did not improve, the next fix
+    goes to the frontier tier."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("loop: {escalate: true}\n")
+    router = Router.from_config(load_config(path))
 
     assert router.route("fix", non_improving_fixes=0).tier == "mid"
     assert router.route("fix", non_improving_fixes=1).tier == "frontier"
     assert router.route("write", non_improving_fixes=3).tier == "mid"
 
 
-def test_escalation_can_be_turned_off(tmp_path) -> None:
-    """With escalate: false the fix tier never changes."""
-    path = tmp_path / "harness.yaml"
-    path.write_text("loop: {escalate: false}\n")
-    router = Router.from_config(load_config(path))
+def test_escalation_is_off_by_default() -> None:
+    """With the shipped escalate: false the fix tier never changes."""
+    router = Router.from_config(load_config())
 
     assert router.route("fix", non_improving_fixes=5).tier == "mid"
 
