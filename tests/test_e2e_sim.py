@@ -116,7 +116,7 @@ def test_summary_command_prints_the_latest_run(example: Path, tmp_path: Path, ca
 
 def test_budget_cap_stops_the_night_with_exit_3(example: Path, tmp_path: Path) -> None:
     """A tiny cap stops the run before crossing it: exit 3, remaining tasks skipped as budget."""
-    cap = "1.00"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
+    cap = "0.45"  # room for a few calls: each reserves its worst case, ~$0.33 on the mid tier
     code, summary, _ = run(
         example, tmp_path, "--seed", "2", "--budget-usd", cap, "--concurrency", "1"
     )
