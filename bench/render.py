@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bench.render_policy import render_policy
+
 __all__ = ["render"]
 
 Fmt = Callable[[Any], str]
@@ -212,6 +214,7 @@ def render(results: dict[str, Any]) -> str:
     out = [
         _context(results),
         "",
+        *render_policy(results),
         "### Outcomes and cost",
         "",
         *_outcomes(f["outcomes"]),

@@ -13,12 +13,14 @@ from typing import Any
 
 from bench import biglist
 from bench.baseline import LastAttempt, Ratchet, run_baseline
+from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
-from bench.workspace import Workspace, make_workspace
+from bench.policies import POLICIES, headline, policy_table
+from bench.workspace import EXAMPLE, Workspace, make_workspace
 from harness.providers.sim import SimLatency, SimProvider
 from harness.tasks import load_tasks
 
@@ -26,8 +28,6 @@ __all__ = ["REALISTIC", "Settings", "run_suite"]
 
 # A Sonnet-class model over the API: ~1.5 s to the first token, ~67 output tokens a second.
 REALISTIC = SimLatency(base_s=1.5, per_1k_output_tokens_s=15.0, jitter=0.25)
-# The published loop's policy in this harness: no early stop, no escalation to a dearer tier.
-PUBLISHED_POLICY = "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n"
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,9 @@ class Settings:
     latency_scale: float | None = 50.0  # simulated latency = REALISTIC / scale; None: zero
     big_list: int = 1000  # 0: skip the 1,000-task stage
     tight_cap_fraction: float | None = 0.3  # of the baseline's spend; None: skip
-    extra_variants: bool = True  # the harness run with the published loop's policy
+    tight_cap_usd: float | None = 0.95  # a fixed cap instead (the issue's $0.95 night)
+    extra_variants: bool = True  # the other loop policies (bench/policies.py)
+    calibration_seeds: int = 100  # seeds per calibration target (0: skip)
     max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
     sandbox_bench: bool = True  # also run bench/bench_sandbox.py (test-runner overhead)
 
@@ -62,8 +64,11 @@ class _Stages:
             workdir / "tasks", settings.tasks, settings.max_attempts
         )
         self.specs = load_tasks(self.ws.tasks_yaml)
-        self.published_policy = workdir / "published_policy.yaml"
-        self.published_policy.write_text(PUBLISHED_POLICY)
+        self.configs: dict[str, Path] = {}
+        for variant, text in POLICIES.items():
+            if text is not None:
+                self.configs[variant] = workdir / f"{variant}.yaml"
+                self.configs[variant].write_text(text)
 
     def note(self, text: str) -> None:
         if not self.quiet:
@@ -82,7 +87,7 @@ class _Stages:
     def harness(
         self, seed: int, c: int, timed: bool, variant: str = "harness", cap: float = 1000.0
     ) -> Night:
-        config = self.published_policy if variant == "harness_published_policy" else None
+        config = self.configs.get(variant)
         name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}"
         # A fresh copy per night: the harness seeds a task from a file already at its output
         # path (a ratchet across nights), so nights sharing outputs would not be independent.
@@ -149,7 +154,7 @@ def _outcomes(st: _Stages, base: Night, harness_c1: Night) -> list[Night]:
             nights.append(st.baseline(seed, 2, timed=False))
         nights.append(st.baseline(seed, 2, False, LastAttempt, "baseline_no_ratchet"))
         if st.s.extra_variants:
-            nights.append(st.harness(seed, 4, False, "harness_published_policy"))
+            nights += [st.harness(seed, 4, False, v) for v in POLICIES if v != "harness"]
     return nights
 
 
@@ -157,7 +162,7 @@ def _capped(st: _Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night
     """Both loops under a cap they cannot finish within: where does each stop?"""
     if st.s.tight_cap_fraction is None:
         return None, []
-    cap = round(base.spent_usd * st.s.tight_cap_fraction, 2)
+    cap = st.s.tight_cap_usd or round(base.spent_usd * st.s.tight_cap_fraction, 2)
     seed = st.s.seeds[0]
     nights = {
         "baseline": st.baseline(seed, 1, False, cap=cap),
@@ -214,17 +219,30 @@ def _unchanged(machine: dict[str, Any]) -> bool:
     return code["source_digest"] == code["source_digest_at_end"]
 
 
+def _calibration(st: _Stages) -> list[dict[str, Any]]:
+    """The simulator against the public targets, on the example tasks, before any night."""
+    if not st.s.calibration_seeds:
+        return []
+    rows = calibrate(load_tasks(EXAMPLE / "tasks.yaml"), seeds=st.s.calibration_seeds)
+    st.note(f"calibration: {sum(r['within_tolerance'] for r in rows)}/{len(rows)} within tolerance")
+    return rows
+
+
 def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[str, Any]:
     """Run every stage and return the results document (JSON-ready)."""
     started = time.perf_counter()
     machine = describe()
     st = _Stages(settings, workdir, quiet)
+    calibration = _calibration(st)
     base, harness = _timed(st)
     outcomes = _outcomes(st, base, harness[0])
     capped, capped_nights = _capped(st, base)
+    night = timing_figures(base, harness, settings.latency_scale)
+    policies = policy_table(outcomes)
     figures: dict[str, Any] = {
         "outcomes": outcome_figures(outcomes),
-        "night": timing_figures(base, harness, settings.latency_scale),
+        "policies": policies,
+        "night": night,
         "tight_cap": capped,
         "big_list": _big_list(st),
         "sandbox_bench": _sandbox_bench(st),
@@ -232,12 +250,19 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
     nights = [*outcomes, *harness[1:], *capped_nights]
     machine["load_average_at_end"] = load_average()
     machine["code"]["source_digest_at_end"] = source_digest()
+    same = night["same_outcomes_across_concurrency"]
     return {
-        "schema": 1,
+        "schema": 2,
         "machine": machine,
         "settings": {**asdict(settings), "realistic_latency": asdict(REALISTIC)},
         "duration_s": time.perf_counter() - started,
+        "headline": headline(policies, capped, same),
+        "calibration": calibration,
         "figures": figures,
-        "checks": {**checks(figures, nights), "code_unchanged_during_run": _unchanged(machine)},
+        "checks": {
+            **checks(figures, nights),
+            "calibration_within_tolerance": all(r["within_tolerance"] for r in calibration),
+            "code_unchanged_during_run": _unchanged(machine),
+        },
         "nights": [n.to_json() for n in nights],
     }

@@ -33,6 +33,7 @@ TINY = Settings(
     extra_variants=False,
     max_attempts=2,
     sandbox_bench=False,
+    calibration_seeds=0,  # tests/test_calibrate.py covers it
 )
 
 
@@ -106,3 +107,13 @@ def test_results_render_as_markdown_tables(results: dict[str, Any]) -> None:
 
     assert "### Outcomes and cost" in text and "### Per attempt" in text
     assert "harness ÷ baseline" in text and "Checks:" in text
+
+
+def test_headline_compares_shipped_default_with_published_loop(results: dict[str, Any]) -> None:
+    """The headline carries both ratios with intervals, from the policy table's `harness` row."""
+    headline, row = results["headline"], results["figures"]["policies"]["policies"]["harness"]
+
+    assert headline["cost_per_pass_ratio"] == row["cost_per_pass_ratio"]
+    assert headline["pass_rate_ratio"] == row["pass_rate_ratio"]
+    assert {"baseline", "harness"} <= set(results["figures"]["policies"]["policies"])
+    assert results["calibration"] == []

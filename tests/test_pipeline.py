@@ -220,6 +220,9 @@ def test_fix_escalates_to_frontier_after_a_non_improving_fix(tmp_path, spec) -> 
         }
     )
     env, _ = make_env(tmp_path, provider)
+    config = tmp_path / "harness.yaml"
+    config.write_text("loop: {escalate: true}\n")  # off by default
+    env = replace(env, router=Router.from_config(load_config(config), "sim"))
 
     run_task(spec, env)
 

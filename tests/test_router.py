@@ -16,20 +16,21 @@ def test_steps_follow_the_configured_tiers() -> None:
     assert router.route("fix").provider == "anthropic"
 
 
-def test_fix_escalates_after_one_non_improving_fix() -> None:
-    """After a fix that did not improve, the next fix goes to the frontier tier."""
-    router = Router.from_config(load_config())
+def test_fix_escalates_after_one_non_improving_fix(tmp_path) -> None:
+    """With escalation on (off by default), after a fix that did not improve, the next fix
+    goes to the frontier tier."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("loop: {escalate: true}\n")
+    router = Router.from_config(load_config(path))
 
     assert router.route("fix", non_improving_fixes=0).tier == "mid"
     assert router.route("fix", non_improving_fixes=1).tier == "frontier"
     assert router.route("write", non_improving_fixes=3).tier == "mid"
 
 
-def test_escalation_can_be_turned_off(tmp_path) -> None:
-    """With escalate: false the fix tier never changes."""
-    path = tmp_path / "harness.yaml"
-    path.write_text("loop: {escalate: false}\n")
-    router = Router.from_config(load_config(path))
+def test_escalation_is_off_by_default() -> None:
+    """With the shipped escalate: false the fix tier never changes."""
+    router = Router.from_config(load_config())
 
     assert router.route("fix", non_improving_fixes=5).tier == "mid"
 
@@ -44,9 +45,12 @@ def test_provider_override_keeps_models() -> None:
     assert route.model == load_config().routes["cheap"].model
 
 
-def test_an_escalated_fix_may_fall_back_to_its_own_tier() -> None:
-    """An escalated fix offers the frontier route first, then the fix step's own mid route."""
-    router = Router.from_config(load_config())
+def test_an_escalated_fix_may_fall_back_to_its_own_tier(tmp_path) -> None:
+    """With escalation on, an escalated fix offers the frontier route first, then the fix
+    step's own mid route."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("loop: {escalate: true}\n")
+    router = Router.from_config(load_config(path))
 
     assert [r.tier for r in router.choices("fix", non_improving_fixes=1)] == ["frontier", "mid"]
     assert [r.tier for r in router.choices("fix", non_improving_fixes=0)] == ["mid"]
@@ -57,7 +61,7 @@ def test_a_step_output_cap_lowers_max_tokens_but_never_raises_it(tmp_path) -> No
     """The shipped review reserves 4096 output tokens, not the cheap route's 16384; a step cap
     above the route's max_tokens leaves the route's."""
     path = tmp_path / "harness.yaml"
-    path.write_text("step_max_tokens: {write: 8000, fix: 100000}\n")
+    path.write_text("step_max_tokens: {write: 8000, fix: 100000}\nloop: {escalate: true}\n")
     router = Router.from_config(load_config(path))
 
     assert router.route("review").max_tokens == 4096

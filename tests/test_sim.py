@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.extract import extract_code, required_names_from_tests
-from harness.providers import _mutate, _sim_reply, sim
+from harness.providers import _mutate, _sim_model, _sim_reply, sim
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -65,9 +65,13 @@ def ask(
     code: str = "",
     task_id: str = "carts",
     route: Route = MID,
+    full: bool = False,
 ) -> Completion:
     variable = f"\n# Your job now\n```python\n{code}\n```\n### test_x (failed)\n```\nboom\n```\n"
-    prompt = Prompt(f"system for {step}", f"stable context of {task_id}", variable)
+    if full:  # the whole pytest -v output, passing tests too
+        variable += "tests/test_x.py::test_ok PASSED\nFAILED tests/test_x.py::test_x - boom\n"
+    stable = f"context of {task_id}\n## Platform capabilities\n## Gold-standard example\n"
+    prompt = Prompt(f"system for {step}", stable, variable)
     return provider.complete(CallRequest(route, prompt, task_id, step, attempt))
 
 
@@ -120,7 +124,9 @@ def first_attempt(
     return calls, code
 
 
-def run_task(seed: int, attempts: int = 5, patience: int = 2, ratchet: bool = True) -> list[int]:
+def run_task(
+    seed: int, attempts: int = 5, patience: int = 2, ratchet: bool = True, full: bool = False
+) -> list[int]:
     """A miniature pipeline; returns each attempt's pass count (-1: no valid code)."""
     provider = sim_for(seed)
     _, code = first_attempt(provider)
@@ -130,7 +136,7 @@ def run_task(seed: int, attempts: int = 5, patience: int = 2, ratchet: bool = Tr
         if best == TOTAL or stale >= patience:
             break
         step = "fix" if best_code else "write"
-        code = code_of(ask(provider, step, attempt, best_code or ""))
+        code = code_of(ask(provider, step, attempt, best_code or "", full=full))
         history.append(passes(code) if code else -1)
         stale = 0 if history[-1] > best else stale + 1
         if history[-1] > best or (not ratchet and code):
@@ -212,29 +218,32 @@ def written(seeds: range) -> list[tuple[SimProvider, str, frozenset[int]]]:
 
 
 def test_first_drafts_spread_from_nearly_right_to_bad():
-    """First drafts carry 0 to 5 mutations, a few near 0 and some at 4-5."""
+    """First drafts carry 0 to 5 mutations (rarely more), many near 0 and some at 4-5."""
     counts = Counter(len(m) for _, _, m in written(range(300)))
 
-    assert set(counts) == {0, 1, 2, 3, 4, 5}
-    assert 2.0 <= statistics.mean(counts.elements()) <= 3.5
+    assert {0, 1, 2, 3, 4, 5} <= set(counts) <= {0, 1, 2, 3, 4, 5, 6, 7}
+    assert 1.0 <= statistics.mean(counts.elements()) <= 2.5
 
 
 def test_fix_walk_follows_its_probabilities():
-    """A fix from given code removes one, swaps one nearby, or adds one, at the set rates."""
-    moves: Counter[str] = Counter()
+    """A fix removes each bug with the model's fix chance and adds one beside it with the
+    model's break chance."""
+    model = sim.SimModel.shipped()
+    f = _sim_model.Features("mid", 2)
+    fixed = bugs = broke = total = 0
     for provider, code, before in written(range(600)):
-        if len(before) < 2:
+        if not before:
             continue
         after = provider.known_mutations("carts", code_of(ask(provider, "fix", 2, code)) or "")
         if after is not None:
-            grew, shrank = len(after - before), len(before - after)
-            moves[{(0, 1): "remove", (1, 1): "swap", (1, 0): "add"}[(grew, shrank)]] += 1
-    total = sum(moves.values())
+            total += 1
+            bugs += len(before)
+            fixed += len(before - after)
+            broke += len(after - before)
 
-    assert total > 300
-    assert abs(moves["remove"] / total - sim.FIX_REMOVE) < 0.08
-    assert abs(moves["swap"] / total - sim.FIX_SWAP) < 0.08
-    assert abs(moves["add"] / total - sim.FIX_ADD) < 0.08
+    assert total > 250
+    assert abs(fixed / bugs - model.fix_each(f)) < 0.06
+    assert abs(broke / total - model.break_nearby(f)) < 0.06
 
 
 def test_fix_starts_from_the_code_it_is_given():
@@ -250,7 +259,7 @@ def test_fix_starts_from_the_code_it_is_given():
     steps = [(len(a - before), len(before - a)) for a in afters if a is not None]
 
     assert len(steps) >= 15
-    assert all(step in ((0, 1), (1, 1), (1, 0), (0, 0)) for step in steps)
+    assert all(grew <= 1 and shrank <= len(before) for grew, shrank in steps)
 
 
 def test_rewrite_usually_removes_one_mutation():
@@ -280,22 +289,22 @@ def test_mutation_count_falls_over_attempts_but_not_monotonically():
             per_attempt[i].append(count)
     means = [statistics.mean(c) for c in per_attempt]
 
-    assert means[-1] < means[2] < means[0] - 0.1
+    assert min(means[1:3]) < means[0] - 0.1
     assert wobbly / len(per_attempt[0]) > 0.3
 
 
 def test_walk_regresses_often_enough_for_the_ratchet_to_matter():
-    """Over 150 seeds about a quarter of tasks end on an attempt worse than their best, both
-    in the harness's loop (fix from the best, stop after 2 idle attempts) and in a naive one
-    (fix from the latest, all 5 attempts)."""
+    """Over 150 seeds a naive loop (fix from the latest with the whole pytest output, all 5
+    attempts) ends about a quarter of tasks on an attempt worse than their best; the harness's
+    loop (fix from the best with the failures only, stop after 2 idle attempts) rarely."""
     ratcheted = [run_task(seed) for seed in range(150)]
-    chained = [run_task(seed, patience=99, ratchet=False) for seed in range(150)]
+    chained = [run_task(seed, patience=99, ratchet=False, full=True) for seed in range(150)]
 
     def share(histories: list[list[int]]) -> float:
         return sum(h[-1] < max(h) for h in histories) / len(histories)
 
-    assert 0.15 <= share(ratcheted) <= 0.40
-    assert 0.20 <= share(chained) <= 0.45
+    assert share(ratcheted) <= 0.40
+    assert 0.12 <= share(chained) <= 0.45
     assert len({h[0] for h in ratcheted}) >= 8
 
 
@@ -318,7 +327,9 @@ def test_review_lists_violations_more_for_worse_code():
 def test_prompt_prefix_is_cached_after_its_first_call():
     """The first call with a prefix writes the cache, later ones read it; variable is fresh."""
     provider = sim_for()
-    stable = len("system for fix") + len("stable context of carts")
+    stable = len("system for fix") + len(
+        "context of carts\n## Platform capabilities\n## Gold-standard example\n"
+    )
 
     first, second = ask(provider, "fix", 2, "x = 1"), ask(provider, "fix", 3, "x = 2")
     other_model = ask(provider, "fix", 4, "x = 3", route=Route("frontier", "sim", "big", 8192))

@@ -11,7 +11,16 @@ import re
 from harness.providers.base import StopReason
 from harness.pyast import parse_module
 
-__all__ = ["RAMBLE", "WRAP_WEIGHTS", "break_syntax", "elide_body", "fence", "review", "wrap"]
+__all__ = [
+    "RAMBLE",
+    "UNUSABLE",
+    "WRAP_WEIGHTS",
+    "break_syntax",
+    "elide_body",
+    "fence",
+    "review",
+    "wrap",
+]
 
 # Reply shapes, as weights: how real models wrap the code they return.
 WRAP_WEIGHTS = {
@@ -56,8 +65,14 @@ def fence(code: str) -> str:
     return f"```python\n{code.rstrip()}\n```"
 
 
-def wrap(rng: random.Random, code: str) -> tuple[str, StopReason]:
-    shape = rng.choices(list(WRAP_WEIGHTS), weights=list(WRAP_WEIGHTS.values()))[0]
+UNUSABLE = ("syntax_error", "truncated", "placeholder")
+
+
+def wrap(rng: random.Random, code: str, unusable_factor: float = 1.0) -> tuple[str, StopReason]:
+    """`code` in a reply shape drawn from WRAP_WEIGHTS; the unusable shapes' weights are
+    scaled by `unusable_factor` (a weaker tier damages more replies)."""
+    weights = [w * (unusable_factor if s in UNUSABLE else 1) for s, w in WRAP_WEIGHTS.items()]
+    shape = rng.choices(list(WRAP_WEIGHTS), weights=weights)[0]
     intro, outro = rng.choice(_INTROS), rng.choice(_OUTROS)
     if shape == "raw":
         return code, StopReason.END

@@ -5,7 +5,8 @@ the task, the attempt and the step, never from shared state, so replies are the 
 seed whatever the call order or thread. A write is the solution with k mutations; a fix is a
 biased random walk from the mutation set of the code it is given (looked up in a memo of
 everything produced, or replayed after a restart); pytest then sees real, oscillating
-pass counts.
+pass counts. The chances come from the behaviour model (_sim_model, sim_model.yaml): they
+depend on the answering tier and on what the prompt shows.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.providers import _mutate, _sim_reply
+from harness.providers._sim_model import Features, SimModel, read_features
 from harness.providers.base import (
     CallRequest,
     Completion,
@@ -29,17 +31,8 @@ from harness.providers.base import (
 )
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["SimLatency", "SimProvider"]
+__all__ = ["SimLatency", "SimModel", "SimProvider"]
 
-# Mutations in the first draft, k = 0..5: a few tasks nearly right, some bad.
-WRITE_WEIGHTS = (6, 16, 22, 22, 18, 16)
-# A fix from the given code: fix one bug / fix one and break adjacent code / only break one.
-# Mean -0.15 bugs per fix: a slight upward bias, tuned so ~25-35% of tasks end below their
-# best (see tests/test_sim.py::test_walk_regresses_often_enough_for_the_ratchet_to_matter).
-FIX_REMOVE, FIX_SWAP, FIX_ADD = 0.40, 0.35, 0.25
-REWRITE_REMOVE = 0.7  # a rewrite usually also fixes one bug; otherwise it changes nothing
-# Review: chance of listing violations grows with the mutation count.
-REVIEW_BASE, REVIEW_PER_MUTATION = 0.15, 0.15
 CHARS_PER_TOKEN = 4
 STEPS = ("write", "review", "rewrite", "fix")
 _FIRST_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -88,8 +81,13 @@ class SimProvider:
     name = "sim"
 
     def __init__(
-        self, tasks: Mapping[str, TaskSpec], seed: int = 0, latency: SimLatency | None = None
+        self,
+        tasks: Mapping[str, TaskSpec],
+        seed: int = 0,
+        latency: SimLatency | None = None,
+        model: SimModel | None = None,
     ) -> None:
+        self._model = model or SimModel.shipped()
         self._tasks = {task_id: _Task.load(spec) for task_id, spec in tasks.items()}
         self._seed = seed
         self._latency = latency
@@ -131,49 +129,57 @@ class SimProvider:
         if task.solution is None:
             text = "CLEAN" if step == "review" else _sim_reply.fence(task.reference)
             return text, StopReason.END
+        features = read_features(request)
         if step == "write":
-            mutations = self._write(task, task_id, attempt)
+            mutations = self._write(task, task_id, features)
         else:
             mutations = self._given(task, request)
         if step == "review":
             lists = self._review_lists(task_id, attempt, len(mutations))
             return _sim_reply.review(rng, task.code(mutations), lists), StopReason.END
         if step == "rewrite":
-            mutations = self._rewrite(task_id, attempt, mutations)
+            mutations = self._rewrite(task_id, features, mutations)
         elif step == "fix":
-            mutations = self._fix(task, task_id, attempt, mutations)
-        return _sim_reply.wrap(rng, self._remember(task, task_id, mutations))
+            mutations = self._fix(task, task_id, features, mutations)
+        code = self._remember(task, task_id, mutations)
+        return _sim_reply.wrap(rng, code, self._model.unusable_factor(features.tier))
 
-    # The walk: each step is a pure function of (seed, task, attempt, step, starting set).
+    # The walk: each step is a pure function of (seed, task, attempt, step, starting set) and
+    # the request's features; draws come in a fixed order whatever the chances, so two
+    # policies asking the same question see the same luck (common random numbers).
 
-    def _write(self, task: _Task, task_id: str, attempt: int) -> frozenset[int]:
-        rng = self._rng(task_id, attempt, "write", "walk")
+    def _write(self, task: _Task, task_id: str, f: Features) -> frozenset[int]:
+        rng = self._rng(task_id, f.attempt, "write", "walk")
+        weights = self._model.bug_weights(f)
+        bugs = rng.choices(range(len(weights)), weights=weights)[0]
+        bugs += sum(rng.random() < p for p in self._model.missing_context_bugs(f))
         mutations: frozenset[int] = frozenset()
-        for _ in range(rng.choices(range(len(WRITE_WEIGHTS)), weights=WRITE_WEIGHTS)[0]):
+        for _ in range(bugs):
             mutations = _mutate.add_one(rng, task.sites, mutations)
         self._remember(task, task_id, mutations)
         return mutations
 
     def _review_lists(self, task_id: str, attempt: int, mutation_count: int) -> bool:
-        chance = min(0.9, REVIEW_BASE + REVIEW_PER_MUTATION * mutation_count)
+        chance = self._model.review_lists(mutation_count)
         return self._rng(task_id, attempt, "review", "walk").random() < chance
 
-    def _rewrite(self, task_id: str, attempt: int, mutations: frozenset[int]) -> frozenset[int]:
-        rng = self._rng(task_id, attempt, "rewrite", "walk", sorted(mutations))
-        return _mutate.remove_one(rng, mutations) if rng.random() < REWRITE_REMOVE else mutations
+    def _rewrite(self, task_id: str, f: Features, mutations: frozenset[int]) -> frozenset[int]:
+        rng = self._rng(task_id, f.attempt, "rewrite", "walk", sorted(mutations))
+        fixes = rng.random() < self._model.rewrite_fixes(f.tier)
+        return _mutate.remove_one(rng, mutations) if fixes else mutations
 
     def _fix(
-        self, task: _Task, task_id: str, attempt: int, mutations: frozenset[int]
+        self, task: _Task, task_id: str, f: Features, mutations: frozenset[int]
     ) -> frozenset[int]:
-        rng = self._rng(task_id, attempt, "fix", "walk", sorted(mutations))
-        roll = rng.random()
-        if roll < FIX_REMOVE:
-            return _mutate.remove_one(rng, mutations)
-        if roll < FIX_REMOVE + FIX_SWAP and mutations:
-            fixed = _mutate.remove_one(rng, mutations)
-            near = task.sites[min(mutations - fixed)].start  # the fix's own spot
-            return _mutate.add_one(rng, task.sites, fixed, avoid=mutations, near=near)
-        return _mutate.add_one(rng, task.sites, mutations)
+        """Each bug fixed with the model's chance; then, maybe, adjacent code broken."""
+        rng = self._rng(task_id, f.attempt, "fix", "walk", sorted(mutations))
+        p_fix, p_break = self._model.fix_each(f), self._model.break_nearby(f)
+        fixed = frozenset(m for m in sorted(mutations) if rng.random() >= p_fix)
+        if rng.random() >= p_break:
+            return fixed
+        touched = sorted(mutations - fixed) or sorted(mutations)
+        near = task.sites[rng.choice(touched)].start if touched else None
+        return _mutate.add_one(rng, task.sites, fixed, avoid=mutations, near=near)
 
     def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
         """The mutation set of the code in the prompt: from the memo, else replayed."""
@@ -190,14 +196,14 @@ class SimProvider:
         """After a restart the memo is empty: redo the walk as if each fix started from the
         previous attempt (which attempts the ratchet kept is not known here), remembering
         every state, so code from any of them is recognised again."""
-        mutations = self._write(task, task_id, 1)
+        mutations = self._write(task, task_id, Features("mid", 1))
         if step == "review" and attempt <= 1:
             return mutations
         if self._review_lists(task_id, 1, len(mutations)):
-            mutations = self._rewrite(task_id, 1, mutations)
+            mutations = self._rewrite(task_id, Features("mid", 1), mutations)
             self._remember(task, task_id, mutations)
         for previous in range(2, attempt):
-            mutations = self._fix(task, task_id, previous, mutations)
+            mutations = self._fix(task, task_id, Features("mid", previous), mutations)
             self._remember(task, task_id, mutations)
         return mutations
 
