@@ -13,8 +13,14 @@ from harness.morning import EventFilter, find_run, render_events, select_events
 
 @pytest.fixture
 def night(example_nights) -> Path:
-    """The example on the simulator with seed 2: users regresses at attempt 2, passes at 3."""
+    """The example on the simulator with seed 2: rate_limiter regresses at attempt 3 (reverted);
+    inventory's review found violations, so its attempt 1 has a rewrite."""
     return example_nights(2)
+
+
+def _task(night: Path, task_id: str) -> dict:
+    summary = json.loads((night / "summary.json").read_text())
+    return next(t for t in summary["tasks"] if t["id"] == task_id)
 
 
 def events_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -24,13 +30,14 @@ def events_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str
 
 
 def test_task_and_attempt_filter_keeps_that_attempts_events_only(night, capsys):
-    """--task users --attempt 2: its call, its test run (which names no attempt), the revert."""
-    code, out, _ = events_out(capsys, str(night), "--task", "users", "--attempt", "2")
+    """--task rate_limiter --attempt 3: its call, its test run (which names no attempt), the
+    revert."""
+    code, out, _ = events_out(capsys, str(night), "--task", "rate_limiter", "--attempt", "3")
 
     names = [line.split()[4] for line in out.splitlines()]
     assert code == 0
     assert names == ["call_finished", "tests_ran", "attempt_reverted", "attempt_finished"]
-    assert all(" users " in line and " #2 " in line for line in out.splitlines())
+    assert all(" rate_limiter " in line and " #3 " in line for line in out.splitlines())
 
 
 def test_lines_are_aligned_and_leave_out_null_fields(night, capsys):
@@ -65,32 +72,36 @@ def test_colour_only_when_asked():
 
 def test_show_code_defaults_to_the_best_attempt(night, capsys):
     """--show code without --attempt prints the best attempt's candidate, as shipped."""
-    _, out, _ = events_out(capsys, str(night), "--task", "users", "--show", "code")
+    _, out, _ = events_out(capsys, str(night), "--task", "rate_limiter", "--show", "code")
 
-    assert (night / "attempts" / "users" / "3.py").read_text() == out
+    best = _task(night, "rate_limiter")["best_attempt"]
+    assert (night / "attempts" / "rate_limiter" / f"{best}.py").read_text() == out
 
 
 def test_show_tests_lists_each_case_of_a_regressed_attempt(night, capsys):
-    """--show tests of attempt 2 gives its pass count and one line per test."""
+    """--show tests of the reverted attempt 3 gives its pass count and one line per test."""
     _, out, _ = events_out(
-        capsys, str(night), "--task", "users", "--attempt", "2", "--show", "tests"
+        capsys, str(night), "--task", "rate_limiter", "--attempt", "3", "--show", "tests"
     )
 
+    third = _task(night, "rate_limiter")["attempts"][2]
     lines = out.splitlines()
-    assert lines[0] == "attempt 2: 13/26 passed"
-    assert sum(line.startswith("PASSED ") for line in lines) == 13
+    assert lines[0] == f"attempt 3: {third['passed']}/{third['total']} passed"
+    assert sum(line.startswith("PASSED ") for line in lines) == third["passed"]
+    outcomes = ("PASSED ", "FAILED ", "ERROR ", "SKIPPED ")
+    assert sum(line.startswith(outcomes) for line in lines) == third["total"]
 
 
 def test_show_prompt_of_one_step_or_every_step(night, capsys):
     """Attempt 1's prompts come with a header each; --step write gives that file alone."""
     _, every, _ = events_out(
-        capsys, str(night), "--task", "users", "--attempt", "1", "--show", "prompt"
+        capsys, str(night), "--task", "inventory", "--attempt", "1", "--show", "prompt"
     )
     _, one, _ = events_out(
         capsys,
         str(night),
         "--task",
-        "users",
+        "inventory",
         "--attempt",
         "1",
         "--show",
@@ -101,9 +112,9 @@ def test_show_prompt_of_one_step_or_every_step(night, capsys):
 
     headers = [line for line in every.splitlines() if line.startswith("==> ")]
     assert headers == [
-        f"==> calls/users/1-{s}.prompt.md <==" for s in ("write", "review", "rewrite")
+        f"==> calls/inventory/1-{s}.prompt.md <==" for s in ("write", "review", "rewrite")
     ]
-    assert (night / "calls" / "users" / "1-write.prompt.md").read_text() == one
+    assert (night / "calls" / "inventory" / "1-write.prompt.md").read_text() == one
 
 
 def test_a_run_id_is_found_under_run_dir(night, capsys):

@@ -31,26 +31,30 @@ def export(capsys, out: Path, *argv: str) -> tuple[int, list[dict], list[dict], 
 def test_a_reverted_regression_gives_a_pair_preferring_the_best_code(
     example_nights, tmp_path, capsys
 ):
-    """Seed 2: users' best (attempt 3) is preferred over its reverted attempt 2, which
-    answered the very same fix prompt; the sidecar has the counts and the test deltas."""
+    """Seed 2: rate_limiter's attempt 3 regressed and was reverted; the pair prefers a reply
+    holding the best attempt's code over it, both answering the same fix prompt, and the
+    sidecar has the counts and the test deltas."""
     night = example_nights(2)
+    summary = json.loads((night / "summary.json").read_text())
+    task = next(t for t in summary["tasks"] if t["id"] == "rate_limiter")
+    reverted = next(a for a in task["attempts"] if a["regressed"])
 
     code, pairs, meta, out = export(capsys, tmp_path / "prefs.jsonl", str(night))
 
-    users = next(i for i, m in enumerate(meta) if m["task_id"] == "users")
-    best = (night / "attempts" / "users" / "3.py").read_text()
-    preferred = pairs[users]["preferred_output"][0]["content"]
-    side = meta[users]
+    i = next(i for i, m in enumerate(meta) if m["task_id"] == "rate_limiter")
+    best = (night / "attempts" / "rate_limiter" / f"{task['best_attempt']}.py").read_text()
+    side = meta[i]
     assert (code, len(pairs)) == (0, len(meta))
-    assert best == extract_code(preferred).code
-    assert (side["preferred"]["attempt"], side["non_preferred"]["attempt"]) == (3, 2)
+    assert best == extract_code(pairs[i]["preferred_output"][0]["content"]).code
+    assert side["preferred"]["passed"] == task["passed"]
+    assert side["non_preferred"]["attempt"] == reverted["n"]
     assert (side["same_prompt"], side["non_preferred"]["regressed"], side["delta_passed"]) == (
         True,
         True,
-        13,
+        task["passed"] - reverted["passed"],
     )
-    assert len(side["tests_only_preferred_passes"]) == 13
-    assert "; 1 task(s) without a pair" in out  # inventory passed at its only attempt
+    assert len(side["tests_only_preferred_passes"]) == task["passed"] - reverted["passed"]
+    assert f"; {len(summary['tasks']) - len(pairs)} task(s) without a pair" in out
 
 
 def test_every_line_is_in_the_preference_format(example_nights, tmp_path, capsys):
@@ -68,7 +72,7 @@ def test_every_line_is_in_the_preference_format(example_nights, tmp_path, capsys
 
 def test_several_runs_and_same_prompt_only(example_nights, tmp_path, capsys):
     """Two nights export together; --same-prompt keeps only pairs answering one prompt."""
-    nights = [str(example_nights(1)), str(example_nights(2))]
+    nights = [str(example_nights(2)), str(example_nights(3))]  # 3: a pair across prompts
 
     _, every, every_meta, _ = export(capsys, tmp_path / "all.jsonl", *nights)
     _, strict, strict_meta, _ = export(capsys, tmp_path / "strict.jsonl", *nights, "--same-prompt")

@@ -23,7 +23,7 @@ def find_run(arg: str | Path | None, run_dir: Path = Path("runs")) -> RunFolder:
     for path in candidates:
         if path.exists():
             try:
-                return RunFolder(resolve_run(path))
+                return RunFolder(resolve_run(path).resolve())  # `latest` names its run
             except FileNotFoundError as exc:
                 raise BadInput(str(exc)) from exc
     raise BadInput(
