@@ -304,13 +304,15 @@ def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, obj
     """A candidate flooding stdout, stderr and every descriptor (the record pipe among them)
     leaves the harness's peak RSS under 300 MB: output is capped, the flood ends the launch."""
     script = (  # clocks roomy enough that only the caps can stop it (~3 GB before them)
-        "import resource, sys\n"
+        "import sys\n"
         "from tests.test_sandbox_hostile import TASK\n"
         "from harness.testrun._run import TestLimits, _execute\n"
         "roomy = TestLimits(timeout_s=60, per_test_timeout_s=25, sandbox=sys.argv[1])\n"
         "result = _execute(TASK, sys.stdin.read(), roomy)\n"
-        "print(result.tampered, len(result.output), "
-        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)\n"
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child of a
+        # big pytest process would report its parent's peak; VmHWM starts fresh at exec.
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "print(result.tampered, len(result.output), int(hwm.split()[1]) >> 10)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, kind],
