@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from harness.providers.base import CallRequest, Completion, RecordedReply, StopReason, Usage
-from harness.results import sha256
 from harness.store._db import Db
 
 __all__ = ["RecordedReply", "RunCallLog", "close_call", "open_call", "recorded_reply"]
@@ -20,11 +19,6 @@ _CALL_COLUMNS = (
     " cache_read_tokens, output_tokens, stop_reason, latency_s, retries, cost_usd, recorded_at,"
     " prompt_sha256"
 )
-
-
-def _prompt_sha256(request: CallRequest) -> str:
-    prompt = request.prompt
-    return sha256("\x00".join((prompt.system, prompt.stable, prompt.variable)))
 
 
 def _now() -> str:
@@ -40,7 +34,7 @@ def open_call(db: Db, run_id: str, request: CallRequest, reserved_usd: Decimal) 
     route = request.route
     row = (run_id, request.task_id, request.attempt, request.step, route.tier)
     row += (route.provider, route.model, 0, 0, 0, 0, _IN_FLIGHT, 0.0, 0)
-    row += (str(reserved_usd), _now(), _prompt_sha256(request))
+    row += (str(reserved_usd), _now(), request.prompt.sha256)
     with db.tx() as conn:
         cursor = conn.execute(
             f"INSERT INTO calls ({_CALL_COLUMNS}) VALUES ({','.join('?' * len(row))})", row
@@ -68,7 +62,7 @@ def close_call(db: Db, call_id: int, completion: Completion, cost_usd: Decimal) 
 def recorded_reply(db: Db, run_id: str, request: CallRequest) -> RecordedReply | None:
     """The reply this run already received (and paid for) to this very request: the same
     task, attempt, step and prompt. A resume reuses it instead of buying it again."""
-    key = (run_id, request.task_id, request.attempt, request.step, _prompt_sha256(request))
+    key = (run_id, request.task_id, request.attempt, request.step, request.prompt.sha256)
     rows = db.read(
         "SELECT tier, provider, model, input_tokens, cache_write_tokens, cache_read_tokens,"
         " output_tokens, stop_reason, latency_s, cost_usd, reply, detail FROM calls"
