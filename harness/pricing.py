@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
@@ -11,9 +12,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.providers.base import Usage
+from harness.providers.base import ServiceTier, Usage
 
-__all__ = ["MILLION", "Price", "PriceError", "PriceTable", "cost", "load_prices"]
+__all__ = ["MILLION", "Price", "PriceError", "PriceTable", "TierDiscount", "cost", "load_prices"]
 
 MILLION = Decimal(1_000_000)
 
@@ -32,10 +33,28 @@ class _PriceRow(BaseModel):
     retires: dt.date | None = None
 
 
+class _TierRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    multiplier: Decimal
+    cache_discounted: bool  # does the multiplier also apply to cache reads and writes?
+    source: str
+
+
 class _PriceFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     checked: dt.date
     models: dict[str, _PriceRow]
+    # provider -> service tier ("batch", "flex") -> discount; standard is the list price
+    service_tiers: dict[str, dict[ServiceTier, _TierRow]] = {}
+
+
+@dataclass(frozen=True)
+class TierDiscount:
+    """A vendor's discount for a service tier, applied to every token price of its models."""
+
+    multiplier: Decimal
+    cache_discounted: bool
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,31 @@ class Price:
     cache_write: Decimal
     cache_read: Decimal
     retires: dt.date | None = None
+    service_tier: ServiceTier = ServiceTier.STANDARD
+    tiers: tuple[tuple[ServiceTier, TierDiscount], ...] = ()
+
+    def at(self, tier: ServiceTier) -> Price:
+        """This model's price when served at `tier`; a tier its vendor does not offer (or
+        the table does not price) is an error, never a guessed discount."""
+        if tier == ServiceTier.STANDARD:
+            return self
+        found = dict(self.tiers).get(tier)
+        if found is None:
+            raise PriceError(
+                f"model {self.model!r} has no {tier.value!r} price: add it under "
+                f"service_tiers: {self.provider}: in the price table, or do not route it there"
+            )
+        m = found.multiplier
+        cache = m if found.cache_discounted else Decimal(1)
+        return dataclasses.replace(
+            self,
+            input=self.input * m,
+            output=self.output * m,
+            cache_write=self.cache_write * cache,
+            cache_read=self.cache_read * cache,
+            service_tier=tier,
+            tiers=(),
+        )
 
 
 @dataclass(frozen=True)
@@ -70,7 +114,7 @@ class PriceTable:
 
 
 def cost(usage: Usage, price: Price) -> Decimal:
-    """Exact USD cost of one call's usage."""
+    """Exact USD cost of one call's usage (at a tier: pass `price.at(tier)`)."""
     total = (
         usage.input_tokens * price.input
         + usage.cache_write_tokens * price.cache_write
@@ -95,5 +139,15 @@ def load_prices(path: Path | None = None) -> PriceTable:
         parsed = _PriceFile.model_validate(yaml.safe_load(text))
     except (yaml.YAMLError, ValidationError) as exc:
         raise PriceError(f"{source} is not a valid price table: {exc}") from exc
-    prices = {model: Price(model=model, **row.model_dump()) for model, row in parsed.models.items()}
+    tiers = {
+        provider: tuple(
+            (tier, TierDiscount(row.multiplier, row.cache_discounted, row.source))
+            for tier, row in rows.items()
+        )
+        for provider, rows in parsed.service_tiers.items()
+    }
+    prices = {
+        model: Price(model=model, **row.model_dump(), tiers=tiers.get(row.provider, ()))
+        for model, row in parsed.models.items()
+    }
     return PriceTable(checked=parsed.checked, prices=prices, source=source)

@@ -19,19 +19,33 @@ __all__ = [
     "ProviderError",
     "RecordedReply",
     "Route",
+    "ServiceTier",
     "StopReason",
     "Usage",
 ]
 
 
+class ServiceTier(StrEnum):
+    """How a vendor serves (and bills) a request: the list price, its batch API, or flex."""
+
+    STANDARD = "standard"
+    BATCH = "batch"  # Anthropic Message Batches, Gemini Batch API: asynchronous
+    FLEX = "flex"  # Gemini `service_tier="flex"`: synchronous, slower, may be shed
+
+
 @dataclass(frozen=True)
 class Route:
-    """Where one step's call goes: a tier resolved to provider, model and output cap."""
+    """Where one step's call goes: a tier resolved to provider, model and output cap.
+
+    `service_tier` is what the route asks for; the Completion says what was served (a shed
+    flex request falls back to standard), and that is what is priced.
+    """
 
     tier: str
     provider: str
     model: str
     max_tokens: int
+    service_tier: ServiceTier = ServiceTier.STANDARD
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,7 @@ class Completion:
     latency_s: float = 0.0
     retries: int = 0
     detail: str = ""  # vendor's own words for a non-END stop (finish reason, block reason)
+    service_tier: ServiceTier = ServiceTier.STANDARD  # what the vendor served and bills
 
 
 @dataclass(frozen=True)
