@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import re
 import typing
 from decimal import Decimal
 from importlib import resources
@@ -19,6 +20,7 @@ from harness.tasks import YamlDoc, YamlError, read_yaml
 
 __all__ = [
     "STEPS",
+    "BatchConfig",
     "ConfigError",
     "DeliverConfig",
     "GitDeliverConfig",
@@ -108,6 +110,42 @@ class DeliverConfig(_Strict):
     git: GitDeliverConfig | None = None  # off unless configured
 
 
+_DURATION = re.compile(r"^(\d+)(s|m|h)$")
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600}
+
+
+class BatchConfig(_Strict):
+    """Attempt 1's writes through the vendors' batch APIs (half price, hours of latency)."""
+
+    enabled: bool = Field(default=False, strict=True)
+    steps: tuple[Literal["write"], ...] = ("write",)
+    deadline: str = "2h"  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
+    poll_s: Seconds = 30
+    max_poll_s: Seconds = 600
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: str) -> str:
+        if not (_DURATION.match(value) or _CLOCK.match(value)):
+            raise ValueError(
+                f'deadline {value!r} is neither a clock time like "05:30" nor a duration '
+                'like "90s", "45m" or "2h"; write one of those'
+            )
+        return value
+
+    def deadline_at(self, start: dt.datetime) -> dt.datetime:
+        """When the batch must have ended: a duration from `start` (aware), or the next
+        occurrence of the clock time in local time at or after `start`."""
+        if m := _DURATION.match(self.deadline):
+            return start + dt.timedelta(seconds=int(m[1]) * _UNIT_S[m[2]])
+        m = _CLOCK.match(self.deadline)
+        assert m is not None  # validated
+        local = start.astimezone()
+        at = local.replace(hour=int(m[1]), minute=int(m[2]), second=0, microsecond=0)
+        return at if at > local else at + dt.timedelta(days=1)
+
+
 class HarnessConfig(_Strict):
     """The whole configuration; build it with `load_config`, which also checks the tiers."""
 
@@ -123,6 +161,7 @@ class HarnessConfig(_Strict):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     metrics: MetricsConfig = MetricsConfig()
     deliver: DeliverConfig = DeliverConfig()
+    batch: BatchConfig = BatchConfig()
 
 
 Loc = tuple[str | int, ...]

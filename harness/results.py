@@ -14,11 +14,13 @@ __all__ = [
     "CUT_SHORT",
     "NEEDS_A_HUMAN",
     "AttemptRecord",
+    "BatchReport",
     "ReviewOutcome",
     "RunStatus",
     "Seed",
     "SeedSource",
     "StopCause",
+    "TaskBatch",
     "TaskResult",
     "TaskStatus",
     "Totals",
@@ -202,3 +204,50 @@ class Totals:
     retries: int | None = None
     extraction_failures: int = 0
     reverts: int = 0
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """How a task's first write went by batch: the entry's outcome as the vendor put it
+    (succeeded, errored, canceled, expired; pending while unknown) and the batch's latency."""
+
+    outcome: str
+    latency_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        latency = None if self.latency_s is None else round(self.latency_s, 3)
+        return {
+            "by_batch": self.outcome == "succeeded",
+            "outcome": self.outcome,
+            "latency_s": latency,
+        }
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """The night's batch mode: entry counts, what the batched writes cost and would have cost
+    at the list price (exact), and each batched task's entry."""
+
+    submitted: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
+    fell_back: int = 0  # entries that did not succeed: their writes ran interactively
+    list_usd: Decimal = Decimal(0)
+    cost_usd: Decimal = Decimal(0)
+    tasks: Mapping[str, TaskBatch] = field(default_factory=dict)
+
+    @property
+    def saved_usd(self) -> Decimal:
+        return self.list_usd - self.cost_usd
+
+    def to_json(self) -> dict[str, Any]:
+        counts = ("submitted", "succeeded", "errored", "expired", "canceled", "fell_back")
+        return {
+            **{k: getattr(self, k) for k in counts},
+            "list_usd": usd(self.list_usd),
+            "cost_usd": usd(self.cost_usd),
+            "saved_usd": usd(self.saved_usd),
+            "saved_usd_exact": str(self.saved_usd),
+        }

@@ -168,6 +168,16 @@ class Budget:
                     raise Abandoned(f"gave up waiting for room for ${amount:f} (task {task_id!r})")
                 self._room.wait(timeout=_POLL_S)
 
+    def try_reserve(self, task_id: str, amount: Decimal) -> Reservation | None:
+        """Hold `amount` now if it fits beside everything held, else None. Unlike `reserve`,
+        a refusal stops nothing: an optional purchase (a batch entry) that does not fit
+        leaves the run and the task free to spend what is left interactively."""
+        amount = _usd(amount)
+        with self._lock:
+            if self._stop is not None or task_id in self._stopped_tasks:
+                return None
+            return self._hold(task_id, amount, self._today(), refuse=False)
+
     def _can_fit(self, task_id: str, amount: Decimal, day_spent: Decimal | None) -> bool:
         """Could `amount` be held once every call in flight has settled (at no cost)?"""
         spent_task = self._spent_task.get(task_id, Decimal(0))

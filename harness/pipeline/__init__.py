@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.pipeline._env import TaskFault
+from harness.pipeline._first import first_write
 from harness.pipeline._task import Prior, TaskEnv, run_task
 
-__all__ = ["Prior", "TaskEnv", "TaskFault", "run_task"]
+__all__ = ["Prior", "TaskEnv", "TaskFault", "first_write", "run_task"]

@@ -7,12 +7,11 @@ from dataclasses import replace
 import structlog
 
 from harness.budget import BudgetExceeded
-from harness.extract import required_names_from_tests
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
 from harness.pipeline._env import GuardrailStop, Prior, TaskEnv, TaskFault
+from harness.pipeline._first import task_inputs
 from harness.pipeline._steps import Attempt, TaskState, fix, write
-from harness.prompts import task_context
 from harness.providers.calls import RunStopped
 from harness.results import AttemptRecord, StopCause, TaskResult, TaskStatus, sha256
 from harness.tasks.spec import TaskSpec
@@ -136,11 +135,8 @@ def _loop(task: TaskState) -> str:
 def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskResult:
     """Run one task's attempts and ship its best candidate. Known stops become statuses;
     anything else propagates to the runner's one catch-all."""
-    sources = [p.read_text() for p in spec.tests]
-    required = required_names_from_tests(sources, spec.module_name)
-    task = TaskState(
-        spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
-    )
+    context, required = task_inputs(spec)
+    task = TaskState(spec, env, context, required, env.workdir(spec))
     prior = prior or Prior()
     _restore(task, prior)
     seed = prior.seed.seed if prior.seed is not None else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness.providers._errors import AccountError, MissingKeyError
 from harness.providers._retry import RetryPolicy
+from harness.providers._sim_batch import SimBatch, SimBatchScript
 from harness.providers.base import Provider
 
 __all__ = [
@@ -17,6 +18,8 @@ __all__ = [
     "AccountError",
     "MissingKeyError",
     "RetryPolicy",
+    "SimBatch",
+    "SimBatchScript",
     "build_adapter",
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.fsio import write_atomic
 from harness.report import _facts as facts
-from harness.results import RunStatus, TaskResult, money, usd
+from harness.results import BatchReport, RunStatus, TaskResult, money, usd
 
 __all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
 
@@ -29,6 +29,14 @@ class RunSummary:
     spent_usd: Decimal
     tasks: tuple[TaskResult, ...]
     notes: tuple[str, ...] = field(default=())  # run-level warnings (e.g. no sandbox)
+    batch: BatchReport | None = None  # batch mode: entries, saving, each task's entry
+
+    def _task_json(self, task: TaskResult) -> dict[str, Any]:
+        data = task.to_json()
+        entry = self.batch.tasks.get(task.id) if self.batch is not None else None
+        if entry is not None:  # an optional field: schema 1 readers ignore it
+            data["batch"] = entry.to_json()
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,7 +51,8 @@ class RunSummary:
                 "spent_usd": usd(self.spent_usd),
             },
             "notes": list(self.notes),
-            "tasks": [t.to_json() for t in self.tasks],
+            "tasks": [self._task_json(t) for t in self.tasks],
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
 
@@ -74,6 +83,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         f"{money(budget['spent_usd'])} of {cap} · {facts.duration(data)} · provider "
         f"{data['provider']}  ",
         facts.activity(tasks),
+        *_batch_line(data.get("batch")),
         "",
     ]
     attention = [
@@ -96,3 +106,14 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"| {money(t['cost_usd'])} | {trail} | {reason} |"
         )
     return "\n".join(out) + "\n"
+
+
+def _batch_line(batch: dict[str, Any] | None) -> list[str]:
+    """Batch mode in one line: how many writes went by batch and what that saved."""
+    if not batch:
+        return []
+    return [
+        f"Batch: {batch['succeeded']} of {batch['submitted']} first writes by batch "
+        f"({batch['fell_back']} fell back to interactive) · saved "
+        f"{money(batch['saved_usd'])} vs list price  "
+    ]

@@ -88,6 +88,7 @@ def _gauges(summary: Mapping[str, Any], base: dict[str, str]) -> list[str]:
         "Reviews of the last run that were neither CLEAN nor a list (counted as clean).",
         [(base, unparsed)],
     )
+    out += _batch(summary.get("batch"), base)
     duration = _epoch(summary["finished_at"]) - _epoch(summary["started_at"])
     out += _family(
         "harness_run_duration_seconds", "gauge", "Wall time of the last run.", [(base, duration)]
@@ -97,6 +98,26 @@ def _gauges(summary: Mapping[str, Any], base: dict[str, str]) -> list[str]:
         "gauge",
         "Unix time the last run finished.",
         [(base, _epoch(summary["finished_at"]))],
+    )
+    return out
+
+
+_BATCH_COUNTS = ("submitted", "succeeded", "errored", "expired", "canceled", "fell_back")
+
+
+def _batch(batch: Mapping[str, Any] | None, base: dict[str, str]) -> list[str]:
+    """Batch mode's entries of the last run by what became of them, and what it saved."""
+    if not batch:
+        return []
+    counts = [({**base, "kind": k}, batch[k]) for k in _BATCH_COUNTS]
+    out = _family(
+        "harness_batch_entries", "gauge", "Batch entries of the last run by kind.", counts
+    )
+    out += _family(
+        "harness_batch_saved_usd",
+        "gauge",
+        "USD the last run's batched writes saved against the list price.",
+        [(base, float(batch["saved_usd"]))],
     )
     return out
 

@@ -19,7 +19,7 @@ from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
 
-__all__ = ["FILTERED", "already_done", "prior", "skipped"]
+__all__ = ["FILTERED", "already_done", "prior", "skipped", "starts_with_write"]
 
 log = structlog.get_logger()
 
@@ -116,3 +116,18 @@ def _retest(run: Run, spec: TaskSpec, code: str) -> Best | None:
         return None
     result = run.env.run_tests(spec, code)
     return None if result.tampered or result.passed == 0 else Best(0, code, result)
+
+
+def starts_with_write(run: Run, spec: TaskSpec) -> bool:
+    """Will attempt 1 be a write from nothing (what batch mode submits)? Not for a task done
+    before, one this run already began, or one with an earlier candidate to start from (its
+    attempt 1 is a fix). Decided without re-testing: a seed that fails its re-test makes
+    that task write interactively."""
+    if already_done(run, spec) is not None:
+        return False
+    if run.resumed and run.store.load_attempts(run.rundir.run_id, spec.id):
+        return False
+    if run.rerun:
+        return True
+    earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id, provider=run.provider)
+    return earlier is None and not spec.output.is_file()

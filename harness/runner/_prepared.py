@@ -12,6 +12,7 @@ from typing import Any
 from harness.budget import Budget
 from harness.morning import GitDelivery
 from harness.pipeline import TaskEnv
+from harness.runner._batch import BatchNight
 from harness.store import RunDir, Store
 from harness.tasks.spec import TaskSpec
 
@@ -40,3 +41,4 @@ class Run:
     started_at: dt.datetime | None = None  # a resumed run keeps its first start
     deliver: GitDelivery | None = None  # config deliver.git: shipped outputs committed
     task_list: Path | None = None  # the task list file, for the commands the summary suggests
+    batch: BatchNight | None = None  # config batch.enabled: attempt 1's writes by batch

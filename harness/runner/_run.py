@@ -21,6 +21,8 @@ from harness.pipeline import TaskFault, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
 from harness.results import ReviewOutcome, RunStatus, StopCause, TaskResult, TaskStatus
+from harness.runner._batchreport import batch_report
+from harness.runner._batchstart import start_batch
 from harness.runner._carryover import FILTERED, already_done, prior, skipped
 from harness.runner._prepared import Run
 from harness.tasks.spec import TaskSpec
@@ -154,10 +156,20 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
 
 
 def _drain(run: Run, results: dict[str, TaskResult]) -> None:
-    """Run every task on the pool and wait for all of them, whatever one of them raises."""
+    """Run every task on the pool and wait for all of them, whatever one of them raises.
+    In batch mode a task whose write is out in a batch joins the pool once it is settled."""
     with ThreadPoolExecutor(run.concurrency) as pool:
-        futures = {spec.id: pool.submit(_run_one, run, spec) for spec in run.tasks}
-        for task_id, future in futures.items():
+        waiting = start_batch(run)
+        futures = {s.id: pool.submit(_run_one, run, s) for s in run.tasks if s.id not in waiting}
+        if run.batch is not None and waiting:
+            specs = {s.id: s for s in run.tasks}
+            poller = threading.Thread(target=run.batch.poll, name="batch-poll", daemon=True)
+            poller.start()
+            for task_id in run.batch.arrivals():
+                futures[task_id] = pool.submit(_run_one, run, specs[task_id])
+            poller.join()
+        for task_id in [s.id for s in run.tasks if s.id in futures]:
+            future = futures[task_id]
             try:
                 results[task_id] = future.result()
             except BaseException as exc:  # _run_one catches everything; this is the backstop
@@ -182,6 +194,7 @@ def _summarise(
         spent_usd=Decimal(run.budget.spent_run),
         tasks=tasks,
         notes=_halt_notes(run) + run.notes + _review_notes(tasks) + _fallback_notes(tasks),
+        batch=batch_report(run.store.batch_log(run.rundir.run_id).batches()),
     )
 
 

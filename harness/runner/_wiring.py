@@ -24,6 +24,7 @@ from harness.providers.calls import Caller
 from harness.report import render_metrics, write_metrics
 from harness.router import Router
 from harness.runner._args import RunArgs
+from harness.runner._batchstart import batch_night, batch_vendors
 from harness.runner._inputs import Inputs, select
 from harness.runner._prepared import Run
 from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
@@ -181,6 +182,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         args, inputs = _resumed(args, inputs, info)
     budget = _budget(args, inputs, store, run_id)
     deliver = _delivery(args, inputs, run_id)
+    vendors = batch_vendors(args, inputs)
     # Recorded first, so a kill at any later moment leaves a run `--resume` finds and finishes.
     store.begin_run(
         run_id,
@@ -240,6 +242,10 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         close_logging(events, level=args.log_level)
         store.close()
 
+    started = info.started_at if info is not None else dt.datetime.now().astimezone()
+    batch = batch_night(
+        vendors, inputs, budget, calls, store.batch_log(run_id), run_id, stop, started
+    )
     return Run(
         inputs.specs,
         env,
@@ -259,4 +265,5 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         started_at=info.started_at if info is not None else None,
         task_list=args.tasks,
         deliver=deliver,
+        batch=batch,
     )

@@ -3,6 +3,7 @@ written as it finishes; every candidate, prompt and reply as a file."""
 
 from __future__ import annotations
 
+from harness.store._batches import BatchEntryRow, BatchLog, RecordedBatch
 from harness.store._callfiles import RecordingError, read_call, read_calls
 from harness.store._db import StoreError
 from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
@@ -11,6 +12,9 @@ from harness.store._store import RunInfo, RunParams, Store, StoredAttempt
 
 __all__ = [
     "MIGRATIONS",
+    "BatchEntryRow",
+    "BatchLog",
+    "RecordedBatch",
     "RecordingError",
     "RunDir",
     "RunInfo",

@@ -34,4 +34,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE calls ADD COLUMN detail TEXT",
         "CREATE INDEX calls_by_step ON calls (run_id, task_id, attempt, step)",
     ),
+    (  # batch mode: a batch and its entries are recorded before the first poll (resume re-attaches)
+        "CREATE TABLE batches (run_id TEXT NOT NULL REFERENCES runs, batch_id TEXT NOT NULL,"
+        " provider TEXT NOT NULL, model TEXT NOT NULL, display_name TEXT NOT NULL,"
+        " created_at REAL NOT NULL, ended_at REAL, canceled INTEGER NOT NULL DEFAULT 0,"
+        " PRIMARY KEY (run_id, batch_id))",
+        "CREATE TABLE batch_entries (run_id TEXT NOT NULL, batch_id TEXT NOT NULL,"
+        " custom_id TEXT NOT NULL, task_id TEXT NOT NULL, prompt_sha256 TEXT NOT NULL,"
+        " outcome TEXT, latency_s REAL, list_usd TEXT, cost_usd TEXT,"
+        " PRIMARY KEY (run_id, batch_id, custom_id))",
+    ),
 )

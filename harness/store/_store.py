@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 
 from harness.providers.base import CallRequest, Completion, RecordedReply
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus, Totals
+from harness.store._batches import BatchLog
 from harness.store._calls import RunCallLog, close_call, open_call, recorded_reply
 from harness.store._db import Db
 from harness.testrun.result import TestResult
@@ -151,6 +152,10 @@ class Store:
     def call_log(self, run_id: str) -> RunCallLog:
         """An adapter with the `harness.calls.CallLog` signature, bound to one run."""
         return RunCallLog(self._db, run_id)
+
+    def batch_log(self, run_id: str) -> BatchLog:
+        """The run's batches and their entries (batch mode), bound to one run."""
+        return BatchLog(self._db, run_id)
 
     def spent(self, run_id: str, task_id: str | None = None) -> Decimal:
         """Exact sum of recorded call costs for the run (or one of its tasks)."""
