@@ -139,3 +139,45 @@ def test_a_step_output_cap_must_name_a_step_and_a_positive_count(tmp_path) -> No
         True,
         True,
     )
+
+
+def test_batch_mode_is_off_by_default() -> None:
+    """Nobody batches by accident: the shipped config leaves batch mode off."""
+    assert load_config().batch.enabled is False
+
+
+@pytest.mark.parametrize("bad", ["5:30pm", "90", "2d", "25:00", ""])
+def test_a_batch_deadline_that_is_neither_clock_nor_duration_says_what_to_write(
+    tmp_path, bad
+) -> None:
+    """The error names file, line and key, and shows both accepted forms."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(f'batch:\n  enabled: true\n  deadline: "{bad}"\n')
+
+    with pytest.raises(ConfigError, match=r'harness\.yaml:3: batch\.deadline: .*"05:30".*"2h"'):
+        load_config(path)
+
+
+def test_a_batch_step_other_than_write_is_refused(tmp_path) -> None:
+    """Only attempt 1's write can be batched (a review needs the write's reply first)."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("batch: {enabled: true, steps: [fix]}\n")
+
+    with pytest.raises(ConfigError, match=r"batch\.steps\[0\]"):
+        load_config(path)
+
+
+def test_batch_deadline_is_a_duration_from_the_start_or_the_next_clock_time(tmp_path) -> None:
+    """ "90s" counts from the run's start; "05:30" is its next local occurrence, maybe tomorrow."""
+    path = tmp_path / "harness.yaml"
+    start = dt.datetime(2026, 11, 23, 22, 0).astimezone()
+    path.write_text('batch: {deadline: "90s"}\n')
+    duration = load_config(path).batch.deadline_at(start)
+    path.write_text('batch: {deadline: "05:30"}\n')
+    clock = load_config(path).batch.deadline_at(start)
+    path.write_text('batch: {deadline: "23:15"}\n')
+    tonight = load_config(path).batch.deadline_at(start)
+
+    assert duration - start == dt.timedelta(seconds=90)
+    assert (clock.date(), clock.hour, clock.minute) == (dt.date(2026, 11, 24), 5, 30)
+    assert (tonight.date(), tonight.hour, tonight.minute) == (dt.date(2026, 11, 23), 23, 15)

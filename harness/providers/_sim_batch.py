@@ -144,7 +144,7 @@ class SimBatch:
 
     def _ended(self, batch: Mapping[str, Any], script: SimBatchScript) -> bool:
         if batch["canceled_at"] is not None:
-            return batch["polls"] > batch["canceled_at"]  # one poll in CANCELING
+            return batch["polls"] > batch["canceled_at"] + 1  # one poll in CANCELING
         return all(self._done(batch, script, i["custom_id"]) for i in batch["items"])
 
     def _status(self, batch: Mapping[str, Any], script: SimBatchScript) -> BatchStatus:
