@@ -62,4 +62,16 @@ def checks(figures: dict[str, Any], nights: list[Night]) -> dict[str, bool]:
             capped[k]["spent_usd"] <= capped["cap_usd"] for k in capped if k.startswith("harness")
         ),
         "same_outcomes_across_concurrency": figures["night"]["same_outcomes_across_concurrency"],
+        "batch_priced_as_a_real_batch_night": _batch_checked(figures.get("batch")),
     }
+
+
+def _batch_checked(batch: dict[str, Any] | None) -> bool:
+    """The repriced nights stand for batch mode only if a real batch night spent the same
+    (to the micro-dollar) with the same outcomes."""
+    real = (batch or {}).get("real_batch_night")
+    if real is None:
+        return True
+    repriced = real["repriced_twin_usd"]
+    close = repriced is not None and abs(real["spent_usd"] - repriced) < 1e-6
+    return close and real["same_outcomes"]

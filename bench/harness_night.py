@@ -6,6 +6,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from bench.batch import first_write_savings
 from bench.instrument import Probe, TimedProvider, timed_tests
 from bench.model import Night, TaskOutcome
 from harness.providers.sim import SimLatency, SimProvider
@@ -102,7 +103,11 @@ def run_harness(
         run.close()
     wall = time.perf_counter() - started
     attempts_dir = run.rundir.root / "attempts"
-    outcomes = tuple(_outcome(t, probe, attempts_dir) for t in summary.tasks)
+    saved = first_write_savings(run_dir / "harness.db", run.rundir.run_id)
+    outcomes = tuple(
+        replace(_outcome(t, probe, attempts_dir), batch_saving_usd=saved.get(t.id, 0.0))
+        for t in summary.tasks
+    )
     return Night(
         variant,
         seed,

@@ -43,6 +43,7 @@ class TaskOutcome:
     test_runs: int
     tokens: Tokens = field(default_factory=Tokens)
     status: str = ""  # the harness's task status (passed, partial, error, ...); "" for the baseline
+    batch_saving_usd: float = 0.0  # what batch mode would save on its attempt-1 write
 
     @property
     def passing(self) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from bench.model import Night, TaskOutcome
 
-__all__ = ["POLICIES", "headline", "policy_table"]
+__all__ = ["POLICIES", "compare_pools", "headline", "policy_table"]
 
 # Variant name → the harness.yaml it runs with (None: the shipped defaults, whatever they are).
 POLICIES: dict[str, str | None] = {
@@ -82,6 +82,9 @@ def _compare(
         "cost_per_pass_ratio": cpp / bcpp if cpp is not None and bcpp else None,
         "cost_per_pass_ratio_interval": _interval(boot["cpp_ratio"]),
     }
+
+
+compare_pools = _compare  # for bench/batch.py: the same figures, any two pools
 
 
 def policy_table(nights: Sequence[Night]) -> dict[str, Any]:

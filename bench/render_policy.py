@@ -69,6 +69,35 @@ def _headline(h: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _batch(b: dict[str, Any]) -> list[str]:
+    off, on = b["off"], b["on_vs_off"]
+    lines = [
+        "Attempt 1's writes by batch (half price) against the same nights all interactive; "
+        "same (seed, task) task-nights, paired intervals. Batch mode adds its latency (minutes "
+        "to hours) to every task's start; outcomes are the same.",
+        "",
+        "| batch mode | pass rate | cost per pass | cost per pass ÷ off | total cost |",
+        "|---|---|---|---|---|",
+        f"| off | {_num(off['pass_rate'], '.1%')} "
+        f"| {_num(off['cost_per_pass_usd'], '.4f')} {_iv(off['cost_per_pass_interval'], '.4f')} "
+        f"| 1.00× | ${off['cost_usd']:.4f} |",
+        f"| on | {_num(on['pass_rate'], '.1%')} "
+        f"| {_num(on['cost_per_pass_usd'], '.4f')} {_iv(on['cost_per_pass_interval'], '.4f')} "
+        f"| {_num(on['cost_per_pass_ratio'], '.2f')}× "
+        f"{_iv(on['cost_per_pass_ratio_interval'], '.2f')} | ${on['cost_usd']:.4f} |",
+        "",
+    ]
+    real = b.get("real_batch_night")
+    if real:
+        lines += [
+            f"A real batch night (seed {real['seed']}) spent ${real['spent_usd']:.6f}; its "
+            f"interactive twin repriced: ${_num(real['repriced_twin_usd'], '.6f')}; same "
+            f"outcomes: {real['same_outcomes']}.",
+            "",
+        ]
+    return lines
+
+
 def render_policy(results: dict[str, Any]) -> list[str]:
     """Headline, calibration and policy tables (empty when the run has none)."""
     out: list[str] = []
@@ -82,4 +111,6 @@ def render_policy(results: dict[str, Any]) -> list[str]:
         ]
     if results["figures"].get("policies"):
         out += ["### Loop policies", "", *_policies(results["figures"]["policies"])]
+    if results["figures"].get("batch"):
+        out += ["### Batch mode on vs off", "", *_batch(results["figures"]["batch"])]
     return out

@@ -13,13 +13,14 @@ from typing import Any
 
 from bench import biglist
 from bench.baseline import LastAttempt, Ratchet, run_baseline
+from bench.batch import BATCH_CONFIG, BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
-from bench.policies import POLICIES, headline, policy_table
+from bench.policies import POLICIES, compare_pools, headline, policy_table
 from bench.workspace import EXAMPLE, Workspace, make_workspace
 from harness.providers.sim import SimLatency, SimProvider
 from harness.tasks import load_tasks
@@ -69,6 +70,8 @@ class _Stages:
             if text is not None:
                 self.configs[variant] = workdir / f"{variant}.yaml"
                 self.configs[variant].write_text(text)
+        self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
+        self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
 
     def note(self, text: str) -> None:
         if not self.quiet:
@@ -239,7 +242,9 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
     capped, capped_nights = _capped(st, base)
     night = timing_figures(base, harness, settings.latency_scale)
     policies = policy_table(outcomes)
+    batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
     figures: dict[str, Any] = {
+        "batch": batch_figures(outcomes, batch_night, compare_pools),
         "outcomes": outcome_figures(outcomes),
         "policies": policies,
         "night": night,
@@ -247,7 +252,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "big_list": _big_list(st),
         "sandbox_bench": _sandbox_bench(st),
     }
-    nights = [*outcomes, *harness[1:], *capped_nights]
+    nights = [*outcomes, *harness[1:], *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
     machine["code"]["source_digest_at_end"] = source_digest()
     same = night["same_outcomes_across_concurrency"]

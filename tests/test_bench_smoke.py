@@ -117,3 +117,14 @@ def test_headline_compares_shipped_default_with_published_loop(results: dict[str
     assert headline["pass_rate_ratio"] == row["pass_rate_ratio"]
     assert {"baseline", "harness"} <= set(results["figures"]["policies"]["policies"])
     assert results["calibration"] == []
+
+
+def test_batch_mode_on_and_off_are_reported_side_by_side(results: dict[str, Any]) -> None:
+    """Cost per passing task with batch mode on costs less than off on the same task-nights,
+    and the repricing matches a real batch night to the micro-dollar."""
+    batch = results["figures"]["batch"]
+    real = batch["real_batch_night"]
+
+    assert batch["on_vs_off"]["cost_usd"] < batch["off"]["cost_usd"]
+    assert abs(real["spent_usd"] - real["repriced_twin_usd"]) < 1e-6 and real["same_outcomes"]
+    assert "### Batch mode on vs off" in render(results)

@@ -1,0 +1,76 @@
+"""Batch mode on vs off, side by side on the same task-nights.
+
+A batch night asks the simulator exactly what an interactive one asks and gets the same
+replies (tests/test_batch.py proves it end to end), so on and off differ only in price and
+timing: the "on" figures reprice each interactive night's attempt-1 writes at the batch
+price instead of running every night twice. One real batch night per bench run checks that
+repricing against what batch mode actually spends (`batch_priced_as_a_real_batch_night`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bench.model import Night, TaskOutcome
+from harness.pricing import PriceTable, cost, load_prices
+from harness.providers.base import ServiceTier, Usage
+
+__all__ = ["BATCH_CONFIG", "BATCH_VARIANT", "batch_figures", "first_write_savings"]
+
+BATCH_VARIANT = "harness_batch_check"
+BATCH_CONFIG = 'batch: {enabled: true, deadline: "2h", poll_s: 0.01, max_poll_s: 0.05}\n'
+
+
+def first_write_savings(
+    db: Path, run_id: str, prices: PriceTable | None = None
+) -> dict[str, float]:
+    """Per task: list price minus batch price of its attempt-1 write (what batch mode saves)."""
+    prices = prices or load_prices()
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT task_id, model, input_tokens, cache_write_tokens, cache_read_tokens,"
+            " output_tokens FROM calls WHERE run_id=? AND step='write' AND attempt=1"
+            " AND stop_reason NOT IN ('in_flight', 'error')",
+            (run_id,),
+        ).fetchall()
+    finally:
+        conn.close()
+    saved: dict[str, Decimal] = {}
+    for task_id, model, *tokens in rows:
+        usage, price = Usage(*tokens), prices.get(model)
+        delta = cost(usage, price) - cost(usage, price.at(ServiceTier.BATCH))
+        saved[task_id] = saved.get(task_id, Decimal(0)) + delta
+    return {k: float(v) for k, v in saved.items()}
+
+
+def _batched(task: TaskOutcome) -> TaskOutcome:
+    return replace(task, cost_usd=task.cost_usd - task.batch_saving_usd)
+
+
+def batch_figures(
+    nights: Sequence[Night], check: Night | None, compare: Any
+) -> dict[str, Any] | None:
+    """Cost per passing task with batch mode off and on (paired intervals over the same
+    (seed, task) task-nights), and the real batch night against its repriced twin."""
+    off = {(n.seed, t.id): t for n in nights if n.variant == "harness" for t in n.tasks}
+    if not off:
+        return None
+    on = {k: _batched(t) for k, t in off.items()}
+    out: dict[str, Any] = {"on_vs_off": compare(on, off), "off": compare(off, off)}
+    if check is not None:
+        twin = next((n for n in nights if n.variant == "harness" and n.seed == check.seed), None)
+        repriced = sum(_batched(t).cost_usd for t in twin.tasks) if twin else None
+        out["real_batch_night"] = {
+            "seed": check.seed,
+            "spent_usd": check.spent_usd,
+            "repriced_twin_usd": repriced,
+            "same_outcomes": twin is not None
+            and [t.shipped_passed for t in twin.tasks] == [t.shipped_passed for t in check.tasks],
+        }
+    return out
