@@ -112,6 +112,7 @@ def test_a_batch_that_never_ends_is_cancelled_at_the_deadline(tmp_path) -> None:
     assert _interactive(root, "write") == 3
     assert all(t["batch"]["outcome"] == "canceled" for t in summary["tasks"])
     assert summary["budget"]["spent_usd"] <= 5
+    assert any("3 of 3 batch entries did not succeed" in n for n in summary["notes"])
 
 
 def test_kill_9_after_the_batch_is_created_then_resume_submits_nothing_again(tmp_path) -> None:

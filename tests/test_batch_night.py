@@ -182,3 +182,14 @@ def test_random_batch_nights_never_cross_the_cap_nor_buy_a_write_twice(
         store.close()
     assert sorted(vendor.calls) == sorted(batched | {c for c in bought if c not in batched})
     assert budget.spent_run <= cap
+
+
+def test_a_night_started_after_its_deadline_submits_nothing(tmp_path) -> None:
+    """A resume after the deadline re-attaches to what exists but starts no new batch."""
+    store, vendor = _store(tmp_path), Vendor()
+    batch = SimBatch(vendor, SimBatchScript(polls_to_end=1))
+    budget = Budget(Decimal(10))
+
+    waiting = _night(store, batch, budget, deadline=0.0).start([_request("a", 10, 100)])
+
+    assert (waiting, batch.creates, budget.reserved_run) == (set(), 0, 0)

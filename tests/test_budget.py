@@ -98,6 +98,22 @@ def test_reservations_count_against_the_cap_until_settled() -> None:
     assert info.value.cap_kind == "run"
 
 
+def test_try_reserve_that_does_not_fit_stops_nothing() -> None:
+    """An optional hold (a batch entry) that does not fit is None, and the run goes on."""
+    budget = _budget()
+    budget.reserve("a", D("0.6"))
+
+    refused = budget.try_reserve("b", D("0.5"))
+    held = budget.try_reserve("b", D("0.4"))
+
+    assert (refused, budget.stopped, held is not None, budget.reserved_run) == (
+        None,
+        False,
+        True,
+        D("1.0"),
+    )
+
+
 def test_release_frees_the_room_and_spends_nothing() -> None:
     """A released reservation leaves no spend and frees its amount."""
     budget = _budget()

@@ -13,9 +13,11 @@ import pytest
 from harness.report import RunSummary, render_metrics, write_metrics
 from harness.results import (
     AttemptRecord,
+    BatchReport,
     ReviewOutcome,
     RunStatus,
     TaskResult,
+    TaskBatch,
     TaskStatus,
     Totals,
 )
@@ -185,3 +187,32 @@ def test_write_metrics_is_atomic_and_readable_by_the_collector(tmp_path: Path, m
         (tmp_path / "harness.prom").stat().st_mode & 0o777,
         [p.name for p in tmp_path.iterdir()],
     ) == ("a 2\n", 0o644, ["harness.prom"])
+
+
+def test_batch_entries_and_saving_are_gauges_of_the_last_run() -> None:
+    """Batch mode's entries by kind and its saving show up; a night without batches has none."""
+    report = BatchReport(
+        submitted=5,
+        succeeded=3,
+        errored=1,
+        canceled=1,
+        fell_back=2,
+        list_usd=Decimal("0.40"),
+        cost_usd=Decimal("0.20"),
+        tasks={"orders": TaskBatch("succeeded", 61.5)},
+    )
+    data = summary(batch=report.to_json())
+
+    samples = parse(render_metrics(data))
+
+    kinds = ("submitted", "succeeded", "errored", "expired", "canceled", "fell_back")
+    assert [samples[("harness_batch_entries", (("kind", k),))] for k in kinds] == [
+        5.0,
+        3.0,
+        1.0,
+        0.0,
+        1.0,
+        2.0,
+    ]
+    assert samples[("harness_batch_saved_usd", ())] == 0.2
+    assert not any(name.startswith("harness_batch") for name, _ in parse(render_metrics(summary())))

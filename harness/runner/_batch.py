@@ -80,12 +80,15 @@ class BatchNight:
         """Submit (or re-attach to) the batches for these writes; the task ids that wait."""
         recorded = self._batch_log.batches()
         known = {e.task_id: (b, e) for b in recorded for e in b.entries}
+        late = self._clock() >= self._timing.deadline  # a resume after it: nothing new goes
         fresh: list[Pending] = []
         for request in requests:
             if self._calls.recorded(request) is not None:
                 continue  # settled before a crash: the write call reuses it
             if request.task_id in known:
                 self._reattach(request, *known[request.task_id])
+            elif late:
+                log.warning("batch_too_late", task_id=request.task_id)
             elif (entry := reserve(request, self._prices, self._budget)) is not None:
                 fresh.append(entry)
         handles = submit_groups(

@@ -10,7 +10,7 @@ from harness.providers.batch import EntryOutcome
 from harness.results import BatchReport, TaskBatch
 from harness.store import RecordedBatch
 
-__all__ = ["batch_report"]
+__all__ = ["batch_notes", "batch_report"]
 
 
 def batch_report(batches: Sequence[RecordedBatch]) -> BatchReport | None:
@@ -33,4 +33,16 @@ def batch_report(batches: Sequence[RecordedBatch]) -> BatchReport | None:
             e.task_id: TaskBatch(e.outcome.value if e.outcome else "pending", e.latency_s)
             for e in entries
         },
+    )
+
+
+def batch_notes(report: BatchReport | None) -> tuple[str, ...]:
+    """Entries that did not succeed: their writes ran interactively, at the list price."""
+    if report is None or not report.fell_back:
+        return ()
+    return (
+        f"{report.fell_back} of {report.submitted} batch entries did not succeed "
+        f"({report.errored} errored, {report.expired} expired, {report.canceled} canceled, "
+        "e.g. at the batch deadline); those tasks' first writes ran interactively at the list "
+        "price. A later deadline (batch.deadline in harness.yaml) leaves the vendor more time",
     )

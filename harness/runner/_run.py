@@ -21,7 +21,7 @@ from harness.pipeline import TaskFault, run_task
 from harness.providers.base import AuthenticationError, ProviderError
 from harness.report import RunSummary, write_summary
 from harness.results import ReviewOutcome, RunStatus, StopCause, TaskResult, TaskStatus
-from harness.runner._batchreport import batch_report
+from harness.runner._batchreport import batch_notes, batch_report
 from harness.runner._batchstart import start_batch
 from harness.runner._carryover import FILTERED, already_done, prior, skipped
 from harness.runner._prepared import Run
@@ -184,6 +184,7 @@ def _summarise(
     tasks += tuple(skipped(s, FILTERED, StopCause.FILTERED) for s in run.filtered)
     if run.deliver is not None:
         tasks = run.deliver.night_done(tasks)
+    batch = batch_report(run.store.batch_log(run.rundir.run_id).batches())
     return RunSummary(
         run_id=run.rundir.run_id,
         started_at=started,
@@ -193,8 +194,12 @@ def _summarise(
         cap_usd=run.budget.cap_run,
         spent_usd=Decimal(run.budget.spent_run),
         tasks=tasks,
-        notes=_halt_notes(run) + run.notes + _review_notes(tasks) + _fallback_notes(tasks),
-        batch=batch_report(run.store.batch_log(run.rundir.run_id).batches()),
+        notes=_halt_notes(run)
+        + run.notes
+        + _review_notes(tasks)
+        + _fallback_notes(tasks)
+        + batch_notes(batch),
+        batch=batch,
     )
 
 
