@@ -25,7 +25,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from harness.providers.batch import BatchItem, EntryOutcome
+from harness.providers.batch import BatchItem, BatchLimits, EntryOutcome
 from harness.providers.calls import Caller
 from harness.runner._batch import BatchNight, BatchTiming
 from harness.store import RunParams, Store
@@ -193,3 +193,18 @@ def test_a_night_started_after_its_deadline_submits_nothing(tmp_path) -> None:
     waiting = _night(store, batch, budget, deadline=0.0).start([_request("a", 10, 100)])
 
     assert (waiting, batch.creates, budget.reserved_run) == (set(), 0, 0)
+
+
+def test_one_batch_per_provider_and_model_split_at_the_vendors_limits(tmp_path) -> None:
+    """Five writes to one model under a two-request limit make three batches, all recorded."""
+    store, vendor = _store(tmp_path), Vendor()
+    batch = SimBatch(vendor, SimBatchScript(polls_to_end=1))
+    batch.limits = BatchLimits(max_requests=2, max_bytes=10**9)
+    requests = [_request(f"t{i}", 10, 100) for i in range(5)]
+
+    waiting = _night(store, batch, Budget(Decimal(10))).start(requests)
+
+    recorded = store.batch_log(RUN).batches()
+    assert (batch.creates, len(waiting)) == (3, 5)
+    assert [len(b.entries) for b in recorded] == [2, 2, 1]
+    assert [b.handle.display_name[-2:] for b in recorded] == ["#1", "#2", "#3"]

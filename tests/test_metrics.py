@@ -16,8 +16,8 @@ from harness.results import (
     BatchReport,
     ReviewOutcome,
     RunStatus,
-    TaskResult,
     TaskBatch,
+    TaskResult,
     TaskStatus,
     Totals,
 )

@@ -61,9 +61,13 @@ def _request_json(request: CallRequest) -> dict[str, Any]:
     return dataclasses.asdict(request)
 
 
+def _route(data: Mapping[str, Any]) -> Route:
+    return Route(**{**data, "service_tier": ServiceTier(data["service_tier"])})
+
+
 def _request_from(data: Mapping[str, Any]) -> CallRequest:
-    route = Route(**{**data["route"], "service_tier": ServiceTier(data["route"]["service_tier"])})
-    fallbacks = tuple(Route(**r) for r in data["fallbacks"])
+    route = _route(data["route"])
+    fallbacks = tuple(_route(r) for r in data["fallbacks"])
     rest = {k: data[k] for k in ("task_id", "step", "attempt")}
     return CallRequest(route, Prompt(**data["prompt"]), fallbacks=fallbacks, **rest)
 

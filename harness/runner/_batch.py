@@ -149,7 +149,10 @@ class BatchNight:
                     wait = max(0.0, min(wait, self._timing.deadline - self._clock()))
                 self._stop.wait(wait)
                 interval = min(interval * 2, self._timing.max_poll_s)
-        finally:  # a stopping run: every waiting task is handed over (it will not start)
+        except Exception as exc:  # a harness fault: the tasks still run, interactively
+            log.error("batch_poll_crashed", error=repr(exc))
+            raise
+        finally:  # stopping or faulted: every waiting task is handed over
             for watch in self._watches.values():
                 for entry in watch.entries.values():
                     self._release(entry.request.task_id)
@@ -191,6 +194,12 @@ class BatchNight:
 
     def _settle(self, handle: BatchHandle, pending: Pending, entry: BatchEntry) -> None:
         """An entry's outcome into budget, calls and store; then its task may run."""
+        try:
+            self._record(handle, pending, entry)
+        finally:
+            self._release(pending.request.task_id)
+
+    def _record(self, handle: BatchHandle, pending: Pending, entry: BatchEntry) -> None:
         latency = max(0.0, self._clock() - handle.created_at)
         row = BatchEntryRow(pending.custom_id, pending.request.task_id, "", entry.outcome)
         if entry.outcome is EntryOutcome.SUCCEEDED and entry.completion is not None:
@@ -215,7 +224,6 @@ class BatchNight:
                 error=entry.error[:200],
             )
         self._batch_log.entry_done(handle.id, row)
-        self._release(row.task_id)
 
     def _fell_back(self, pending: Pending) -> None:
         """An entry no batch took (the submit failed): its task runs interactively now."""
