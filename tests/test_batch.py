@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _night import (
+    SOLUTION,
     Task,
     count,
     db_dicts,
@@ -96,12 +97,14 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
 def test_a_batch_that_never_ends_is_cancelled_at_the_deadline(tmp_path) -> None:
     """At the deadline the batch is cancelled, its entries come back canceled, their
     reservations are released and every write runs interactively at the list price."""
-    tasks = write_tasks(tmp_path / "tasks", SIX[:3])
+    tasks = write_tasks(tmp_path / "tasks", [*SIX[:3], Task("done")])
+    (tasks.parent / "out").mkdir(exist_ok=True)
+    (tasks.parent / "out" / "done_service.py").write_text(SOLUTION)  # starts from it: no write
     runs = tmp_path / "runs"
     _script(runs, polls_to_end=None)
 
     code, summary, root = run_cli(
-        tasks, runs, "--seed", "3", "--budget-usd", "5", "--config", str(_config(tmp_path, "1s"))
+        tasks, runs, "--seed", "3", "--budget-usd", "5", "--config", str(_config(tmp_path, "3s"))
     )
 
     assert summary["status"] == "completed" and code in (0, 1)
@@ -110,7 +113,18 @@ def test_a_batch_that_never_ends_is_cancelled_at_the_deadline(tmp_path) -> None:
     assert (batch["canceled"], batch["fell_back"], batch["succeeded"]) == (3, 3, 0)
     assert batch["saved_usd"] == 0
     assert _interactive(root, "write") == 3
-    assert all(t["batch"]["outcome"] == "canceled" for t in summary["tasks"])
+    assert [t.get("batch", {}).get("outcome") for t in summary["tasks"]] == [
+        "canceled",
+        "canceled",
+        "canceled",
+        None,
+    ]
+    order = [
+        (e["event"], e.get("task_id"))
+        for e in events(root)
+        if e["event"] in ("task_started", "batch_deadline_cancel")
+    ]
+    assert order[:2] == [("task_started", "done"), ("batch_deadline_cancel", None)]
     assert summary["budget"]["spent_usd"] <= 5
     assert any("3 of 3 batch entries did not succeed" in n for n in summary["notes"])
 
