@@ -10,10 +10,12 @@ from decimal import Decimal
 from harness.report import RunSummary, render_markdown, write_summary
 from harness.results import (
     AttemptRecord,
+    BatchReport,
     RunStatus,
     Seed,
     SeedSource,
     StopCause,
+    TaskBatch,
     TaskResult,
     TaskStatus,
 )
@@ -211,3 +213,30 @@ def test_every_task_a_stop_cut_short_needs_a_human(tmp_path) -> None:
 
     for i, task in enumerate(tasks):
         assert f"- t{i}: {task.status.value}: why {i}" in human
+
+
+def test_batch_mode_adds_optional_fields_and_a_line_to_schema_1(tmp_path) -> None:
+    """Per task whether its first write went by batch and the latency; the night's exact
+    saving; the same line in summary.md and summary.html; still schema 1."""
+    report = BatchReport(
+        submitted=2,
+        succeeded=1,
+        canceled=1,
+        fell_back=1,
+        list_usd=Decimal("0.24"),
+        cost_usd=Decimal("0.12"),
+        tasks={"orders": TaskBatch("succeeded", 1830.25), "users": TaskBatch("canceled")},
+    )
+
+    data = write_summary(tmp_path, replace(summary(), batch=report))
+
+    assert data["schema"] == 1
+    assert [t["batch"] for t in data["tasks"]] == [
+        {"by_batch": True, "outcome": "succeeded", "latency_s": 1830.25},
+        {"by_batch": False, "outcome": "canceled", "latency_s": None},
+    ]
+    assert (data["batch"]["saved_usd"], data["batch"]["saved_usd_exact"]) == (0.12, "0.12")
+    line = "Batch: 1 of 2 first writes by batch (1 fell back to interactive) · saved $0.12"
+    assert line in (tmp_path / "summary.md").read_text()
+    assert line in (tmp_path / "summary.html").read_text()
+    assert "batch" not in write_summary(tmp_path, summary())

@@ -20,6 +20,7 @@ __all__ = [
     "activity",
     "attempt_cell",
     "attention",
+    "batch_words",
     "best_cell",
     "best_note",
     "duration",
@@ -179,3 +180,14 @@ def attempt_cell(a: Mapping[str, Any], escalations: frozenset[int]) -> str:
     mark = "↩" if a["regressed"] else ""
     tier = (a.get("tier") or "") + ("↑" if a["n"] in escalations else "")
     return " ".join(p for p in (f"{a['n']}:{score}{mark}", tier, money(a["cost_usd"])) if p)
+
+
+def batch_words(batch: Mapping[str, Any] | None) -> str | None:
+    """Batch mode in one line: how many first writes went by batch and what that saved."""
+    if not batch:
+        return None
+    return (
+        f"Batch: {batch['succeeded']} of {batch['submitted']} first writes by batch "
+        f"({batch['fell_back']} fell back to interactive) · saved "
+        f"{money(batch['saved_usd'])} vs list price"
+    )

@@ -75,6 +75,11 @@ def _totals(data: Mapping[str, Any]) -> str:
         f'<p class="totals"><strong>{_e(facts.status_counts(tasks))}</strong> of {len(tasks)} '
         f"tasks · spent {money(budget['spent_usd'])} of {_e(cap)} · {facts.duration(data)} · "
         f'provider {_e(data["provider"])}</p><p class="activity">{_e(facts.activity(tasks))}</p>'
+        + (
+            f'<p class="batch">{_e(words)}</p>'
+            if (words := facts.batch_words(data.get("batch")))
+            else ""
+        )
     )
 
 

@@ -83,7 +83,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         f"{money(budget['spent_usd'])} of {cap} · {facts.duration(data)} · provider "
         f"{data['provider']}  ",
         facts.activity(tasks),
-        *_batch_line(data.get("batch")),
+        *([f"{words}  "] if (words := facts.batch_words(data.get("batch"))) else []),
         "",
     ]
     attention = [
@@ -106,14 +106,3 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"| {money(t['cost_usd'])} | {trail} | {reason} |"
         )
     return "\n".join(out) + "\n"
-
-
-def _batch_line(batch: dict[str, Any] | None) -> list[str]:
-    """Batch mode in one line: how many writes went by batch and what that saved."""
-    if not batch:
-        return []
-    return [
-        f"Batch: {batch['succeeded']} of {batch['submitted']} first writes by batch "
-        f"({batch['fell_back']} fell back to interactive) · saved "
-        f"{money(batch['saved_usd'])} vs list price  "
-    ]
