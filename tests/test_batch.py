@@ -129,6 +129,19 @@ def test_a_batch_that_never_ends_is_cancelled_at_the_deadline(tmp_path) -> None:
     assert any("3 of 3 batch entries did not succeed" in n for n in summary["notes"])
 
 
+def _kill_at(tasks: Path, runs: Path, config: str, event: str, log: Path) -> str:
+    """A real `harness run` process, SIGKILLed once its run logged `event`; the run id."""
+    proc = start_cli(tasks, runs, "--seed", "4", "--config", config, log=log)
+    try:
+        wait_for(lambda: count(runs / (latest_run_id(runs) or "x"), event), WAIT_S, proc)
+        assert proc.poll() is None, f"the run ended before {event}"
+        proc.kill()
+        proc.wait()
+    finally:
+        kill_tree(proc)
+    return latest_run_id(runs) or ""
+
+
 def test_kill_9_after_the_batch_is_created_then_resume_submits_nothing_again(tmp_path) -> None:
     """The batch recorded before the kill is re-attached to on --resume: no second create,
     its results used, no write bought interactively."""
@@ -136,14 +149,7 @@ def test_kill_9_after_the_batch_is_created_then_resume_submits_nothing_again(tmp
     runs = tmp_path / "runs"
     _script(runs, polls_to_end=None)
     config = str(_config(tmp_path))
-    proc = start_cli(tasks, runs, "--seed", "4", "--config", config, log=tmp_path / "log")
-    try:
-        wait_for(lambda: count(runs / (latest_run_id(runs) or "x"), "batch_submitted"), WAIT_S)
-        proc.kill()
-        proc.wait()
-    finally:
-        kill_tree(proc)
-    run_id = latest_run_id(runs)
+    run_id = _kill_at(tasks, runs, config, "batch_submitted", tmp_path / "log")
     vendor = _vendor(runs)
     vendor["script"] = {"polls_to_end": 1}  # the vendor finishes the batch meanwhile
     (runs / "sim-batches.json").write_text(json.dumps(vendor))
@@ -152,5 +158,28 @@ def test_kill_9_after_the_batch_is_created_then_resume_submits_nothing_again(tmp
 
     assert root.name == run_id and len(_vendor(runs)["batches"]) == 1
     assert count(root, "batch_reattached") == 3
+    assert _interactive(root, "write") == 0
+    assert [t["batch"]["by_batch"] for t in summary["tasks"]] == [True] * 3
+
+
+def test_kill_9_after_results_were_settled_buys_no_write_again(tmp_path) -> None:
+    """Killed once the batch's replies were settled and tasks went on: the resume reuses
+    every settled write (one answered row each, at the batch price) and creates no batch."""
+    tasks = write_tasks(tmp_path / "tasks", SIX[:3])
+    runs = tmp_path / "runs"
+    _script(runs, polls_to_end=1)
+    config = str(_config(tmp_path))
+    run_id = _kill_at(tasks, runs, config, "call_reused", tmp_path / "log")
+
+    _, summary, root = run_cli(tasks, runs, "--seed", "4", "--config", config, "--resume")
+
+    rows = db_dicts(
+        runs / "harness.db",
+        "SELECT task_id, count(*) AS n FROM calls WHERE run_id=? AND step='write' AND attempt=1"
+        " AND stop_reason != 'in_flight' GROUP BY task_id",  # in flight: killed mid-record
+        (run_id,),
+    )
+    assert root.name == run_id and len(_vendor(runs)["batches"]) == 1
+    assert {r["task_id"]: r["n"] for r in rows} == {"t0": 1, "t1": 1, "t2": 1}
     assert _interactive(root, "write") == 0
     assert [t["batch"]["by_batch"] for t in summary["tasks"]] == [True] * 3

@@ -208,3 +208,16 @@ def test_one_batch_per_provider_and_model_split_at_the_vendors_limits(tmp_path) 
     assert (batch.creates, len(waiting)) == (3, 5)
     assert [len(b.entries) for b in recorded] == [2, 2, 1]
     assert [b.handle.display_name[-2:] for b in recorded] == ["#1", "#2", "#3"]
+
+
+def test_a_recorded_entry_whose_prompt_changed_is_not_used(tmp_path) -> None:
+    """A resume whose task inputs changed since the batch went out does not wait for it: a
+    reply to the old prompt must never answer the new one."""
+    store, vendor = _store(tmp_path), Vendor()
+    state = tmp_path / "vendor.json"
+    batch = SimBatch(vendor, SimBatchScript(polls_to_end=None), state=state)
+    _night(store, batch, Budget(Decimal(10))).start([_request("a", 10, 100)])
+
+    changed = _night(store, batch, Budget(Decimal(10))).start([_request("a", 11, 100)])
+
+    assert (changed, batch.creates) == (set(), 1)

@@ -10,6 +10,7 @@ task is handed to the pool (`arrivals`) once its entry is settled, never before.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -21,7 +22,7 @@ import structlog
 
 from harness.budget import Budget
 from harness.pricing import PriceTable, cost
-from harness.providers.base import CallRequest, ServiceTier
+from harness.providers.base import CallRequest, RecordedReply, ServiceTier
 from harness.providers.batch import BatchEntry, BatchHandle, BatchProvider, BatchState, EntryOutcome
 from harness.providers.calls import CallLog
 from harness.runner._batchplan import Pending, custom_id, reserve, submit_groups
@@ -83,8 +84,9 @@ class BatchNight:
         late = self._clock() >= self._timing.deadline  # a resume after it: nothing new goes
         fresh: list[Pending] = []
         for request in requests:
-            if self._calls.recorded(request) is not None:
-                continue  # settled before a crash: the write call reuses it
+            if (reply := self._calls.recorded(request)) is not None:
+                self._settled_before(request, reply, known.get(request.task_id))
+                continue  # the write call reuses it
             if request.task_id in known:
                 self._reattach(request, *known[request.task_id])
             elif late:
@@ -100,10 +102,28 @@ class BatchNight:
                 self._watch(by_batch[entry.batch_id], entry)
         return set(self._waiting)
 
+    def _settled_before(
+        self,
+        request: CallRequest,
+        reply: RecordedReply,
+        known: tuple[RecordedBatch, BatchEntryRow] | None,
+    ) -> None:
+        """A reply recorded before a crash: its entry's outcome too, if the crash came first."""
+        if known is None or known[1].outcome is not None:
+            return
+        batch, row = known
+        listed = cost(reply.completion.usage, self._prices.get(request.route.model))
+        done = BatchEntryRow(row.custom_id, row.task_id, "", EntryOutcome.SUCCEEDED)
+        done = dataclasses.replace(done, list_usd=listed, cost_usd=reply.cost_usd)
+        self._batch_log.entry_done(batch.handle.id, done)
+
     def _reattach(self, request: CallRequest, batch: RecordedBatch, row: BatchEntryRow) -> None:
         """An entry a crashed process submitted: wait for it again, holding its worst case."""
         if row.outcome is not None:
             return  # its outcome is known: the task runs (its reply, if any, is recorded)
+        if row.prompt_sha256 != request.prompt.sha256:  # its inputs changed since: a reply
+            log.warning("batch_entry_stale", batch_id=batch.handle.id, task_id=row.task_id)
+            return  # to the old prompt must not answer the new one; it writes interactively
         entry = reserve(request, self._prices, self._budget)
         if entry is None:  # it is out at the vendor all the same: watch it, unreserved
             price = self._prices.get(request.route.model)
@@ -138,16 +158,14 @@ class BatchNight:
         interval = self._timing.poll_s
         try:
             while self._watches and not self._stop.is_set():
-                if self._clock() >= self._timing.deadline:
-                    interval = min(interval, self._cancel_all())
+                if self._clock() >= self._timing.deadline and self._cancel_all():
+                    interval = self._timing.poll_s  # canceling is quick: look again soon
                 for watch in list(self._watches.values()):
                     self._poll_one(watch)
                 if not self._watches:
                     return
-                wait = interval
-                if not any(w.canceled for w in self._watches.values()):
-                    wait = max(0.0, min(wait, self._timing.deadline - self._clock()))
-                self._stop.wait(wait)
+                to_deadline = self._timing.deadline - self._clock()
+                self._stop.wait(min(interval, to_deadline) if to_deadline > 0 else interval)
                 interval = min(interval * 2, self._timing.max_poll_s)
         except Exception as exc:  # a harness fault: the tasks still run, interactively
             log.error("batch_poll_crashed", error=repr(exc))
@@ -157,7 +175,9 @@ class BatchNight:
                 for entry in watch.entries.values():
                     self._release(entry.request.task_id)
 
-    def _cancel_all(self) -> float:
+    def _cancel_all(self) -> bool:
+        """Cancel every batch not yet canceled; whether one was canceled now."""
+        newly = False
         for watch in self._watches.values():
             if watch.canceled:
                 continue
@@ -169,7 +189,8 @@ class BatchNight:
             watch.canceled = True
             self._batch_log.mark(watch.handle.id, canceled=True)
             log.warning("batch_deadline_cancel", batch_id=watch.handle.id)
-        return self._timing.poll_s
+            newly = True
+        return newly
 
     def _poll_one(self, watch: _Watch) -> None:
         vendor = self._vendors[watch.handle.provider]
