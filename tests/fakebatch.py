@@ -23,7 +23,6 @@ __all__ = ["BatchScript", "EntryScript", "FakeBatches"]
 
 # Tokens one entry bills: (fresh input, cache write, cache read, output).
 Bill = tuple[int, int, int, int]
-_T0 = dt.datetime(2026, 11, 24, 1, 0, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ class _Batch:
     canceling: bool = False
     ended: bool = False
     from_file: bool = False
-    created: dt.datetime = _T0
+    created: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
     def outcome(self, custom_id: str) -> EntryScript:
         entry = self.script.entries.get(custom_id, self.script.default)
@@ -84,6 +83,14 @@ class FakeBatches:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[str, bytearray] = {}
+        self._failures: deque[Any] = deque()
+        self._t0 = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(hours=1)
+
+    def fail(self, *replies: Any) -> FakeBatches:
+        """Answer the next batch requests with these (error) Replies instead."""
+        with self._lock:
+            self._failures.extend(replies)
+        return self
 
     def script(self, *scripts: BatchScript) -> FakeBatches:
         with self._lock:
@@ -97,6 +104,8 @@ class FakeBatches:
         parts = urlsplit(path)
         route, query = parts.path, parse_qs(parts.query)
         with self._lock:
+            if self._failures and self._is_batch(route):
+                return self._failures.popleft()
             found = self._route(method, route, query, headers, body)
         if found is None:
             return None
@@ -108,6 +117,11 @@ class FakeBatches:
         return json_reply(payload, status=status, headers=extra)
 
     # --- routing -----------------------------------------------------------------------
+
+    @staticmethod
+    def _is_batch(route: str) -> bool:
+        batchy = ("/v1/messages/batches", "/fake-", "/upload/", "/v1beta/batches", "/v1/batches")
+        return route.startswith(batchy) or route.endswith((":batchGenerateContent", ":download"))
 
     def _route(self, method, route, query, headers, body):
         if route.startswith("/v1/messages/batches") or route.startswith("/fake-results/"):
@@ -124,7 +138,7 @@ class FakeBatches:
         number = next(self._ids)
         prefix = "msgbatch_fake" if vendor == "anthropic" else "batches/fake"
         batch = _Batch(f"{prefix}{number:04d}", vendor, model, name, ids, reqs, script)
-        batch.created = _T0 + dt.timedelta(minutes=number)
+        batch.created = self._t0 + dt.timedelta(minutes=number)
         self.batches[batch.id] = batch
         self.creates[vendor] += 1
         return batch
@@ -353,8 +367,8 @@ def _gemini_entries(batch: _Batch) -> list[tuple[str, dict[str, Any]]]:
         entry = batch.outcome(custom_id)
         if entry.outcome == "succeeded":
             found.append((custom_id, {"response": _gemini_response(batch, entry)}))
-        elif entry.outcome == "errored":
-            found.append((custom_id, _gemini_error(400, "INVALID_ARGUMENT", entry.error)))
+        elif entry.outcome == "errored":  # a google.rpc.Status: gRPC code 3, INVALID_ARGUMENT
+            found.append((custom_id, {"error": {"code": 3, "message": entry.error}}))
     return found
 
 

@@ -78,6 +78,11 @@ class AnthropicProvider:
             timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         )
 
+    @property
+    def client(self) -> Any:
+        """The SDK client (retries off, timeouts set), shared with this vendor's batches."""
+        return self._client
+
     @classmethod
     def from_env(cls, *, timeout_s: float) -> AnthropicProvider:
         """Read ANTHROPIC_API_KEY; MissingKeyError (naming it) when it is not set."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from typing import Any
 
 import structlog
 from google import genai
@@ -82,6 +83,11 @@ class GeminiProvider:
         # HttpOptions.timeout is in MILLISECONDS (and unset means no timeout at all).
         options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)))
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
+
+    @property
+    def client(self) -> Any:
+        """The SDK client (retries off, timeouts set), shared with this vendor's batches."""
+        return self._client
 
     @classmethod
     def from_env(cls, *, timeout_s: float) -> GeminiProvider:
