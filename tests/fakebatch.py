@@ -64,6 +64,8 @@ class _Batch:
     created: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
     def outcome(self, custom_id: str) -> EntryScript:
+        if self.vendor == "gemini" and self.script.gemini_state == "BATCH_STATE_FAILED":
+            return EntryScript("errored", bill=(0, 0, 0, 0))  # the whole batch failed
         entry = self.script.entries.get(custom_id, self.script.default)
         if self.canceling and not entry.done_before_cancel:
             return EntryScript("canceled", bill=(0, 0, 0, 0))
@@ -270,11 +272,13 @@ class FakeBatches:
             "name": batch.id,
         }
         operation: dict[str, Any] = {"name": batch.id, "metadata": meta}
-        if batch.ended:
+        failed = batch.script.gemini_state == "BATCH_STATE_FAILED" and not batch.canceling
+        if batch.ended and not failed:
             if _as_file(batch):
                 meta["output"] = {"responsesFile": _out_file(batch)}
             else:
                 meta["output"] = {"inlinedResponses": {"inlinedResponses": _gemini_inline(batch)}}
+        if batch.ended:
             operation["done"] = True
         return operation
 

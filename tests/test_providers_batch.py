@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from fakebatch import BatchScript, EntryScript
 from fakeserver import FakeLLMServer, anthropic_error, gemini_error
+from structlog.testing import capture_logs
 
 from harness.pricing import cost, load_prices
 from harness.providers import MissingKeyError, build_batch_adapter
@@ -403,3 +404,19 @@ def test_build_batch_adapter_keys_from_the_environment(monkeypatch, server):
         build_batch_adapter("gemini", timeout_s=5)
     with pytest.raises(ValueError, match="no batch API for provider 'sim'"):
         build_batch_adapter("sim", timeout_s=5)
+
+
+def test_gemini_failed_batch_ends_and_is_logged(server, gemini):
+    """A batch the vendor failed as a whole has ended, reports no entries, and says so."""
+    server.batches.script(BatchScript(gemini_state="BATCH_STATE_FAILED", default=EntryScript()))
+    handle = gemini.submit(items(FLASH, "a"), display_name="r-1")
+
+    with capture_logs() as logs:
+        status = gemini.status(handle)
+
+    assert (BatchState.ENDED, [handle.id], [], []) == (
+        status.state,
+        [e["batch_id"] for e in logs if e["event"] == "batch_failed"],
+        list(gemini.results(handle)),
+        server.batches.billed,
+    )

@@ -578,3 +578,21 @@ def test_flex_reserves_the_standard_worst_case(raw):
 
     assert [worst[0], worst[0], worst_case(standard, price.at(ServiceTier.BATCH), raw)] == worst
     assert worst[2] < worst[0]
+
+
+def test_a_flex_request_waits_longer_than_the_standard_timeout(server):
+    """Flex may queue for minutes: it gets its own, longer timeout; standard keeps its own."""
+    slow = gemini_reply("code")
+    slow.delay_s = 1.0
+    adapter = GeminiProvider(KEY, timeout_s=0.3, flex_timeout_s=5)
+    server.script(slow, dataclasses.replace(slow))
+
+    served = adapter.complete(flex(request()))
+    with pytest.raises(ProviderError) as caught:
+        adapter.complete(request())
+
+    assert (
+        served.service_tier,
+        caught.value.kind,
+        caught.value.outcome_unknown,
+    ) == (ServiceTier.FLEX, ErrorKind.TRANSIENT, True)

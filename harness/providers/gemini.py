@@ -59,6 +59,9 @@ _BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid|API key expired", re.I
 # details" is Google's ordinary per-minute quota text, so "billing" alone is not a sign.)
 _NO_FUNDS = re.compile(r"spending cap|spend(ing)? limit|prepaid (credit|balance)", re.IGNORECASE)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+# Google's latency target for flex is 1-15 minutes (ai.google.dev/gemini-api/docs/optimization):
+# a flex request is given that long before it counts as timed out.
+FLEX_TIMEOUT_S = 900.0
 
 
 class GeminiProvider:
@@ -71,10 +74,20 @@ class GeminiProvider:
     name = NAME
 
     def __init__(
-        self, api_key: str, *, timeout_s: float, key_source: str = "api_key", max_hops: int = 4
+        self,
+        api_key: str,
+        *,
+        timeout_s: float,
+        key_source: str = "api_key",
+        max_hops: int = 4,
+        flex_timeout_s: float = FLEX_TIMEOUT_S,
     ) -> None:
         if timeout_s <= 0 or max_hops < 1:
             raise ValueError(f"need timeout_s > 0 and max_hops >= 1, got {timeout_s}, {max_hops}")
+        # A flex request may queue for minutes: it gets the longer of the two timeouts.
+        self._flex_options = types.HttpOptions(
+            timeout=max(1, round(max(timeout_s, flex_timeout_s) * 1000))
+        )
         self._key = api_key  # kept only to scrub it from any error text
         self._key_source = key_source
         self._max_hops = max_hops
@@ -127,6 +140,8 @@ class GeminiProvider:
     def _call(self, request: CallRequest, started: float, *, flex: bool) -> Completion:
         route, contents = request.route, build_contents(request)
         config = build_config(request, flex=flex)
+        if flex:
+            config = config.model_copy(update={"http_options": self._flex_options})
         usage, hops, token = Usage(), [], None
         try:
             for _ in range(self._max_hops):

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import structlog
 from google.genai import errors as genai_errors
 from google.genai import types
 
@@ -47,6 +48,7 @@ __all__ = ["INLINE_LIMIT", "LIMITS", "GeminiBatches"]
 # vendors (an assumption, not a documented figure).
 INLINE_LIMIT = 20 * 1000 * 1000
 LIMITS = BatchLimits(max_requests=100_000, max_bytes=2 * 1000 * 1000 * 1000)
+log = structlog.get_logger()
 _KEY = re.compile(r"[^\s]{1,256}")
 _S = types.JobState
 _STATE = {
@@ -117,6 +119,9 @@ class GeminiBatches:
         with self._guard(handle.model):
             job = self._client.batches.get(name=handle.id)
         state = _STATE.get(job.state, BatchState.RUNNING)
+        if job.state is _S.JOB_STATE_FAILED:  # the whole batch failed: nothing will be billed
+            error = redact(job.error.message or "", self._key) if job.error else ""
+            log.warning("batch_failed", provider=NAME, batch_id=handle.id, error=error[:200])
         if state is not BatchState.ENDED or job.dest is None or not job.dest.inlined_responses:
             return BatchStatus(state)
         errored = sum(1 for r in job.dest.inlined_responses if r.error is not None)
