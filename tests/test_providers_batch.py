@@ -189,15 +189,18 @@ def test_anthropic_expired_entries_are_reported(server, claude):
     assert (entries["b"].outcome, entries["b"].completion) == (EntryOutcome.EXPIRED, None)
 
 
-def test_anthropic_find_lists_the_recent_batches(server, claude):
-    """Anthropic keeps no batch name: find lists recent batches, newest first, by created_at."""
+def test_anthropic_find_never_guesses_and_recent_lists_newest_first(server, claude):
+    """Anthropic keeps no batch name, so find proves nothing and returns nothing (a guess
+    would re-attach a night to another night's batch); recent lists candidates by time."""
     first = claude.submit(items(SONNET, "a"), display_name="r-1")
     second = claude.submit(items(SONNET, "b"), display_name="r-1")
 
-    found = claude.find("r-1")
+    found, recent = claude.find("r-1"), claude.recent()
 
-    assert [second.id, first.id] == [h.id for h in found]
-    assert [second.created_at, first.created_at] == [h.created_at for h in found]
+    assert found == []
+    assert [(second.id, second.created_at), (first.id, first.created_at)] == [
+        (h.id, h.created_at) for h in recent
+    ]
     assert first.created_at < second.created_at
 
 
@@ -230,8 +233,10 @@ def test_a_mixed_or_badly_keyed_batch_is_refused_before_sending(server, claude):
     """One provider and model per batch, and custom_ids the API accepts: else nothing is sent."""
     other = Route("frontier", "anthropic", "claude-opus-5-5", 1000)
 
-    with pytest.raises(ValueError, match="one provider and model"):
+    with pytest.raises(ValueError, match="one anthropic batch is one anthropic model"):
         claude.submit(items(SONNET, "a") + items(other, "b"), display_name="r-1")
+    with pytest.raises(ValueError, match="group the items by route"):
+        claude.submit(items(FLASH, "a"), display_name="r-1")
     with pytest.raises(ValueError, match="custom_ids must be unique"):
         claude.submit(items(SONNET, "task/write"), display_name="r-1")
     with pytest.raises(ValueError, match="custom_ids must be unique"):

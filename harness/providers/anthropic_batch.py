@@ -73,7 +73,7 @@ class AnthropicBatches:
     def submit(self, items: Sequence[BatchItem], *, display_name: str) -> BatchHandle:
         """Create one batch of `items` (one model, within LIMITS). Anthropic keeps no name
         for a batch: `display_name` is carried on the handle only (see `find`)."""
-        model = one_model(items, self.limits, _CUSTOM_ID)
+        model = one_model(items, NAME, self.limits, _CUSTOM_ID)
         requests = [{"custom_id": i.custom_id, "params": message_params(i.request)} for i in items]
         size = len(json.dumps({"requests": requests}).encode())
         if size > self.limits.max_bytes:
@@ -115,13 +115,20 @@ class AnthropicBatches:
             self._client.messages.batches.cancel(handle.id)
 
     def find(self, display_name: str) -> list[BatchHandle]:
-        """Batches created in the last 24 h (older ones have all ended), newest first.
+        """Always empty: Anthropic stores no name or metadata for a batch, and its listing
+        shows only ids, times and counts, so no listed batch can be proven to be this one.
 
-        Anthropic stores no name or metadata for a batch, so these cannot be matched to
-        `display_name`: each handle's display_name and model are empty, and the caller
-        narrows them by `created_at` (a batch created by this run is newer than its start).
+        Returning a guess would be worse than nothing: a caller that re-attaches to what
+        `find` returns would take another night's results for its own prompts. So a batch
+        created but not recorded before a crash is not found again (its entries are bought
+        twice, at the batch price); `recent` lists candidates for an operator to inspect.
         """
-        since = time.time() - _LOOKBACK_S
+        return []
+
+    def recent(self, *, since_s: float = _LOOKBACK_S) -> list[BatchHandle]:
+        """Batches created in the last `since_s` seconds, newest first (name and model
+        unknown: Anthropic keeps neither), for an operator or a caller that can tell."""
+        since = time.time() - since_s
         found = []
         with self._guard(""):
             for batch in self._client.messages.batches.list(limit=100):

@@ -94,7 +94,7 @@ class GeminiBatches:
 
     def submit(self, items: Sequence[BatchItem], *, display_name: str) -> BatchHandle:
         """Create one batch (inline, or from an uploaded JSONL file above the inline limit)."""
-        model = one_model(items, self.limits, _KEY)
+        model = one_model(items, NAME, self.limits, _KEY)
         lines = [
             json.dumps({"key": i.custom_id, "request": wire_request(i.request)}) for i in items
         ]
@@ -132,24 +132,28 @@ class GeminiBatches:
         custom_id). Entries that never ran (a canceled or expired batch) are not reported:
         the caller treats a custom_id with no entry as not run and not billed."""
         with self._guard(handle.model):
-            job = self._client.batches.get(name=handle.id)
-            dest = job.dest
-            if dest is not None and dest.inlined_responses:
-                for inline in dest.inlined_responses:
-                    key = (inline.metadata or {}).get("key", "")
-                    error = inline.error.model_dump(exclude_none=True) if inline.error else None
-                    yield self._entry(key, inline.response, error, handle.model)
-            elif dest is not None and dest.file_name:
-                data = self._client.files.download(file=dest.file_name)
-                for raw in data.decode("utf-8").splitlines():
-                    if raw.strip():
-                        line = json.loads(raw)
-                        response = line.get("response")
-                        if response is not None:
-                            response = types.GenerateContentResponse._from_response(
-                                response=response, kwargs={}
-                            )
-                        yield self._entry(line["key"], response, line.get("error"), handle.model)
+            dest = self._client.batches.get(name=handle.id).dest
+            for key, response, error in self._lines(dest):
+                yield self._entry(key, response, error, handle.model)
+
+    def _lines(self, dest: Any) -> Iterator[tuple[str, Any, Any]]:
+        """(custom_id, response, error) per reported entry, inline or from the results file."""
+        if dest is not None and dest.inlined_responses:
+            for inline in dest.inlined_responses:
+                error = inline.error.model_dump(exclude_none=True) if inline.error else None
+                yield (inline.metadata or {}).get("key", ""), inline.response, error
+        elif dest is not None and dest.file_name:
+            data = self._client.files.download(file=dest.file_name)
+            for raw in data.decode("utf-8").splitlines():
+                line = json.loads(raw) if raw.strip() else None
+                if line is None:
+                    continue
+                response = line.get("response")
+                if response is not None:  # the SDK's own reader: unknown fields are dropped
+                    response = types.GenerateContentResponse._from_response(
+                        response=response, kwargs={}
+                    )
+                yield line["key"], response, line.get("error")
 
     def cancel(self, handle: BatchHandle) -> None:
         with self._guard(handle.model):
