@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from fakebatch import BatchScript, EntryScript
-from fakeserver import FakeLLMServer, anthropic_error, gemini_error
+from fakeserver import FakeLLMServer, anthropic_error, gemini_error, gemini_reply
 from structlog.testing import capture_logs
 
 from harness.pricing import cost, load_prices
@@ -32,6 +32,7 @@ from harness.providers.batch import (
     BatchStatus,
     EntryOutcome,
 )
+from harness.providers.gemini import GeminiProvider
 from harness.providers.gemini_batch import GeminiBatches, wire_request
 
 A_KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
@@ -425,3 +426,16 @@ def test_gemini_failed_batch_ends_and_is_logged(server, gemini):
         list(gemini.results(handle)),
         server.batches.billed,
     )
+
+
+def test_gemini_entries_are_the_interactive_request(server, gemini):
+    """A batch entry's request is what the interactive adapter sends for the same call."""
+    (item,) = items(FLASH, "a")
+    server.script(gemini_reply("code"))
+    GeminiProvider(G_KEY, timeout_s=5).complete(item.request)
+    interactive = server.requests[-1].json
+
+    gemini.submit([item], display_name="r-1")
+
+    (entry,) = server.requests[-1].json["batch"]["inputConfig"]["requests"]["requests"]
+    assert interactive == entry["request"]
