@@ -12,10 +12,18 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.budget import BudgetConfig
 from harness.pricing import PriceError, PriceTable, load_prices
+from harness.providers.base import ServiceTier
 from harness.tasks import YamlDoc, YamlError, read_yaml
 
 __all__ = [
@@ -52,6 +60,21 @@ class RouteConfig(_Strict):
     provider: str
     model: str
     max_tokens: int = Field(strict=True, gt=0, le=1_000_000)
+    service_tier: ServiceTier = ServiceTier.STANDARD  # flex: Gemini Flex, half price, sheddable
+
+    @model_validator(mode="after")
+    def _tier_offered(self) -> RouteConfig:
+        if self.service_tier is ServiceTier.BATCH:
+            raise ValueError(
+                "service_tier: batch is not a route option; the night's batch is set under "
+                "batch: (use standard or flex here)"
+            )
+        if self.service_tier is ServiceTier.FLEX and self.provider != "gemini":
+            raise ValueError(
+                f"service_tier: flex is offered only by gemini (Gemini Flex), not by "
+                f"{self.provider}; remove service_tier: flex or route the tier to a gemini model"
+            )
+        return self
 
 
 class LoopConfig(_Strict):
@@ -329,6 +352,7 @@ def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTa
         for tier, route in config.routes.items():
             try:
                 price = table.get(route.model)
+                price.at(route.service_tier)  # a flex route needs a flex price
             except PriceError as exc:
                 raise PriceError(f"route {tier!r}: {exc}") from None
             if price.retires is not None and price.retires <= today:

@@ -30,7 +30,9 @@ class Router:
     def from_config(cls, config: HarnessConfig, provider_override: str | None = None) -> Router:
         """Build the router; `provider_override` (e.g. "sim") sends every tier to one provider."""
         routes = {
-            tier: Route(tier, provider_override or r.provider, r.model, r.max_tokens)
+            tier: Route(
+                tier, provider_override or r.provider, r.model, r.max_tokens, r.service_tier
+            )
             for tier, r in config.routes.items()
         }
         loop = config.loop

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fakebatch import FakeBatches
+
 __all__ = [
     "FakeLLMServer",
     "Reply",
@@ -78,6 +80,8 @@ class FakeLLMServer:
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.02,), daemon=True
         )
+        # Batch endpoints of both vendors: stateful, answered before the script is consulted.
+        self.batches = FakeBatches(self.url)
 
     @property
     def url(self) -> str:
@@ -98,6 +102,11 @@ class FakeLLMServer:
         self._server.server_close()
 
     def _next(self, seen: Seen) -> Reply:
+        batch = self.batches.answer(seen.method, seen.path, seen.headers, seen.body)
+        if batch is not None:
+            with self._lock:
+                self.requests.append(seen)
+            return batch
         with self._lock:
             self.requests.append(seen)
             if self._replies:

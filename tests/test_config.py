@@ -7,6 +7,8 @@ import datetime as dt
 import pytest
 
 from harness.config import ConfigError, check_prices, load_config
+from harness.providers.base import ServiceTier
+from harness.router import Router
 
 
 def test_override_merges_key_by_key(tmp_path) -> None:
@@ -181,3 +183,35 @@ def test_batch_deadline_is_a_duration_from_the_start_or_the_next_clock_time(tmp_
     assert duration - start == dt.timedelta(seconds=90)
     assert (clock.date(), clock.hour, clock.minute) == (dt.date(2026, 11, 24), 5, 30)
     assert (tonight.date(), tonight.hour, tonight.minute) == (dt.date(2026, 11, 23), 23, 15)
+
+
+def test_a_flex_route_to_anthropic_is_an_error_naming_its_line(tmp_path) -> None:
+    """Flex is a Gemini tier: an Anthropic route asking for it is refused with what to change."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "routes:\n"
+        "  mid: {provider: anthropic, model: claude-sonnet-5-5, max_tokens: 100,"
+        " service_tier: flex}\n"
+    )
+
+    with pytest.raises(ConfigError, match=r"harness\.yaml:2: routes\.mid: .*flex is offered only"):
+        load_config(path)
+
+
+def test_a_flex_route_to_gemini_reaches_the_router(tmp_path) -> None:
+    """A gemini route with service_tier: flex is priced at start-up and routed as FLEX."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "routes:\n"
+        "  cheap: {provider: gemini, model: gemini-3.8-flash, max_tokens: 100,"
+        " service_tier: flex}\n"
+    )
+    config = load_config(path)
+    check_prices(config)
+
+    routes = Router.from_config(config).routes
+
+    assert (
+        routes["cheap"].service_tier,
+        routes["mid"].service_tier,
+    ) == (ServiceTier.FLEX, ServiceTier.STANDARD)

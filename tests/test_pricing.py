@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from harness.pricing import Price, PriceError, cost, load_prices
-from harness.providers.base import Usage
+from harness.providers.base import ServiceTier, Usage
 
 PRICE = Price("m", "p", Decimal("3"), Decimal("15"), Decimal("3.75"), Decimal("0.30"))
 
@@ -41,3 +41,53 @@ def test_operator_table_is_validated(tmp_path) -> None:
 
     with pytest.raises(PriceError, match=str(path)):
         load_prices(path)
+
+
+def test_anthropic_batch_halves_every_rate_caching_included() -> None:
+    """Anthropic's batch discount stacks with prompt caching: every token kind at half."""
+    price = load_prices().get("claude-sonnet-5-5")
+
+    batch = price.at(ServiceTier.BATCH)
+
+    half = Decimal("0.5")
+    assert (
+        price.input * half,
+        price.output * half,
+        price.cache_write * half,
+        price.cache_read * half,
+        ServiceTier.BATCH,
+    ) == (batch.input, batch.output, batch.cache_write, batch.cache_read, batch.service_tier)
+
+
+@pytest.mark.parametrize("tier", [ServiceTier.BATCH, ServiceTier.FLEX])
+def test_gemini_batch_and_flex_halve_input_and_output_not_cache_hits(tier) -> None:
+    """Gemini's batch and flex tiers halve input and output; cache hits keep the list rate
+    (the vendor does not say they stack, so the table over-counts rather than under-counts)."""
+    price = load_prices().get("gemini-3.8-flash")
+
+    at = price.at(tier)
+
+    half = Decimal("0.5")
+    assert (price.input * half, price.output * half, price.cache_read, price.cache_write) == (
+        at.input,
+        at.output,
+        at.cache_read,
+        at.cache_write,
+    )
+
+
+def test_a_tier_the_vendor_does_not_offer_is_an_error() -> None:
+    """Anthropic has no flex tier: asking for it names what to change, never guesses."""
+    with pytest.raises(PriceError, match="no 'flex' price: add it under service_tiers: anthropic"):
+        load_prices().get("claude-sonnet-5-5").at(ServiceTier.FLEX)
+
+
+def test_every_shipped_tier_names_its_source() -> None:
+    """Each discount in the shipped table says where it was read, and when."""
+    table = load_prices()
+
+    sources = {(p.provider, t): d.source for p in table.prices.values() for t, d in p.tiers}
+
+    assert {("anthropic", ServiceTier.BATCH), ("gemini", ServiceTier.BATCH)} <= set(sources)
+    assert ("gemini", ServiceTier.FLEX) in sources
+    assert all(s.startswith("https://") and "checked 20" in s for s in sources.values())

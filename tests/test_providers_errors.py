@@ -19,8 +19,8 @@ from harness.providers._errors import (
     transport_error,
     with_billed_usage,
 )
+from harness.providers._gemini_wire import usage_of as gemini_usage
 from harness.providers.base import ErrorKind, ProviderError, Usage
-from harness.providers.gemini import _usage as gemini_usage
 
 K = ErrorKind
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 import pytest
@@ -9,8 +10,9 @@ from fakeserver import FakeLLMServer, Reply, gemini_error, gemini_reply, json_re
 from google import genai
 from structlog.testing import capture_logs
 
-from harness.pricing import Price, cost
+from harness.pricing import Price, cost, load_prices
 from harness.providers import AccountError, MissingKeyError, RetryPolicy
+from harness.providers._tries import worst_case
 from harness.providers.base import (
     AuthenticationError,
     CallRequest,
@@ -18,6 +20,7 @@ from harness.providers.base import (
     Prompt,
     ProviderError,
     Route,
+    ServiceTier,
     StopReason,
     Usage,
 )
@@ -482,3 +485,114 @@ def test_key_never_reaches_logs_or_errors(server, call):
     assert KEY not in str(caught.value) and "[REDACTED]" in str(caught.value)
     assert logs and not [e for e in logs if KEY in repr(e)]
     assert not [c for c, _ in call.records.closed if KEY in c.detail]
+
+
+# --- Gemini Flex ---------------------------------------------------------------------------
+
+
+def flex(req: CallRequest) -> CallRequest:
+    """The same request on a flex route."""
+    route = dataclasses.replace(req.route, service_tier=ServiceTier.FLEX)
+    return dataclasses.replace(req, route=route)
+
+
+def test_standard_route_sends_no_service_tier(server, call):
+    """An ordinary route leaves serviceTier out (the vendor's default is standard)."""
+    server.script(gemini_reply("code"))
+
+    completion = call(request())
+
+    assert ("serviceTier" in server.requests[0].json, completion.service_tier) == (
+        False,
+        ServiceTier.STANDARD,
+    )
+
+
+def test_flex_route_is_sent_as_flex_and_priced_at_the_flex_rate(server, call):
+    """A flex route asks for serviceTier "flex"; the Caller charges the flex price exactly
+    (half the list input and output rates; cache hits at the list cache rate)."""
+    server.script(gemini_reply("code", prompt=5000, cached=4096, candidates=300, thoughts=1200))
+
+    priced = call.caller.call(flex(request()))
+
+    price = load_prices().get("gemini-3.8-flash")
+    half = Decimal("0.5")
+    expected = (904 * price.input * half + 4096 * price.cache_read + 1500 * price.output * half) / (
+        1_000_000
+    )
+    assert ("flex", ServiceTier.FLEX, expected) == (
+        server.requests[0].json["serviceTier"],
+        priced.completion.service_tier,
+        priced.cost_usd,
+    )
+
+
+@pytest.mark.parametrize(
+    "shed",
+    [
+        gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+        gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted."),
+    ],
+)
+def test_shed_flex_request_falls_back_to_standard_once(server, call, shed):
+    """A shed flex request is sent once more at standard, logged, and priced at standard."""
+    server.script(shed, gemini_reply("code", prompt=1000, candidates=200))
+
+    with capture_logs() as logs:
+        priced = call.caller.call(flex(request()))
+
+    price = load_prices().get("gemini-3.8-flash")
+    sent = [r.json.get("serviceTier") for r in server.requests]
+    fallbacks = [e for e in logs if e["event"] == "flex_shed_fallback"]
+    assert (["flex", None], ServiceTier.STANDARD, cost(Usage(1000, 0, 0, 200), price)) == (
+        sent,
+        priced.completion.service_tier,
+        priced.cost_usd,
+    )
+    assert [(shed.status, "review")] == [(e["status"], e["step"]) for e in fallbacks]
+
+
+def test_a_standard_request_is_never_resent_on_a_shed_status(server, call):
+    """Only flex falls back: a standard 503 goes to the retry policy, not to another tier."""
+    server.script(gemini_error(503, "UNAVAILABLE"), gemini_reply("code"))
+
+    with capture_logs() as logs:
+        call(request())
+
+    assert (
+        [r.json.get("serviceTier") for r in server.requests],
+        [e for e in logs if e["event"] == "flex_shed_fallback"],
+    ) == ([None, None], [])
+
+
+def test_flex_reserves_the_standard_worst_case(raw):
+    """A flex call may be served at standard, so it reserves the standard price; a batch
+    entry, which is billed at the batch price whatever happens, reserves that."""
+    price = load_prices().get("gemini-3.8-flash")
+    standard = request()
+    batch = dataclasses.replace(
+        standard, route=dataclasses.replace(standard.route, service_tier=ServiceTier.BATCH)
+    )
+
+    worst = [worst_case(r, price, raw) for r in (standard, flex(standard), batch)]
+
+    assert [worst[0], worst[0], worst_case(standard, price.at(ServiceTier.BATCH), raw)] == worst
+    assert worst[2] < worst[0]
+
+
+def test_a_flex_request_waits_longer_than_the_standard_timeout(server):
+    """Flex may queue for minutes: it gets its own, longer timeout; standard keeps its own."""
+    slow = gemini_reply("code")
+    slow.delay_s = 1.0
+    adapter = GeminiProvider(KEY, timeout_s=0.3, flex_timeout_s=5)
+    server.script(slow, dataclasses.replace(slow))
+
+    served = adapter.complete(flex(request()))
+    with pytest.raises(ProviderError) as caught:
+        adapter.complete(request())
+
+    assert (
+        served.service_tier,
+        caught.value.kind,
+        caught.value.outcome_unknown,
+    ) == (ServiceTier.FLEX, ErrorKind.TRANSIENT, True)

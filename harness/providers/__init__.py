@@ -1,9 +1,10 @@
 """Live providers, built by name, and the one retry policy every paid call runs under.
 
 Calls go through harness.providers.calls.Caller, which owns retries (RetryPolicy) over the
-bare adapter `build_adapter` returns. The vendor SDKs are imported only when a live adapter
-is built, so importing this package, the Provider protocol (harness.providers.base) or
-running on the simulator never loads them.
+bare adapter `build_adapter` returns; `build_batch_adapter` gives a vendor's batch API
+(harness.providers.batch.BatchProvider) the same way. The vendor SDKs are imported only when
+a live adapter is built, so importing this package, the Provider protocol
+(harness.providers.base) or running on the simulator never loads them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from harness.providers._errors import AccountError, MissingKeyError
 from harness.providers._retry import RetryPolicy
 from harness.providers._sim_batch import SimBatch, SimBatchScript
 from harness.providers.base import Provider
+from harness.providers.batch import BatchProvider
 
 __all__ = [
     "LIVE_PROVIDERS",
@@ -21,6 +23,7 @@ __all__ = [
     "SimBatch",
     "SimBatchScript",
     "build_adapter",
+    "build_batch_adapter",
 ]
 
 LIVE_PROVIDERS = ("anthropic", "gemini")
@@ -42,4 +45,21 @@ def build_adapter(name: str, *, timeout_s: float) -> Provider:
     raise ValueError(
         f"unknown live provider {name!r}: expected one of {', '.join(LIVE_PROVIDERS)} "
         "(fix the route's provider: in harness.yaml)"
+    )
+
+
+def build_batch_adapter(name: str, *, timeout_s: float) -> BatchProvider:
+    """The batch API of live provider `name`, keyed from the environment like `build_adapter`
+    (MissingKeyError names the variable to set); SDK retries off, SDKs imported lazily."""
+    if name == "anthropic":
+        from harness.providers.anthropic_batch import AnthropicBatches
+
+        return AnthropicBatches.from_env(timeout_s=timeout_s)
+    if name == "gemini":
+        from harness.providers.gemini_batch import GeminiBatches
+
+        return GeminiBatches.from_env(timeout_s=timeout_s)
+    raise ValueError(
+        f"no batch API for provider {name!r}: expected one of {', '.join(LIVE_PROVIDERS)} "
+        "(fix the route's provider: in harness.yaml, or leave its steps out of batch:)"
     )

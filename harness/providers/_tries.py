@@ -18,12 +18,21 @@ from harness.providers.base import (
     ProviderError,
     RecordedReply,
     Route,
+    ServiceTier,
     StopReason,
     Usage,
 )
 from harness.results import StopCause
 
-__all__ = ["CallLog", "PricedCompletion", "RunStopped", "failed_try", "log_call", "worst_case"]
+__all__ = [
+    "CallLog",
+    "PricedCompletion",
+    "RunStopped",
+    "failed_try",
+    "log_call",
+    "reserve_price",
+    "worst_case",
+]
 
 log = structlog.get_logger()
 
@@ -66,10 +75,18 @@ def worst_case(request: CallRequest, price: Price, provider: Provider) -> Decima
     outputs as input, and a full output of its own.
     """
     hops = getattr(provider, "requests_per_call", 1)
+    price = reserve_price(price, request.route.service_tier)
     one = estimate_worst_case(request.prompt, request.route, price)
     dearest_input = max(price.input, price.cache_write, price.cache_read)
     resent = request.route.max_tokens * dearest_input / MILLION
     return hops * one + resent * hops * (hops - 1) / 2
+
+
+def reserve_price(price: Price, tier: ServiceTier) -> Price:
+    """The price a request's reservation is made at: a batch entry is billed at the batch
+    price whatever happens; a flex request may be shed and served at the standard price,
+    so it reserves the standard price (the list price is the most any tier here bills)."""
+    return price.at(ServiceTier.BATCH) if tier is ServiceTier.BATCH else price
 
 
 def failed_try(request: CallRequest, exc: ProviderError | None) -> Completion:
@@ -95,6 +112,7 @@ def log_call(request: CallRequest, completion: Completion, amount: Decimal) -> N
         cache_write_tokens=usage.cache_write_tokens,
         output_tokens=usage.output_tokens,
         stop_reason=completion.stop_reason.value,
+        service_tier=completion.service_tier.value,
         cost_usd=str(amount),
         latency_s=round(completion.latency_s, 3),
     )

@@ -38,7 +38,7 @@ from harness.providers.base import (
     Usage,
 )
 
-__all__ = ["AnthropicProvider"]
+__all__ = ["AnthropicProvider", "message_params", "translate_message"]
 
 NAME = "anthropic"
 _CACHED = {"type": "ephemeral"}  # 5-minute cache: priced as `cache_write` in prices.yaml
@@ -78,6 +78,11 @@ class AnthropicProvider:
             timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
         )
 
+    @property
+    def client(self) -> Any:
+        """The SDK client (retries off, timeouts set), shared with this vendor's batches."""
+        return self._client
+
     @classmethod
     def from_env(cls, *, timeout_s: float) -> AnthropicProvider:
         """Read ANTHROPIC_API_KEY; MissingKeyError (naming it) when it is not set."""
@@ -90,7 +95,7 @@ class AnthropicProvider:
         route = request.route
         deadline = started + max(self._timeout_s, route.max_tokens * _SECONDS_PER_OUTPUT_TOKEN)
         try:
-            message = self._stream(_params(request), deadline)
+            message = self._stream(message_params(request), deadline)
         except anthropic.APIStatusError as exc:
             if is_context_too_long(exc.status_code, _api_message(exc)):
                 return _outcome(
@@ -99,7 +104,7 @@ class AnthropicProvider:
                     started,
                     redact(_api_message(exc), self._key),
                 )
-            raise self._status_error(exc, route.model) from exc
+            raise self.classify(exc, route.model) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             cause = exc.__cause__ or exc
             raise transport_error(cause, NAME) or ProviderError(
@@ -108,7 +113,7 @@ class AnthropicProvider:
                 provider=NAME,
                 outcome_unknown=True,  # not known to have failed before the request was sent
             ) from exc
-        return _translate(message, route.model, started)
+        return translate_message(message, route.model, started)
 
     def _stream(self, params: dict[str, Any], deadline: float) -> Any:
         """Read the whole event stream; a cut, stalled or garbled stream is a ProviderError."""
@@ -139,14 +144,14 @@ class AnthropicProvider:
             except ProviderError as exc:
                 raise _cut(exc, stream, began) from None
             except anthropic.APIStatusError as exc:  # an `error` event in the stream
-                raise _cut(self._status_error(exc, params["model"]), stream, began) from exc
+                raise _cut(self.classify(exc, params["model"]), stream, began) from exc
             except httpx2.HTTPError as exc:  # the SDK does not wrap errors read mid-stream
                 error = transport_error(exc, NAME) or malformed(NAME, type(exc).__name__)
                 raise _cut(error, stream, began) from exc
             except _MALFORMED as exc:
                 raise _cut(malformed(NAME, describe(exc)), stream, began) from exc
 
-    def _status_error(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
+    def classify(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
         """HTTP status (or an in-stream error's type) → how the retry policy treats it."""
         status = exc.status_code
         error_type = exc.type or ""
@@ -167,7 +172,7 @@ class AnthropicProvider:
         return ProviderError(kind, text, status, wait, provider=NAME, outcome_unknown=lost)
 
 
-def _params(request: CallRequest) -> dict[str, Any]:
+def message_params(request: CallRequest) -> dict[str, Any]:
     """Messages API arguments: the stable prefix carries the cache breakpoint, the rest not.
 
     The breakpoint on the stable block caches everything before it too (the system prompt),
@@ -191,7 +196,7 @@ def _params(request: CallRequest) -> dict[str, Any]:
     return params
 
 
-def _translate(message: Any, model: str, started: float) -> Completion:
+def translate_message(message: Any, model: str, started: float) -> Completion:
     """Final Message → Completion. Usage is already split the way we bill it.
 
     Anthropic's `input_tokens` EXCLUDES cache tokens (fresh input only); cache writes and

@@ -197,8 +197,11 @@ class Caller:
         price: Price,
         amount: Decimal | None = None,
     ) -> Decimal:
-        """Replace the reservation with the real cost (or `amount`), in budget and records."""
-        amount = cost(completion.usage, price) if amount is None else amount
+        """Replace the reservation with the real cost (or `amount`), in budget and records.
+        The usage is priced at the tier that served it (a flex call shed to standard pays
+        standard; a batch entry, the batch price)."""
+        if amount is None:
+            amount = cost(completion.usage, price.at(completion.service_tier))
         self._budget.settle(reservation, amount)
         self._log.close_call(handle, completion, amount)
         log_call(request, completion, amount)

@@ -8,11 +8,12 @@ billed hop is counted and a failure part-way reports what was already billed.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -32,25 +33,35 @@ from harness.providers._errors import (
     transport_error,
     with_billed_usage,
 )
+from harness.providers._gemini_wire import (
+    NAME,
+    Hop,
+    Outcome,
+    build_config,
+    build_contents,
+    read_response,
+)
 from harness.providers.base import (
     CallRequest,
     Completion,
     ErrorKind,
     ProviderError,
+    ServiceTier,
     StopReason,
     Usage,
 )
 
 __all__ = ["GeminiProvider"]
 
-NAME = "gemini"
-_F = types.FinishReason
-_INCOMPLETE = {None, _F.FINISH_REASON_UNSPECIFIED}
+log = structlog.get_logger()
 _BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid|API key expired", re.IGNORECASE)
 # Out of money, not out of rate: waiting will not help. ("...check your plan and billing
 # details" is Google's ordinary per-minute quota text, so "billing" alone is not a sign.)
 _NO_FUNDS = re.compile(r"spending cap|spend(ing)? limit|prepaid (credit|balance)", re.IGNORECASE)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+# Google's latency target for flex is 1-15 minutes (ai.google.dev/gemini-api/docs/optimization):
+# a flex request is given that long before it counts as timed out.
+FLEX_TIMEOUT_S = 900.0
 
 
 class GeminiProvider:
@@ -63,10 +74,20 @@ class GeminiProvider:
     name = NAME
 
     def __init__(
-        self, api_key: str, *, timeout_s: float, key_source: str = "api_key", max_hops: int = 4
+        self,
+        api_key: str,
+        *,
+        timeout_s: float,
+        key_source: str = "api_key",
+        max_hops: int = 4,
+        flex_timeout_s: float = FLEX_TIMEOUT_S,
     ) -> None:
         if timeout_s <= 0 or max_hops < 1:
             raise ValueError(f"need timeout_s > 0 and max_hops >= 1, got {timeout_s}, {max_hops}")
+        # A flex request may queue for minutes: it gets the longer of the two timeouts.
+        self._flex_options = types.HttpOptions(
+            timeout=max(1, round(max(timeout_s, flex_timeout_s) * 1000))
+        )
         self._key = api_key  # kept only to scrub it from any error text
         self._key_source = key_source
         self._max_hops = max_hops
@@ -76,6 +97,11 @@ class GeminiProvider:
         options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)))
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
+    @property
+    def client(self) -> Any:
+        """The SDK client (retries off, timeouts set), shared with this vendor's batches."""
+        return self._client
+
     @classmethod
     def from_env(cls, *, timeout_s: float) -> GeminiProvider:
         """Read GEMINI_API_KEY, else GOOGLE_API_KEY; MissingKeyError naming both when unset."""
@@ -83,37 +109,62 @@ class GeminiProvider:
         return cls(key, timeout_s=timeout_s, key_source=source)
 
     def complete(self, request: CallRequest) -> Completion:
-        """One call (plus continuation hops); outcomes are Completions, faults ProviderErrors."""
+        """One call (plus continuation hops); outcomes are Completions, faults ProviderErrors.
+
+        A flex route asks for Gemini Flex; a flex request the vendor sheds is sent once more
+        at the standard tier (what was billed before the shed is added to its usage), and
+        the Completion says which tier served it, which is what the caller prices.
+        """
         started = time.monotonic()
-        route, config, contents = request.route, _config(request), _contents(request)
-        usage, texts, token = Usage(), [], None
+        flex = request.route.service_tier is ServiceTier.FLEX
+        try:
+            return self._call(request, started, flex=flex)
+        except ProviderError as exc:
+            if not (flex and _shed(exc)):
+                raise
+            shed = exc
+        log.warning(
+            "flex_shed_fallback",
+            step=request.step,
+            attempt=request.attempt,
+            model=request.route.model,
+            status=shed.status,
+            error=shed.message[:200],
+        )
+        try:
+            completion = self._call(request, started, flex=False)
+        except ProviderError as exc:
+            raise with_billed_usage(exc, shed.billed) from shed
+        return dataclasses.replace(completion, usage=completion.usage + shed.billed)
+
+    def _call(self, request: CallRequest, started: float, *, flex: bool) -> Completion:
+        route, contents = request.route, build_contents(request)
+        config = build_config(request, flex=flex)
+        if flex:
+            config = config.model_copy(update={"http_options": self._flex_options})
+        usage, hops, token = Usage(), [], None
         try:
             for _ in range(self._max_hops):
                 hop = self._hop(route.model, contents, config, token, usage)
                 usage, token = usage + hop.usage, hop.token
-                texts.append(hop.text)
+                hops.append(hop)
                 if token is None:
                     break
             else:
-                hop = _Hop(
-                    Usage(),
-                    "",
-                    StopReason.MAX_TOKENS,
-                    f"CONTINUATION: unfinished after {self._max_hops} requests",
-                    None,
-                    None,
-                )
-        except _Outcome as outcome:
-            usage, texts = usage + outcome.usage, []
-            hop = _Hop(Usage(), "", outcome.stop, outcome.detail, None, None)
+                detail = f"CONTINUATION: unfinished after {self._max_hops} requests"
+                hop = Hop(Usage(), "", StopReason.MAX_TOKENS, detail, None, None)
+        except Outcome as outcome:
+            usage, hops = usage + outcome.usage, []
+            hop = Hop(Usage(), "", outcome.stop, outcome.detail, None, None)
         return Completion(
-            "".join(texts),
+            "".join(h.text for h in hops),
             usage,
             hop.stop,
             hop.model or route.model,
             NAME,
             time.monotonic() - started,
             detail=hop.detail,
+            service_tier=_served(hops, flex),
         )
 
     def _hop(
@@ -123,7 +174,7 @@ class GeminiProvider:
         config: types.GenerateContentConfig,
         token: bytes | None,
         billed: Usage,
-    ) -> _Hop:
+    ) -> Hop:
         """One HTTP request. Errors carry `billed`, the usage of the hops before this one."""
         if token is not None:
             config = config.model_copy(update={"continuation_token": token})
@@ -131,13 +182,13 @@ class GeminiProvider:
             response = self._client.models.generate_content(
                 model=model, contents=contents, config=config
             )
-            return _read(response)
+            return read_response(response)
         except genai_errors.APIError as exc:
             message = redact(exc.message or str(exc), self._key)
             if is_context_too_long(exc.code, message):
-                raise _Outcome(StopReason.CONTEXT_TOO_LONG, message) from exc
-            raise with_billed_usage(self._api_error(exc, message, model), billed) from exc
-        except _Outcome:
+                raise Outcome(StopReason.CONTEXT_TOO_LONG, message) from exc
+            raise with_billed_usage(self.classify(exc, message, model), billed) from exc
+        except Outcome:
             raise
         except ProviderError as exc:
             raise with_billed_usage(exc, billed) from None
@@ -147,7 +198,7 @@ class GeminiProvider:
                 raise
             raise with_billed_usage(error or malformed(NAME, describe(exc)), billed) from exc
 
-    def _api_error(self, exc: genai_errors.APIError, message: str, model: str) -> ProviderError:
+    def classify(self, exc: genai_errors.APIError, message: str, model: str) -> ProviderError:
         """HTTP status and Google's status string → how the retry policy treats it."""
         code, status = exc.code, exc.status or ""
         text = f"{status}: {message}".strip(": ")
@@ -168,96 +219,15 @@ class GeminiProvider:
         return ProviderError(kind, text, exc.code, wait, provider=NAME, outcome_unknown=lost)
 
 
-@dataclass(frozen=True)
-class _Hop:
-    """One request's share of a call; `token` set means the reply continues in another."""
-
-    usage: Usage
-    text: str
-    stop: StopReason
-    detail: str
-    token: bytes | None
-    model: str | None
+def _shed(exc: ProviderError) -> bool:
+    """A flex request the vendor would not serve now (a 429 or 503 that is not the account's
+    fault): Google documents flex as best-effort and sheddable without a distinct error
+    body we could confirm, so any such status on a flex request is taken as a shed."""
+    return exc.status in (429, 503) and exc.kind in (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 
 
-class _Outcome(Exception):
-    """No reply to ship, but nothing to retry either: the prompt was blocked or too long."""
-
-    def __init__(self, stop: StopReason, detail: str, usage: Usage | None = None) -> None:
-        super().__init__(detail)
-        self.stop, self.detail, self.usage = stop, detail, usage or Usage()
-
-
-def _config(request: CallRequest) -> types.GenerateContentConfig:
-    return types.GenerateContentConfig(
-        system_instruction=request.prompt.system or None,
-        max_output_tokens=request.route.max_tokens,
-        candidate_count=1,
-        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-        automatic_continuation=False,
-    )
-
-
-def _contents(request: CallRequest) -> list[types.Content]:
-    """Stable prefix first, then the per-attempt part: Gemini caches identical prefixes
-    implicitly, so a task's later attempts are billed the cached rate for the prefix."""
-    prompt = request.prompt
-    parts = [types.Part(text=t) for t in (prompt.stable, prompt.variable) if t]
-    if not parts:
-        raise ProviderError(ErrorKind.FATAL, "empty prompt: nothing to send", provider=NAME)
-    return [types.Content(role="user", parts=parts)]
-
-
-def _read(response: Any) -> _Hop:
-    """One response → _Hop; raises _Outcome (prompt blocked) or a malformed-body error."""
-    usage = _usage(response.usage_metadata)
-    feedback = response.prompt_feedback
-    if feedback is not None and feedback.block_reason is not None:
-        reason = getattr(feedback.block_reason, "value", feedback.block_reason)
-        detail = f"prompt blocked: {reason} {feedback.block_reason_message or ''}".strip()
-        raise _Outcome(StopReason.REFUSAL, detail, usage)
-    if usage is None:
-        raise malformed(NAME, "no usage_metadata, so the call cannot be priced")
-    if not response.candidates:
-        raise malformed(NAME, "no candidates", usage)
-    candidate = response.candidates[0]
-    finish = candidate.finish_reason
-    if finish in _INCOMPLETE:
-        raise malformed(NAME, "no finish reason", usage)
-    parts = candidate.content.parts if candidate.content and candidate.content.parts else []
-    # Thought parts are the model's reasoning (billed, see _usage); the reply excludes them.
-    text = "".join(p.text for p in parts if p.text and not p.thought)
-    token = candidate.continuation_token if finish is _F.CONTINUATION else None
-    stop, detail = _stop(finish, candidate.finish_message)
-    return _Hop(usage, text, stop, detail, token or None, response.model_version)
-
-
-def _usage(meta: Any) -> Usage | None:
-    """Gemini usage_metadata → Usage, or None when absent.
-
-    promptTokenCount INCLUDES cachedContentTokenCount, so fresh input = prompt - cached;
-    tool-use prompt tokens are input too. candidatesTokenCount EXCLUDES thoughtsTokenCount,
-    which is billed as output, so output = candidates + thoughts. Implicit caching has no
-    separate write charge: a first-time prefix is billed as fresh input.
-    """
-    if meta is None:
-        return None
-    cached = meta.cached_content_token_count or 0
-    prompt = (meta.prompt_token_count or 0) + (meta.tool_use_prompt_token_count or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        cache_read_tokens=cached,
-        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
-    )
-
-
-def _stop(finish: Any, message: str | None) -> tuple[StopReason, str]:
-    """STOP is the only clean end; MAX_TOKENS is truncation; every other finish reason
-    (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE, OTHER, ...) means
-    no usable reply, recorded as a refusal with Google's own words."""
-    if finish is _F.STOP:
-        return StopReason.END, ""
-    name = getattr(finish, "value", str(finish))
-    detail = f"{name}: {message}" if message else name
-    truncated = finish is _F.MAX_TOKENS or finish is _F.CONTINUATION
-    return (StopReason.MAX_TOKENS if truncated else StopReason.REFUSAL), detail
+def _served(hops: list[Hop], flex: bool) -> ServiceTier:
+    """The tier the call is billed at: standard if any request was served standard."""
+    if not flex or any(h.tier is ServiceTier.STANDARD for h in hops):
+        return ServiceTier.STANDARD
+    return ServiceTier.FLEX
