@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import structlog
+from _night import count, kill_tree, latest_run_id, wait_for
 from fakebatch import BatchScript, EntryScript
 from fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
@@ -136,3 +139,37 @@ def test_a_never_ending_batch_is_cancelled_and_the_night_finishes_interactively(
     assert _interactive_anthropic(anthropic) == 6
     assert (summary["batch"]["canceled"], summary["batch"]["succeeded"]) == (6, 0)
     assert summary["budget"]["spent_usd"] <= 5
+
+
+def test_kill_9_after_the_batch_is_created_then_resume_creates_no_second_batch(
+    servers, task_dir
+) -> None:
+    """A real process killed once its batch is recorded; `--resume` re-attaches to it through
+    the real SDK, uses its results and sends no interactive write and no second create."""
+    anthropic, gemini = servers
+    anthropic.batches.script(BatchScript(polls=None, default=EntryScript(text=WRITE_REPLY)))
+    gemini.script(*[gemini_reply("CLEAN", model_version=CHEAP) for _ in IDS])
+    tasks = _tasks(task_dir, "10m")
+    runs = tasks.parent / "runs"
+    argv = [sys.executable, "-m", "harness", "run", str(tasks), "--provider", "live",
+            "--run-dir", str(runs), "--config", str(tasks.parent / "harness.yaml")]  # fmt: skip
+    with open(task_dir / "first.log", "ab") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: count(runs / (latest_run_id(runs) or "x"), "batch_submitted"), 120, proc)
+        assert proc.poll() is None
+        proc.kill()
+        proc.wait()
+    finally:
+        kill_tree(proc)
+    for batch in anthropic.batches.batches.values():
+        batch.script.polls = batch.polls + 1  # the vendor finishes it meanwhile
+
+    code = main([*[str(a) for a in argv[3:]], "--resume"])
+
+    root = (runs / "latest").resolve()
+    summary = json.loads((root / "summary.json").read_text())
+    assert (code, anthropic.batches.creates["anthropic"]) == (0, 1)
+    assert _interactive_anthropic(anthropic) == 0
+    assert count(root, "batch_reattached") == 6
+    assert all(t["batch"]["by_batch"] for t in summary["tasks"])
