@@ -10,7 +10,6 @@ task is handed to the pool (`arrivals`) once its entry is settled, never before.
 
 from __future__ import annotations
 
-import dataclasses
 import queue
 import threading
 import time
@@ -22,10 +21,10 @@ import structlog
 
 from harness.budget import Budget
 from harness.pricing import PriceTable, cost
-from harness.providers.base import CallRequest, RecordedReply, ServiceTier
+from harness.providers.base import CallRequest, ServiceTier
 from harness.providers.batch import BatchEntry, BatchHandle, BatchProvider, BatchState, EntryOutcome
 from harness.providers.calls import CallLog
-from harness.runner._batchplan import Pending, custom_id, reserve, submit_groups
+from harness.runner._batchplan import Pending, custom_id, mark_settled, reserve, submit_groups
 from harness.store import BatchEntryRow, BatchLog, RecordedBatch
 
 __all__ = ["BatchNight", "BatchTiming"]
@@ -85,7 +84,7 @@ class BatchNight:
         fresh: list[Pending] = []
         for request in requests:
             if (reply := self._calls.recorded(request)) is not None:
-                self._settled_before(request, reply, known.get(request.task_id))
+                mark_settled(self._batch_log, self._prices, request, reply, known)
                 continue  # the write call reuses it
             if request.task_id in known:
                 self._reattach(request, *known[request.task_id])
@@ -101,21 +100,6 @@ class BatchNight:
             if entry.batch_id in by_batch:
                 self._watch(by_batch[entry.batch_id], entry)
         return set(self._waiting)
-
-    def _settled_before(
-        self,
-        request: CallRequest,
-        reply: RecordedReply,
-        known: tuple[RecordedBatch, BatchEntryRow] | None,
-    ) -> None:
-        """A reply recorded before a crash: its entry's outcome too, if the crash came first."""
-        if known is None or known[1].outcome is not None:
-            return
-        batch, row = known
-        listed = cost(reply.completion.usage, self._prices.get(request.route.model))
-        done = BatchEntryRow(row.custom_id, row.task_id, "", EntryOutcome.SUCCEEDED)
-        done = dataclasses.replace(done, list_usd=listed, cost_usd=reply.cost_usd)
-        self._batch_log.entry_done(batch.handle.id, done)
 
     def _reattach(self, request: CallRequest, batch: RecordedBatch, row: BatchEntryRow) -> None:
         """An entry a crashed process submitted: wait for it again, holding its worst case."""

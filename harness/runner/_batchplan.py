@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import structlog
 
 from harness.budget import Budget, Reservation, estimate_worst_case
-from harness.pricing import Price, PriceError, PriceTable
-from harness.providers.base import CallRequest, ProviderError, ServiceTier
-from harness.providers.batch import BatchHandle, BatchItem, BatchLimits, BatchProvider
+from harness.pricing import Price, PriceError, PriceTable, cost
+from harness.providers.base import CallRequest, ProviderError, RecordedReply, ServiceTier
+from harness.providers.batch import (
+    BatchHandle,
+    BatchItem,
+    BatchLimits,
+    BatchProvider,
+    EntryOutcome,
+)
 from harness.store import BatchEntryRow, BatchLog, RecordedBatch
 
-__all__ = ["Pending", "custom_id", "parts", "reserve", "submit_groups"]
+__all__ = ["Pending", "custom_id", "mark_settled", "parts", "reserve", "submit_groups"]
 
 log = structlog.get_logger()
 
@@ -132,3 +138,20 @@ def submit_groups(
             log.info("batch_submitted", batch_id=handle.id, display_name=name, entries=len(part))
             handles.append(handle)
     return handles
+
+
+def mark_settled(
+    batch_log: BatchLog,
+    prices: PriceTable,
+    request: CallRequest,
+    reply: RecordedReply,
+    known: Mapping[str, tuple[RecordedBatch, BatchEntryRow]],
+) -> None:
+    """A reply recorded before a crash whose entry was not yet marked: mark it succeeded."""
+    found = known.get(request.task_id)
+    if found is None or found[1].outcome is not None:
+        return
+    batch, row = found
+    listed = cost(reply.completion.usage, prices.get(request.route.model))
+    done = BatchEntryRow(row.custom_id, row.task_id, "", EntryOutcome.SUCCEEDED)
+    batch_log.entry_done(batch.handle.id, replace(done, list_usd=listed, cost_usd=reply.cost_usd))
