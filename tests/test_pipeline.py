@@ -264,7 +264,7 @@ def test_a_forbidden_operation_stops_the_task_before_any_test_runs(tmp_path, spe
     ran: list[str] = []
     env = replace(
         env,
-        check_code=lambda code: [str(v) for v in policy.check_code(code)],
+        check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],
         run_tests=lambda s, code: ran.append(code) or scripted_tests(s, code),
     )
 
