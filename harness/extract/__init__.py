@@ -12,7 +12,7 @@ from harness.extract._languages import (
     language_of_path,
 )
 from harness.extract._review import Review, parse_review
-from harness.extract._tree import comment_free
+from harness.extract._tree import comment_free, syntax_tree, walk
 
 __all__ = [
     "LANGUAGES",
@@ -27,4 +27,6 @@ __all__ = [
     "language_of_path",
     "parse_review",
     "required_names_from_tests",
+    "syntax_tree",
+    "walk",
 ]

@@ -12,7 +12,15 @@ from typing import Any
 
 from harness.extract._placeholders import suspicious_comment
 
-__all__ = ["Node", "Tree", "comment_free", "find_foreign_placeholder", "parse_foreign", "walk"]
+__all__ = [
+    "Node",
+    "Tree",
+    "comment_free",
+    "find_foreign_placeholder",
+    "parse_foreign",
+    "syntax_tree",
+    "walk",
+]
 
 Node = Any  # tree_sitter.Node: imported lazily, so `import harness.extract` stays light
 Tree = Any
@@ -143,3 +151,9 @@ def comment_free(code: str, grammar: str) -> str:
                 if data[i] != ord("\n"):
                     data[i] = ord(" ")
     return data.decode("utf-8", errors="replace")
+
+
+def syntax_tree(code: str, grammar: str) -> Tree | None:
+    """The tree-sitter tree of `code`, or None when it has a syntax error."""
+    tree, _ = parse_foreign(code, grammar)
+    return tree
