@@ -37,7 +37,7 @@ __all__ = ["SimLatency", "SimModel", "SimProvider"]
 
 CHARS_PER_TOKEN = 4
 STEPS = ("write", "review", "rewrite", "fix")
-_FIRST_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_FIRST_BLOCK = r"```(?:{})[^\n]*\n(.*?)^```"  # the code a review, rewrite or fix is given
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class _Task:
     sites: tuple[_mutate.Site, ...]
     reference: str
     dialect: _sim_reply.Dialect = _sim_reply.PYTHON
+    language: str = "python"
 
     @classmethod
     def load(cls, spec: TaskSpec) -> _Task:
@@ -70,11 +71,12 @@ class _Task:
         language = language_named(spec.language)
         dialect = _sim_reply.Dialect(language.fence, language.grammar)
         if spec.solution is None:
-            return cls(None, (), reference, dialect)
+            return cls(None, (), reference, dialect, spec.language)
         solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
         if language.grammar is None:
             return cls(solution, _mutate.find_sites(solution), reference)
-        return cls(solution, find_c_sites(solution, language.grammar), reference, dialect)
+        sites = find_c_sites(solution, language.grammar)
+        return cls(solution, sites, reference, dialect, spec.language)
 
     def code(self, mutations: frozenset[int]) -> str:
         if self.solution is None:
@@ -191,7 +193,8 @@ class SimProvider:
 
     def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
         """The mutation set of the code in the prompt: from the memo, else replayed."""
-        match = _FIRST_PYTHON_BLOCK.search(request.prompt.variable)
+        fences = "|".join(map(re.escape, language_named(task.language).fences))
+        match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
         code = match.group(1) if match else ""
         known = self.known_mutations(request.task_id, code)
         if known is not None:

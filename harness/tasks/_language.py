@@ -63,7 +63,7 @@ def check_runner(model: Any, say: Say, check_command: CommandCheck | None) -> Ru
         _check_results_path(path, note)
     elif model.results_path is not None:
         note("results_path", f"is read only with results: junit (not {results}); remove it")
-    if any("{results}" in word for word in command) and path is None:
+    if any("{results}" in word for word in command) and path is None and results != "junit":
         note("test_command", "uses {results} but no results_path: is given; add one")
     if command and not problems and check_command is not None and (why := check_command(command)):
         note("test_command", f"the guardrails policy forbids it: {why}")

@@ -217,8 +217,7 @@ def _task(
         return None
     inputs = _check_inputs(run, model, item, own)
     runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
-    language = LANGUAGES.get(model.language, LANGUAGES["python"])
-    output, problems = run.paths.check_output(model.output, language)
+    output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
         run.add(own.get("output", line), model.id, "output", message)
     if runner is None:

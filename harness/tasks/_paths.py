@@ -65,14 +65,15 @@ class Paths:
                 self._inputs[key] = self._inspect(rel, target, folder_ok, shown)
         return self._inputs[key]
 
-    def check_output(self, rel: str, language: Language) -> tuple[Path | None, list[str]]:
+    def check_output(self, rel: str, language: Language | None) -> tuple[Path | None, list[str]]:
         """The resolved output path and what is wrong with it as a file the harness writes
-        in `language`."""
+        in `language` (None: unknown, reported elsewhere; only writability is checked)."""
         target = self.resolve(rel)
         if isinstance(target, str):
             return None, [target]
-        if not language.is_python:
-            return target, [*_foreign_name(rel, target, language), *self._writable(rel, target)]
+        if language is None or not language.is_python:
+            named = _foreign_name(rel, target, language) if language else []
+            return target, [*named, *self._writable(rel, target)]
         problems = []
         stem = target.stem
         if target.suffix != ".py" or not stem.isidentifier() or keyword.iskeyword(stem):
