@@ -231,3 +231,17 @@ def test_the_command_policy_checks_test_command_at_load(go_dir: Path) -> None:
         info.value
     )
     assert "force push" in str(info.value)
+
+
+def test_a_results_format_the_default_command_does_not_write_is_an_error(go_dir: Path) -> None:
+    """results: junit with Go's default `go test -json` would read a report nobody writes."""
+    path = write(
+        go_dir / "tasks.yaml", with_fields(GO_TASK, "results: junit", "results_path: r.xml")
+    )
+
+    [message] = problems(path)
+
+    assert message.endswith(
+        "field 'results': junit is not what the default command (go test -json ./...) "
+        "produces; give the test_command: that writes it, or remove results:"
+    )

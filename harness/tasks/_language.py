@@ -63,6 +63,14 @@ def check_runner(model: Any, say: Say, check_command: CommandCheck | None) -> Ru
         _check_results_path(path, note)
     elif model.results_path is not None:
         note("results_path", f"is read only with results: junit (not {results}); remove it")
+    mismatch = results in RESULT_FORMATS and results not in ("pytest", language.results)
+    if model.test_command is None and mismatch:
+        default = " ".join(language.test_command or ()) or "built-in pytest"
+        note(
+            "results",
+            f"{results} is not what the default command ({default}) produces; give the "
+            "test_command: that writes it, or remove results:",
+        )
     if any("{results}" in word for word in command) and path is None and results != "junit":
         note("test_command", "uses {results} but no results_path: is given; add one")
     if command and not problems and check_command is not None and (why := check_command(command)):
