@@ -21,6 +21,7 @@ class Dialect:
 
     fence: str = "python"
     grammar: str | None = None
+    fences: tuple[str, ...] = ("python", "py", "python3", "py3")  # any a prompt may use
 
 
 PYTHON = Dialect()

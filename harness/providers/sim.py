@@ -62,21 +62,19 @@ class _Task:
     sites: tuple[_mutate.Site, ...]
     reference: str
     dialect: _sim_reply.Dialect = _sim_reply.PYTHON
-    language: str = "python"
 
     @classmethod
     def load(cls, spec: TaskSpec) -> _Task:
         refs = spec.reference
         reference = refs[0].read_text(encoding="utf-8") if refs else ""
         language = language_named(spec.language)
-        dialect = _sim_reply.Dialect(language.fence, language.grammar)
+        dialect = _sim_reply.Dialect(language.fence, language.grammar, language.fences)
         if spec.solution is None:
-            return cls(None, (), reference, dialect, spec.language)
+            return cls(None, (), reference, dialect)
         solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
-        if language.grammar is None:
-            return cls(solution, _mutate.find_sites(solution), reference)
-        sites = find_c_sites(solution, language.grammar)
-        return cls(solution, sites, reference, dialect, spec.language)
+        grammar = language.grammar
+        sites = _mutate.find_sites(solution) if grammar is None else find_c_sites(solution, grammar)
+        return cls(solution, sites, reference, dialect)
 
     def code(self, mutations: frozenset[int]) -> str:
         if self.solution is None:
@@ -193,7 +191,7 @@ class SimProvider:
 
     def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
         """The mutation set of the code in the prompt: from the memo, else replayed."""
-        fences = "|".join(map(re.escape, language_named(task.language).fences))
+        fences = "|".join(map(re.escape, task.dialect.fences))
         match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
         code = match.group(1) if match else ""
         known = self.known_mutations(request.task_id, code)
