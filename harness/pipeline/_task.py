@@ -39,7 +39,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         task.env.record_attempt(task.spec.id, record, None, None)
         return record
     task.files.save_candidate(n, attempt.code, None)
-    violations = task.env.check_code(attempt.code)
+    violations = task.env.check_code(attempt.code, task.spec.language)
     if violations:
         reason = f"attempt {n}: " + "; ".join(violations)
         task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)
@@ -137,7 +137,7 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     """Run one task's attempts and ship its best candidate. Known stops become statuses;
     anything else propagates to the runner's one catch-all."""
     sources = [p.read_text() for p in spec.tests]
-    required = required_names_from_tests(sources, spec.module_name)
+    required = required_names_from_tests(sources, spec.module_name, spec.language, spec.output_rel)
     task = TaskState(
         spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
     )
