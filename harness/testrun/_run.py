@@ -14,6 +14,7 @@ from harness.tasks.spec import TaskSpec
 from harness.testrun import _cgroup as cgroup
 from harness.testrun import _privilege as privilege
 from harness.testrun import _scratch as scratch
+from harness.testrun._foreign import is_foreign, run_foreign
 from harness.testrun._launch import bwrap_works, fallback_caps_processes, refusal
 from harness.testrun._limits import TestLimits
 from harness.testrun._precheck import precheck
@@ -171,6 +172,9 @@ def run_tests(
     command policy) and raises to refuse it; that refusal propagates to the caller.
     """
     limits = limits or TestLimits()
+    if is_foreign(task):  # the task's own command; the pre-check below reads Python only
+        _sweep_leftovers()
+        return run_foreign(task, code, limits, sandbox_kind(limits), command_guard)
     reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
     reasons = [r for r in reasons if r]
     if reasons:
