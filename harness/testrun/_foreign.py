@@ -16,13 +16,14 @@ from dataclasses import replace
 import structlog
 
 from harness.tasks.spec import TaskSpec
-from harness.testrun._expect import expected_ids
+from harness.testrun._expect import Expected, expected_ids
+from harness.testrun._fprecheck import precheck_foreign
 from harness.testrun._fscore import score
 from harness.testrun._fspawn import ForeignRun, launch_foreign
 from harness.testrun._limits import TestLimits
 from harness.testrun._reports import read_go_json, read_junit
 from harness.testrun._scratch import Pristine, SandboxError, read_pristine
-from harness.testrun.result import TestResult
+from harness.testrun.result import Outcome, TestCase, TestResult
 
 __all__ = ["is_foreign", "run_foreign"]
 
@@ -89,12 +90,27 @@ def _check_report(task: TaskSpec) -> None:
         )
 
 
-def run_foreign(task: TaskSpec, code: str, limits: TestLimits, kind: str, guard=None) -> TestResult:
-    """Run the task's test command against `code`; never raises for what the code does."""
+def _rejected(task: TaskSpec, expected: Expected, reason: str) -> TestResult:
+    log.warning("candidate_rejected", task_id=task.id, reason=reason)
+    message = f"precheck: {reason}"
+    ids = expected.ids or ("(the tests)",)
+    cases = tuple(TestCase(i, Outcome.ERROR, message, hidden=i in expected.hidden) for i in ids)
+    return TestResult(cases=cases, error=message, rejected=True)
+
+
+def run_foreign(
+    task: TaskSpec, code: str, limits: TestLimits, kind: str, guard=None, *, checked=True
+) -> TestResult:
+    """Run the task's test command against `code`; never raises for what the code does.
+    `checked=False` skips the static pre-check (the hostile suite's way to test the runner)."""
     _check_report(task)
     pristine = read_pristine(task)
     place = _place(task, pristine)
     expected = expected_ids(pristine, task.results, task.language, task.id)
+    language = "go" if task.results == "go-json" else task.language
+    reason = precheck_foreign(language, code) if checked else ""
+    if reason:
+        return _rejected(task, expected, reason)
     run = ForeignRun(
         pristine,
         place,
@@ -107,7 +123,9 @@ def run_foreign(task: TaskSpec, code: str, limits: TestLimits, kind: str, guard=
     )
     got = launch_foreign(run)
     if task.results == "junit":
-        report = read_junit(got.text(got.report).encode()) if got.report else read_go_json("")
+        # A reporter the clock stopped leaves half a document: nothing in it is confirmed.
+        whole = got.report and not got.timed_out
+        report = read_junit(got.text(got.report).encode()) if whole else read_go_json("")
         report.text = report.text or got.text(got.output)[-4000:]
     else:
         report = read_go_json(got.text(got.output))
