@@ -65,7 +65,8 @@ class Launched:
     root: str = ""  # the scratch root's path, taken out of what is shown
 
     def text(self, data: bytearray) -> str:
-        return data.decode("utf-8", errors="replace").replace(f"{self.root}/", "")
+        text = data.decode("utf-8", errors="replace")
+        return text.replace(f"{self.root}/", "") if self.root else text
 
 
 def launch_foreign(run: ForeignRun) -> Launched:
