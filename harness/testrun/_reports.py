@@ -54,7 +54,9 @@ def _go_event(line: str) -> dict | None:
 
 
 def _go_message(lines: list[str], outcome: Outcome) -> str:
-    useful = [s.strip() for s in lines if s.strip() and not s.lstrip().startswith(_GO_NOISE)]
+    # "\x16" frames test2json's lines in newer Go; a bare PASS/FAIL is the binary's verdict.
+    bare = (s.strip().lstrip("\x16") for s in lines)
+    useful = [s for s in bare if s and not s.startswith(_GO_NOISE) and s not in ("PASS", "FAIL")]
     if useful:
         return useful[0][:500]
     return "" if outcome is Outcome.PASSED else outcome.value
