@@ -162,6 +162,7 @@ test('outer', async (t) => { await t.test('inner', () => {}); });
     found = expected_ids(_pristine("a.test.js", text), "junit", "javascript", "t")
 
     assert found.ids == ("adds", "skips", "nested", "outer")
+    assert found.suite_skips == {"skips"}
 
 
 def test_expected_ids_are_collected_once_per_pristine_content() -> None:
@@ -221,6 +222,18 @@ def test_the_exit_status_must_agree_with_the_outcomes(
     honest_passes = sum(1 for o in outcomes if o is Outcome.PASSED)
     assert result.tampered is tampered
     assert (result.passed, result.total) == (0 if tampered else honest_passes, 2)
+
+
+def test_a_skip_the_suite_declares_is_left_out_of_the_total() -> None:
+    """test.skip(...) in the pristine tests is the suite's skip; any other skip counts against
+    the candidate, as pytest's runner counts it."""
+    text = "test('a', () => {});\ntest.skip('b', () => {});\ntest('c', () => {});"
+    expected = expected_ids(_pristine("s.test.js", text), "junit", "javascript", "t")
+    report = _report(("a", Outcome.PASSED), ("b", Outcome.SKIPPED), ("c", Outcome.SKIPPED))
+
+    result = score(expected, report, _launched(0), ())
+
+    assert (result.passed, result.failed, result.total, result.skipped) == (1, 1, 2, 1)
 
 
 def test_unexpected_ids_are_tampering() -> None:

@@ -28,7 +28,7 @@ _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _LINE_COMMENT = re.compile(r"(?m)(^|[^:\\])//.*$")  # keeps "http://" inside strings
 _GO_TEST = re.compile(r"(?m)^func\s+(Test(?![a-z])\w*)\s*\(\s*\w+\s+\*\s*testing\.T\s*\)\s*\{")
 _JS_TEST = re.compile(
-    r"""(?<![\w.$])(?:test|it)(?:\.(?:skip|only|todo))?\s*\(\s*"""
+    r"""(?<![\w.$])(?:test|it)(?:\.(skip|only|todo))?\s*\(\s*"""
     r"""(?:'((?:\\.|[^'\\\n])*)'|"((?:\\.|[^"\\\n])*)"|`((?:\\.|[^`\\$])*)`)"""
 )
 _JS_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
@@ -40,21 +40,29 @@ class Expected:
 
     ids: tuple[str, ...] | None  # None: no collector for this runner
     hidden: frozenset[str] = frozenset()
+    suite_skips: frozenset[str] = frozenset()  # declared skipped (test.skip): by the suite
 
 
 def _strip_comments(text: str) -> str:
     return _LINE_COMMENT.sub(r"\1", _BLOCK_COMMENT.sub(" ", text))
 
 
-def _go_ids(rel: str, text: str) -> list[str]:
-    return _GO_TEST.findall(_strip_comments(text)) if rel.endswith("_test.go") else []
+def _go_ids(rel: str, text: str) -> list[tuple[str, bool]]:
+    if not rel.endswith("_test.go"):
+        return []
+    return [(name, False) for name in _GO_TEST.findall(_strip_comments(text))]
 
 
-def _js_ids(rel: str, text: str) -> list[str]:
+def _js_ids(rel: str, text: str) -> list[tuple[str, bool]]:
+    """(name, declared skipped) of each test()/it() call with a literal name."""
     if not rel.endswith(_JS_SUFFIXES):
         return []
     found = _JS_TEST.findall(_strip_comments(text))
-    return [next(g for g in groups if g) for groups in found if any(groups)]
+    return [
+        (next(g for g in names if g), mod in ("skip", "todo"))
+        for mod, *names in found
+        if any(names)
+    ]
 
 
 _COLLECTORS = {"go-json": _go_ids, "junit:javascript": _js_ids, "junit:typescript": _js_ids}
@@ -67,12 +75,14 @@ def _collect(pristine: Pristine, key: str, task_id: str) -> Expected:
     files = dict(pristine.files)
     ids: list[str] = []
     hidden: set[str] = set()
+    skips: set[str] = set()
     for given in pristine.tests:  # a test file, or a folder of them
         is_hidden = given in pristine.hidden
         for rel in sorted(r for r in files if r == given or r.startswith(f"{given}/")):
             found = collect(rel, files[rel].decode("utf-8", errors="replace"))
-            ids.extend(found)
-            hidden.update(found if is_hidden else ())
+            ids.extend(name for name, _ in found)
+            hidden.update(name for name, _ in found if is_hidden)
+            skips.update(name for name, skipped in found if skipped)
     doubled = sorted({i for i in ids if ids.count(i) > 1})
     if doubled:
         raise SandboxError(
@@ -85,7 +95,7 @@ def _collect(pristine: Pristine, key: str, task_id: str) -> Expected:
             f"{'func TestXxx(t *testing.T)' if key == 'go-json' else 'test(...) / it(...)'} "
             "with a literal name); check the task's tests"
         )
-    return Expected(tuple(ids), frozenset(hidden))
+    return Expected(tuple(ids), frozenset(hidden), frozenset(skips))
 
 
 def expected_ids(pristine: Pristine, results: str, language: str, task_id: str) -> Expected:

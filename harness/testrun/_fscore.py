@@ -86,7 +86,14 @@ def score(expected: Expected, report: Report, got: Launched, tests: tuple[str, .
         cases = [TestCase(c.nodeid, Outcome.ERROR, error) for c in cases]
     elif got.timed_out:
         error = message
-    cases = [replace(c, hidden=c.nodeid in expected.hidden) for c in cases]
+    cases = [
+        replace(
+            c,
+            hidden=c.nodeid in expected.hidden,
+            by_suite=c.outcome is Outcome.SKIPPED and c.nodeid in expected.suite_skips,
+        )
+        for c in cases
+    ]
     return TestResult(
         cases=tuple(cases),
         output=got.text(got.output)[-200_000:],
