@@ -167,3 +167,18 @@ def test_node_tests_see_no_secret(kind: str, monkeypatch: pytest.MonkeyPatch) ->
 
     assert "npm_config_offline=true" in shown  # the dump did happen
     assert SECRET not in shown and "API_KEY" not in shown
+
+
+@needs_node
+def test_node_assertions_disarmed_in_process_are_stopped_only_by_the_precheck() -> None:
+    """Replacing assert's functions in the test process makes node itself call a failing test
+    passed: the runner cannot see it (a documented residual limit); the pre-check refuses the
+    candidate for loading node:assert."""
+    code = hostile("js", "h_neuter_assert")
+
+    refused = run_tests(js_task(), code, limits=_limits("auto"))
+    unchecked = _run("js", "h_neuter_assert", "auto")
+
+    assert refused.rejected and _outcomes(refused) == [E, E, E]
+    assert "may not load the module 'node:assert'" in (refused.error or "")
+    assert _outcomes(unchecked) == [P, P, P]  # the hole the pre-check covers

@@ -278,6 +278,23 @@ def test_go_precheck_refuses_exits_and_escape_hatches() -> None:
     assert [precheck_foreign("go", code) for code in allowed] == ["", "", ""]
 
 
+def test_js_precheck_refuses_the_roads_into_the_test_process() -> None:
+    """The assertion and test modules, computed requires, exits and process[...] are refused;
+    ordinary modules and strings are not."""
+    refused = [
+        'require("assert").ok = () => {}',
+        'import a from "node:assert/strict"',
+        "require('ass' + 'ert')",
+        'process["exit"](0)',
+        "process.exitCode = 0",
+        "require.cache[k] = m",
+    ]
+    allowed = ['const fs = require("fs")', 'import x from "./util.js"', 'if (m === "test") {}']
+
+    assert all(precheck_foreign("javascript", code) for code in refused)
+    assert [precheck_foreign("typescript", code) for code in allowed] == ["", "", ""]
+
+
 def test_output_paths_that_change_the_build_are_refused() -> None:
     """A candidate placed at go.mod or as a _test.go file would change what is tested."""
     for output in ("go.mod", "acceptance/extra_test.go"):

@@ -8,7 +8,11 @@ into a panic) is caught by the scorer. So a Go candidate may not name `Exit` at 
 syscall.Exit, a method value, reflection on it), nor import what reaches the process or the
 testing package around the type system (syscall, unsafe, os/exec, plugin, x/sys), nor use
 `//go:linkname`. A ported library has no need of any of them.
-Other languages: no pre-check (see docs/foreign-runners.md for what that leaves open).
+JavaScript / TypeScript: the test file's process is the candidate's too, and one line
+(`require('assert').strictEqual = () => {}`) would make failing tests pass. The check refuses
+the obvious roads: the assertion and test modules, the module system's internals and cache,
+computed `require`/`import`, exits, signals, child processes, workers, `vm`, the inspector and
+`process[...]`. It is a speed bump, not a wall (docs/foreign-runners.md says what is left).
 """
 
 from __future__ import annotations
@@ -38,6 +42,29 @@ def _go(code: str) -> str:
     return ""
 
 
+_JS_MODULES = re.compile(
+    r"""(?:\brequire\s*\(|\bimport\s*\(|\bfrom|\bimport)\s*['"`]((?:node:)?(?:assert(?:/strict)?|test"""
+    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl))['"`]"""
+)
+_JS_FORBIDDEN = re.compile(
+    r"""\brequire\s*\.\s*cache\b|\bModule\s*\.\s*_|\bprocess\s*\[|\bprocess\s*\.\s*"""
+    r"""(?:exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen|exitCode)\b"""
+    r"""|\b(?:require|import)\s*\(\s*(?!['"][^'"`]*['"]\s*\))"""
+)
+
+
+def _javascript(code: str) -> str:
+    module = _JS_MODULES.search(code)
+    if module:
+        return f"candidate code may not load the module {module.group(1)!r}"
+    found = _JS_FORBIDDEN.search(code)
+    if found:
+        return f"candidate code may not use {found.group(0).strip()!r} (the tests decide the run)"
+    return ""
+
+
 def precheck_foreign(language: str, code: str) -> str:
     """Why `code` is refused before running, or "" to run it."""
-    return _go(code) if language == "go" else ""
+    if language == "go":
+        return _go(code)
+    return _javascript(code) if language in ("javascript", "typescript") else ""
