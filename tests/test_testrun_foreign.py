@@ -400,3 +400,15 @@ def test_node_syntax_error_is_a_recorded_attempt_with_every_test_errored() -> No
     assert [c.outcome for c in result.cases] == [Outcome.ERROR] * 3
     assert "did not run to the end" in result.cases[0].message
     assert not result.tampered
+
+
+@pytest.mark.slow
+@needs_node
+def test_a_foreign_run_without_bubblewrap_says_so() -> None:
+    """The rlimits fallback's warnings ride on a foreign result as on a pytest one."""
+    limits = TestLimits(timeout_s=90, sandbox="none")
+
+    result = run_tests(js_task(), candidate("js", "good"), limits=limits)
+
+    assert result.passed == 3
+    assert any(w.startswith("bubblewrap is not available") for w in result.warnings)

@@ -79,8 +79,9 @@ def _argv(task: TaskSpec, pristine: Pristine, place: str) -> tuple[str, ...]:
 def _check_report(task: TaskSpec) -> None:
     if task.results not in _RESULTS:
         raise SandboxError(
-            f"task {task.id}: results {task.results!r} is not one this runner reads; "
-            f"use one of pytest, {', '.join(_RESULTS)}"
+            f"task {task.id}: a test_command needs results {' or '.join(_RESULTS)} (not "
+            f"{task.results!r}); results pytest runs the built-in pytest runner, which takes "
+            "no test_command"
         )
     if task.results == "junit" and not any("{results}" in a for a in task.test_command):
         raise SandboxError(
