@@ -27,13 +27,17 @@ _GO_TEXT = re.compile(
 )
 _GO_LINKNAME = re.compile(r"//\s*go:linkname")
 _GO_EXIT = re.compile(r"\bExit\b")
-_GO_IMPORT = re.compile(r'["`](syscall|unsafe|os/exec|plugin|golang\.org/x/sys/[\w/]+|C)["`]')
+_GO_IMPORT_DECL = re.compile(r"\bimport\s*(\([^)]*\)|[\w.]*\s*[\"`][^\"`]*[\"`])")
+_GO_PATH = re.compile(r'["`]([^"`]*)["`]')
+_GO_REFUSED = re.compile(r"syscall|unsafe|os/exec|plugin|golang\.org/x/sys(?:/.*)?|C")
 
 
 def _go(code: str) -> str:
     if _GO_LINKNAME.search(code):
         return "//go:linkname is not allowed in candidate code"
-    imports = sorted(set(_GO_IMPORT.findall(code)))
+    no_comments = _GO_TEXT.sub(lambda m: m[0] if m[0][0] in "\"`'" else " ", code)
+    paths = {p for d in _GO_IMPORT_DECL.findall(no_comments) for p in _GO_PATH.findall(d)}
+    imports = sorted(p for p in paths if _GO_REFUSED.fullmatch(p))
     if imports:
         return f"importing {', '.join(imports)} is not allowed in candidate code"
     bare = _GO_TEXT.sub(" ", code)
