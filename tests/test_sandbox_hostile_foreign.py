@@ -79,6 +79,16 @@ def test_go_exit_0_at_init_is_tampering(kind: str) -> None:
 
 
 @needs_go
+@pytest.mark.parametrize("kind", KINDS)
+def test_go_real_output_silenced_under_a_forged_transcript_is_tampering(kind: str) -> None:
+    """The real failure sent to /dev/null and a passing transcript printed instead: the test
+    binary still exits 1, which no all-pass report agrees with."""
+    result = _run("go", "h_silence_and_forge", kind)
+
+    assert _tampered_with(result, "exited 1 but every test passed", GO_TESTS)
+
+
+@needs_go
 def test_go_transcript_forged_at_init_is_stopped_by_the_precheck() -> None:
     """A whole passing transcript printed from init, then exit 0, is indistinguishable from a
     pass in-process: the static pre-check refuses it (it names Exit) before anything runs."""
