@@ -236,6 +236,19 @@ def test_a_skip_the_suite_declares_is_left_out_of_the_total() -> None:
     assert (result.passed, result.failed, result.total, result.skipped) == (1, 1, 2, 1)
 
 
+def test_a_failed_test_file_explains_a_failing_exit_status() -> None:
+    """node reports a file that failed after its tests (an unhandled rejection) as a failing
+    testcase named by the file: the passes stand, and it is not tampering."""
+    expected = expected_ids(
+        _pristine("a.test.js", "test('a', () => {});"), "junit", "javascript", "t"
+    )
+    report = _report(("a", Outcome.PASSED), ("/tmp/x/root/a.test.js", Outcome.FAILED))
+
+    result = score(expected, report, _launched(1), ("a.test.js",))
+
+    assert (result.passed, result.total, result.tampered) == (1, 1, False)
+
+
 def test_unexpected_ids_are_tampering() -> None:
     """A reported id that is not in the pristine tests (a forged line) voids the run."""
     expected = expected_ids(

@@ -44,7 +44,11 @@ def _file_level(report: Report, tests: tuple[str, ...]) -> list[TestCase]:
     return found
 
 
-def _tampering(expected: Expected, report: Report, got: Launched, cases: list[TestCase]) -> str:
+def _tampering(
+    expected: Expected, report: Report, got: Launched, cases: list[TestCase], explained: bool
+) -> str:
+    """The first sign of tampering, or "". `explained`: a test file itself failed (node), which
+    accounts for a failing exit status when every test passed."""
     problems = list(report.problems)
     if got.flooded:
         problems.append(got.flooded)
@@ -56,7 +60,7 @@ def _tampering(expected: Expected, report: Report, got: Launched, cases: list[Te
             problems.append(f"unexpected test ids {unexpected[:3]} (not in the pristine tests)")
     if not got.timed_out and not problems:
         all_ok = bool(cases) and all(c.outcome in _OK for c in cases)
-        if all_ok != (got.exit_code == 0):
+        if all_ok != (got.exit_code == 0) and not (all_ok and explained):
             problems.append(
                 f"the test command exited {got.exit_code} but "
                 + ("every test passed" if all_ok else "not every test passed")
@@ -79,7 +83,8 @@ def score(expected: Expected, report: Report, got: Launched, tests: tuple[str, .
             c if c.outcome is not Outcome.PASSED else TestCase(c.nodeid, Outcome.ERROR, message)
             for c in cases
         ]
-    tamper = _tampering(expected, report, got, cases)
+    explained = any(c.outcome is not Outcome.PASSED for c in loaders)
+    tamper = _tampering(expected, report, got, cases, explained)
     error = None
     if tamper:
         error = f"tampered: {tamper}"
