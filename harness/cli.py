@@ -81,6 +81,15 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--instructions", help="extra text for the write prompt")
     add.add_argument("--max-attempts", type=int, dest="max_attempts", help="attempts at most")
     add.add_argument("--solution", help="a known-good port, used only by --provider sim")
+    add.add_argument("--language", help="the output's language (default: python)")
+    add.add_argument(
+        "--test-command",
+        dest="test_command",
+        help="command running the tests, split like shell words but never run by a shell; "
+        "{tests}, {output}, {results} are expanded (default: the language's)",
+    )
+    add.add_argument("--results", help="how outcomes are read: pytest | junit | go-json")
+    add.add_argument("--results-path", dest="results_path", help="the report junit reads")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -206,6 +215,10 @@ _ADD_FIELDS = [
     "instructions",
     "max_attempts",
     "solution",
+    "language",
+    "test_command",
+    "results",
+    "results_path",
 ]
 
 
@@ -227,7 +240,8 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     for spec in specs:
         refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
         print(
-            f"{spec.id}\t{spec.type}\t{refs} → {spec.output_rel}\tmax_attempts={spec.max_attempts}"
+            f"{spec.id}\t{spec.type}\t{spec.language}\t{refs} → {spec.output_rel}\t"
+            f"max_attempts={spec.max_attempts}"
         )
     return ExitCode.OK
 

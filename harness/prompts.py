@@ -10,6 +10,7 @@ from typing import Any
 
 import jinja2
 
+from harness.extract import language_named, language_of_path
 from harness.providers.base import Prompt
 from harness.tasks.spec import TaskSpec
 
@@ -46,6 +47,7 @@ def known_types(root: Path) -> frozenset[str]:
 class _File:
     path: str
     text: str
+    fence: str = ""  # the fence info string its suffix calls for ("" when unknown)
 
 
 def _file(task: TaskSpec, path: Path) -> _File:
@@ -53,14 +55,20 @@ def _file(task: TaskSpec, path: Path) -> _File:
         shown = path.relative_to(task.base_dir)
     except ValueError:
         shown = Path(path.name)
-    return _File(str(shown), path.read_text())
+    language = language_of_path(path)
+    return _File(str(shown), path.read_text(), language.fence if language else "")
 
 
 def task_context(task: TaskSpec, required_names: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The stable, per-task template variables (read once per task)."""
+    """The stable, per-task template variables (read once per task). `language` is the
+    output's (title, fence, idioms); `reference_language` the first reference file's, by
+    its suffix (None when no known language has it)."""
     return {
         "task_id": task.id,
         "module_name": task.module_name,
+        "output_name": task.output.name,
+        "language": language_named(task.language),
+        "reference_language": language_of_path(task.reference[0]) if task.reference else None,
         "references": [_file(task, p) for p in task.reference],
         "tests": [_file(task, p) for p in task.tests],
         "examples": [_file(task, p) for p in task.examples],

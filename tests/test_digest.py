@@ -105,6 +105,10 @@ CHANGES = {
     "max_attempts": lambda root: (root / "tasks.yaml").write_text(
         (root / "tasks.yaml").read_text() + "    max_attempts: 3\n"
     ),
+    "test command": lambda root: (root / "tasks.yaml").write_text(
+        (root / "tasks.yaml").read_text()
+        + "    test_command: [python, -m, pytest, --junitxml=r.xml]\n    results_path: r.xml\n"
+    ),
     "renamed support file": lambda root: (root / "fixtures" / "orders.json").rename(
         root / "fixtures" / "orders2.json"
     ),

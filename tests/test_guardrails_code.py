@@ -161,3 +161,52 @@ def test_python_dash_c_is_checked_as_code(policy: Policy) -> None:
 
     assert violation is not None
     assert violation.rule == "git-force-push"
+
+
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        (
+            "go",
+            'package x\n\nimport "os/exec"\n\nfunc F() { exec.Command("git", "push", "-f") }\n',
+        ),
+        (
+            "javascript",
+            'import { execSync } from "node:child_process";\nexecSync("git push --force");\n',
+        ),
+        (
+            "javascript",
+            'import { spawn } from "node:child_process";\nspawn("git", ["push", "-f"]);\n',
+        ),
+        ("rust", 'fn f() { Command::new("git").args(["push", "--force"]).status(); }\n'),
+    ],
+)
+def test_literal_commands_in_other_languages_pass_the_command_policy(
+    policy: Policy, language: str, code: str
+) -> None:
+    """A process API given a forbidden command as literals is a violation in Go, JS, Rust."""
+    assert "git-force-push" in [v.rule for v in policy.check_code(code, language)]
+
+
+def test_other_languages_get_the_regex_checks_and_a_note(policy: Policy) -> None:
+    """Python's ast checks are skipped with a logged note; secrets are still found; a
+    pattern that ignores comments skips a Go comment, found by the grammar."""
+    from structlog.testing import capture_logs
+
+    from harness.guardrails import _foreign
+
+    _foreign._noted.discard("go")
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    code = f'package x\n\n// git push --force is what we never do\nconst Key = "{key}"\n'
+
+    with capture_logs() as logs:
+        rules = [v.rule for v in policy.check_code(code, "go")]
+
+    assert rules == ["aws-access-key"]
+    assert [e["event"] for e in logs] == ["code_check_limited"]
+    assert logs[0]["language"] == "go"
+
+
+def test_unparseable_go_is_not_a_python_syntax_violation(policy: Policy) -> None:
+    """Go code is never fed to Python's parser: no unparseable-code violation."""
+    assert policy.check_code("package x\n\nfunc F() int { return 1 }\n", "go") == []

@@ -391,6 +391,49 @@ TASK_LIST = [
         "same basename as test file",
         tasks=sub("out/calc_service.py", "out/test_calc.py"),
     ),
+    Case(
+        "language_unknown",
+        "tasks.yaml:9: task 'calc', field 'language'",
+        "known languages: go, java, javascript, python, rust, typescript",
+        tasks=VALID + "    language: kotlin\n",
+    ),
+    Case(
+        "language_suffix_mismatch",
+        "tasks.yaml:7: task 'calc', field 'output'",
+        "does not fit language go (its files end in .go); rename it, e.g. calc_service.go",
+        tasks=VALID + "    language: go\n",
+    ),
+    Case(
+        "test_command_shell_pipeline",
+        "tasks.yaml:9: task 'calc', field 'test_command'",
+        "put the pipeline in a script listed in support:",
+        tasks=VALID + "    test_command: pytest -q | tee log\n    results_path: r.xml\n",
+    ),
+    Case(
+        "test_command_unknown_placeholder",
+        "tasks.yaml:9: task 'calc', field 'test_command'",
+        "unknown placeholder {test}",
+        tasks=VALID + '    test_command: [pytest, "{test}"]\n    results_path: r.xml\n',
+    ),
+    Case(
+        "test_command_forbidden",
+        "tasks.yaml:9: task 'calc', field 'test_command'",
+        "the guardrails policy forbids it",
+        tasks=VALID + "    test_command: [git, push, --force]\n    results_path: r.xml\n",
+    ),
+    Case(
+        "results_unknown",
+        "tasks.yaml:9: task 'calc', field 'results'",
+        "use one of pytest, junit, go-json",
+        tasks=VALID + "    results: xunit\n",
+    ),
+    Case(
+        "results_path_escapes",
+        "tasks.yaml:11: task 'calc', field 'results_path'",
+        "must be relative to the scratch directory, without '..'",
+        tasks=VALID
+        + "    test_command: [pytest]\n    results: junit\n    results_path: ../r.xml\n",
+    ),
 ]
 CONFIG = [
     Case(

@@ -133,3 +133,20 @@ def test_unknown_task_or_run_is_bad_input(night, capsys):
     assert (task_code, run_code) == (2, 2)
     assert "orders" in task_err
     assert "no run 'no-such-run'" in run_err
+
+
+def test_candidate_file_finds_an_attempt_by_any_suffix(tmp_path):
+    """A Go task's attempts are <n>.go; a rejected attempt is still its .rejected.txt."""
+    from harness.morning._runs import RunFolder
+
+    folder = tmp_path / "run" / "attempts" / "calc"
+    folder.mkdir(parents=True)
+    (folder / "1.rejected.txt").write_text("no go code block found\n")
+    (folder / "2.go").write_text("package calc\n")
+    run = RunFolder(tmp_path / "run")
+
+    assert [run.candidate_file("calc", n) for n in (1, 2, 3)] == [
+        folder / "1.rejected.txt",
+        folder / "2.go",
+        None,
+    ]

@@ -264,7 +264,7 @@ def test_a_forbidden_operation_stops_the_task_before_any_test_runs(tmp_path, spe
     ran: list[str] = []
     env = replace(
         env,
-        check_code=lambda code: [str(v) for v in policy.check_code(code)],
+        check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],
         run_tests=lambda s, code: ran.append(code) or scripted_tests(s, code),
     )
 
@@ -436,3 +436,53 @@ def test_a_review_refused_as_too_long_is_a_failed_review_and_the_draft_is_tested
     result = run_task(spec, env)
 
     assert (result.status, result.attempts[0].review) == (TaskStatus.PASSED, ReviewOutcome.FAILED)
+
+
+def go_code(passes: int) -> str:
+    body = "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n\n"
+    return body + f"const PASSES = {passes}\n"
+
+
+def test_a_go_task_extracts_go_and_keeps_go_attempt_files(tmp_path, task_dir) -> None:
+    """For language: go the go-fenced block is the candidate (a python block is no code),
+    the guardrails see the language, and attempts are saved as <n>.go."""
+    (task_dir / "calc").mkdir()
+    test = task_dir / "calc" / "calc_test.go"
+    test.write_text(
+        'package calc\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) { Add(1, 2) }\n'
+    )
+    go_spec = TaskSpec(
+        id="calc",
+        base_dir=task_dir,
+        reference=(task_dir / "legacy/calc.py",),
+        tests=(test,),
+        output=task_dir / "calc" / "calc.go",
+        type="language_port",
+        language="go",
+        test_command=("go", "test", "-json", "./..."),
+        results="go-json",
+    )
+    provider = ScriptedProvider(
+        {
+            ("write", 1): f"```python\n{code(5)}```",
+            ("write", 2): "Here:\n```go\n" + go_code(3) + "```\n",
+            ("fix", 3): "```go\n" + go_code(5) + "```\n",
+        }
+    )
+    env, rundir = make_env(tmp_path, provider)
+    languages: list[str] = []
+    env = replace(
+        env,
+        prompts={"language_port": PromptSet(default_prompts_dir(), "language_port")},
+        check_code=lambda code, language: languages.append(language) or [],
+    )
+
+    result = run_task(go_spec, env)
+
+    assert result.attempts[0].extraction_error == "no go code block found"
+    assert [a.passed for a in result.attempts] == [0, 3, 5]
+    assert result.status is TaskStatus.PASSED
+    assert languages == ["go", "go"]
+    folder = rundir.root / "attempts" / "calc"
+    assert sorted(p.name for p in folder.iterdir()) == ["1.rejected.txt", "2.go", "3.go"]
+    assert go_spec.output.read_text() == go_code(5)

@@ -111,3 +111,47 @@ def test_every_prompt_type_is_installed_with_the_package() -> None:
 
     for task_type in known_types(root):
         assert shipped[f"share/harness/prompts/{task_type}"] == [f"prompts/{task_type}/*.md"]
+
+
+def _go_spec() -> TaskSpec:
+    from harness.runner import load_task_list
+
+    root = default_prompts_dir().parent / "tasks" / "go_example" / "tasks.yaml"
+    return next(s for s in load_task_list(root) if s.id == "bank")
+
+
+def test_language_port_shows_both_languages_and_fences_each_file() -> None:
+    """A Python → Go port names both languages; the reference is fenced python, the tests
+    and the code asked for are fenced go, and the file asked for is the .go output."""
+    spec = _go_spec()
+    prompts = PromptSet(default_prompts_dir(), "language_port")
+
+    prompt = prompts.render("write", task_context(spec, ("NewAccount",)))
+
+    assert "porting code from Python to Go" in prompt.system
+    assert "# Porting task bank: Python → Go" in prompt.stable
+    assert "## Python code to port: `reference/bank.py`\n```python\n" in prompt.stable
+    assert "`bank/bank_test.go`\n```go\npackage bank" in prompt.stable
+    assert "Write `bank.go`, the complete Go file. It must define\nNewAccount." in prompt.variable
+    assert "one ```go fenced block" in prompt.variable
+    assert "python" not in prompt.variable
+
+
+def test_language_port_renders_every_step_strictly_for_both_examples() -> None:
+    """Every step of language_port renders with the examples' contexts (no missing variable)."""
+    from harness.runner import load_task_list
+
+    prompts = PromptSet(default_prompts_dir(), "language_port")
+    for example in ("go_example", "js_example"):
+        for spec in load_task_list(default_prompts_dir().parent / "tasks" / example / "tasks.yaml"):
+            prompts.check(task_context(spec))
+
+
+def test_service_port_for_python_still_asks_for_a_python_module(spec: TaskSpec) -> None:
+    """The language variables render the Python prompt as before: python fences, .py file."""
+    prompt = PromptSet(default_prompts_dir(), "service_port").render("write", task_context(spec))
+
+    assert "working Python modules that pass" in prompt.system
+    assert "```python\n" in prompt.stable
+    assert "Write `calc_service.py`, the complete ported module." in prompt.variable
+    assert "one ```python fenced block" in prompt.variable

@@ -88,11 +88,14 @@ TASK = TaskSpec(
 
 
 def limits(kind: str) -> TestLimits:
-    """Short clocks so the whole suite stays fast; small memory so the hog fails quickly."""
+    """Short clocks so the whole suite stays fast; small memory so the hog fails quickly.
+
+    The collection clock covers the sandboxed interpreter's start-up and pytest's import: on
+    a loaded 2-core machine that alone has taken over 2 s, so it is not cut any closer."""
     return TestLimits(
         timeout_s=20,
-        per_test_timeout_s=0.5,
-        collect_timeout_s=2,
+        per_test_timeout_s=1.0,
+        collect_timeout_s=10,
         memory_mb=768,
         cpu_s=20,
         max_procs=32,
@@ -230,7 +233,7 @@ def test_hostile_candidate_is_contained(name: str, kind: str, world: dict[str, o
     elapsed = time.monotonic() - started
 
     assert (result.passed, result.total, len(MARKERS) > 0) == (0, 3, True)
-    assert elapsed < 15, f"took {elapsed:.1f}s"
+    assert elapsed < 30, f"took {elapsed:.1f}s: the run's own clock (20 s) did not cut it"
     assert SECRET not in all_text(result)
     assert sandbox_survivors() == []
     if name in TAMPERING:

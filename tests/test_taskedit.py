@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.cli import _ADD_FIELDS, _parser
+from harness.cli import _ADD_FIELDS, _parser, main
 from harness.errors import BadInput
 from harness.prompts import default_prompts_dir, known_types
 from harness.tasks import add_task, load_tasks
@@ -115,6 +115,33 @@ def test_added_task_validates_with_its_fields(tasks_file: Path) -> None:
         spec.instructions,
         tuple(str(p.relative_to(spec.base_dir)) for p in spec.examples),
     ) == ("calc3", 7, "be brief", ("solutions/calc_service.py",))
+
+
+def test_added_task_keeps_its_language_fields(tasks_file: Path, capsys) -> None:
+    """--language, --test-command (split like shell words) and --results-path round-trip, and
+    `tasks list` shows the language."""
+    _add(
+        tasks_file,
+        "--language",
+        "javascript",
+        "--test-command",
+        "node --test --test-reporter=junit --test-reporter-destination={results} {tests}",
+        "--results-path",
+        "out/report.xml",
+        output="out/calc3.mjs",
+    )
+    spec = load_tasks(tasks_file)[-1]
+    main(["tasks", "list", str(tasks_file)])
+
+    assert (spec.language, spec.test_command[-1], spec.results, spec.results_path) == (
+        "javascript",
+        "{tests}",
+        "junit",
+        "out/report.xml",
+    )
+    assert (
+        "calc3\tservice_port\tjavascript\tlegacy/calc.py → out/calc3.mjs" in capsys.readouterr().out
+    )
 
 
 def test_defaults_are_not_duplicated(tasks_file: Path) -> None:

@@ -1,15 +1,32 @@
-"""Model reply → candidate code: fenced or raw, ast-checked, placeholders and gaps rejected."""
+"""Model reply → candidate code: fenced or raw, syntax-checked, placeholders and gaps rejected;
+the language registry (harness/data/languages.yaml); review parsing."""
 
 from __future__ import annotations
 
 from harness.extract._code import NO_CODE, Extraction, extract_code, required_names_from_tests
+from harness.extract._languages import (
+    LANGUAGES,
+    RESULT_FORMATS,
+    Language,
+    language_named,
+    language_of_path,
+)
 from harness.extract._review import Review, parse_review
+from harness.extract._tree import comment_free, syntax_tree, walk
 
 __all__ = [
+    "LANGUAGES",
     "NO_CODE",
+    "RESULT_FORMATS",
     "Extraction",
+    "Language",
     "Review",
+    "comment_free",
     "extract_code",
+    "language_named",
+    "language_of_path",
     "parse_review",
     "required_names_from_tests",
+    "syntax_tree",
+    "walk",
 ]

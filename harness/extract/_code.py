@@ -1,13 +1,17 @@
-"""Model reply → candidate code: fenced or raw, ast-checked, placeholders and gaps rejected."""
+"""Model reply → candidate code: fenced or raw, syntax-checked (ast for Python, tree-sitter
+for the rest), placeholders and gaps rejected."""
 
 from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 
+from harness.extract._fences import fenced_blocks
+from harness.extract._foreign import extract_foreign, required_foreign
+from harness.extract._languages import LANGUAGES, language_named
 from harness.extract._placeholders import find_placeholder
 from harness.pyast import dotted, parse_module
 
@@ -15,14 +19,7 @@ __all__ = ["NO_CODE", "Extraction", "extract_code", "required_names_from_tests"]
 
 NO_CODE = "no python code block found"
 
-# Opening fence (``` or ~~~ with an optional info string), lazy body, then the same fence on
-# its own line or the end of the reply: a reply cut off at max_tokens has no closing fence.
-_FENCE = re.compile(
-    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\s`]*)[^\n`]*\n"
-    r"(?P<body>.*?)(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)",
-    re.MULTILINE | re.DOTALL,
-)
-_PYTHON_LANGS = frozenset({"", "python", "py", "python3", "py3"})
+_PYTHON_LANGS = LANGUAGES["python"].fences
 # A line that can open a module; in an unfenced reply everything before it must read as prose.
 _CODE_START = re.compile(
     r"^(from\s+[\w.]+\s+import\b|import\s+\w|(async\s+)?def\s+\w|class\s+\w|@\w|\"\"\"|'''|#!)"
@@ -44,14 +41,19 @@ class Extraction:
         return self.code is not None
 
 
-def extract_code(reply: str, required_names: Collection[str] = ()) -> Extraction:
-    """Take the candidate module out of a model reply; never raises.
+def extract_code(
+    reply: str, required_names: Collection[str] = (), language: str = "python"
+) -> Extraction:
+    """Take the candidate module in `language` out of a model reply; never raises.
 
     Of several python blocks the pick is the one that parses, then defines most of the
     names the tests import, then is largest: models put the complete module in the largest
     block and use small ones for snippets, usage examples or the lines they changed.
     """
     required = frozenset(required_names)
+    lang = language_named(language)
+    if not lang.is_python:
+        return Extraction(*extract_foreign(reply, required, lang))
     blocks = [_parse(text) for text in _candidate_texts(reply)]
     parsed = [(text, tree) for text, tree, _ in blocks if tree is not None]
     if not parsed:
@@ -63,8 +65,17 @@ def extract_code(reply: str, required_names: Collection[str] = ()) -> Extraction
     return Extraction(None, reason) if reason else Extraction(code, None)
 
 
-def required_names_from_tests(test_sources: Iterable[str], module_name: str) -> frozenset[str]:
-    """The names the acceptance tests import from, or look up on, the candidate module."""
+def required_names_from_tests(
+    test_sources: Iterable[str],
+    module_name: str,
+    language: str = "python",
+    output: PurePath | None = None,
+) -> frozenset[str]:
+    """The names the acceptance tests import from, or look up on, the candidate module
+    (`output`: its path relative to the tests' root, which Go and JavaScript need)."""
+    lang = language_named(language)
+    if not lang.is_python:
+        return required_foreign(lang, test_sources, output or PurePath(module_name + lang.suffix))
     names: set[str] = set()
     for source in test_sources:
         try:
@@ -79,10 +90,9 @@ def required_names_from_tests(test_sources: Iterable[str], module_name: str) -> 
 
 def _candidate_texts(reply: str) -> list[str]:
     """Fenced python blocks; with no fence at all, the reply itself when it is code."""
-    fences = list(_FENCE.finditer(reply))
-    if fences:
-        bodies = (m.group("body") for m in fences if m.group("lang").lower() in _PYTHON_LANGS)
-        return [textwrap.dedent(body) for body in bodies if body.strip()]
+    fenced = fenced_blocks(reply, _PYTHON_LANGS)
+    if fenced is not None:
+        return fenced
     text = reply.strip("\n")
     _, tree, _ = _parse(text)
     if tree is not None:  # a bare word (`CLEAN`) parses too; a module does more than that

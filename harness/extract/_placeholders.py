@@ -14,7 +14,7 @@ import tokenize
 
 from harness.pyast import dotted
 
-__all__ = ["find_placeholder"]
+__all__ = ["find_placeholder", "suspicious_comment"]
 
 # Comments that stand for code the model left out. Anchored and specific on purpose: a
 # rejected candidate costs an attempt, so "# Other helpers" or "# REST client" must pass.
@@ -31,6 +31,7 @@ _PLACEHOLDER = re.compile(
     r"|helpers?)\s+(here|goes\s+here|unchanged|as\s+before|omitted|not\s+shown"
     r"|(remain|stay)s?\s+(unchanged|the\s+same))\W*$"
     r"|\b(your|actual|real)\s+(code|implementation|logic)\s+(goes\s+)?here\b"
+    r"|^\W*(the\s+)?rest\s+of\s+(the\s+)?[\w.]+(\s+[\w.]+)?\s+(goes\s+)?here\W*$"
     r"|^\W*(implementation|code|logic)\s+goes\s+here\W*$"
     r"|^(\.\.\.|…)\W*$|^(\.\.\.|…)\s*[(\[]?\s*(rest|more|other|remaining|existing|same|unchanged|etc"
     r"|previous|original)\b|^\W*\[?snip(ped)?\]?\W*$",
@@ -51,14 +52,16 @@ def find_placeholder(code: str, tree: ast.Module) -> str | None:
     Cheap text checks come first: tokenizing and walking a module cost more than the rest of
     extraction, and most candidates have no suspicious comment and no `...` at all.
     """
-    suspect = any(map(_suspicious, code.split("#")[1:]))
+    suspect = any(map(suspicious_comment, code.split("#")[1:]))
     if not suspect and "..." not in code:
         return None
     nodes = list(ast.walk(tree))
     found = _stray_ellipses(nodes) if "..." in code else []
     if suspect:
         stubs = _stub_lines(nodes)
-        found += [(line, "") for line, text in _comments(code) if _suspicious(text, line in stubs)]
+        found += [
+            (line, "") for line, text in _comments(code) if suspicious_comment(text, line in stubs)
+        ]
     if not found:
         return None
     line, context = min(found)
@@ -68,7 +71,9 @@ def find_placeholder(code: str, tree: ast.Module) -> str | None:
     return f"placeholder at line {line}: {snippet!r}{context}"
 
 
-def _suspicious(comment: str, in_stub: bool = True) -> bool:
+def suspicious_comment(comment: str, in_stub: bool = True) -> bool:
+    """Whether a comment's text (any language's markers removed, or Python's `#`) stands for
+    code left out; a TODO only counts `in_stub`, a body that is not written yet."""
     text = comment.split("\n", 1)[0].lstrip("#").strip()
     return bool(_PLACEHOLDER.search(text) or (in_stub and _TODO.search(text)))
 

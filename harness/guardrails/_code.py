@@ -91,6 +91,11 @@ class CodeChecker:
 
     def _patterns(self, code: str) -> Iterator[Violation]:
         stripped = strip_comments(code) if any(p.ignore_comments for p in self.patterns) else code
+        return self.patterns_in(code, stripped)
+
+    def patterns_in(self, code: str, stripped: str) -> Iterator[Violation]:
+        """The policy's regexes over `code`, or over `stripped` (comments blanked) for the
+        patterns that ignore comments."""
         for rule in self.patterns:
             text = stripped if rule.ignore_comments else code
             for match in rule.pattern.finditer(text):

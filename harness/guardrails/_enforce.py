@@ -26,8 +26,10 @@ from pathlib import Path
 
 import structlog
 
+from harness.extract import comment_free, language_named
 from harness.guardrails._code import CallRule, CodeChecker, CodePattern
 from harness.guardrails._command import CommandMatcher, CommandRule, Syntax, flag_spec
+from harness.guardrails._foreign import foreign_commands, note_limited
 from harness.guardrails._policy import PolicyFile, read_policy
 from harness.guardrails._scar import ScarCheck, scar_warnings
 from harness.guardrails._shell import split_script
@@ -128,12 +130,23 @@ class Policy:
                     )
         return None
 
-    def check_code(self, code: str) -> list[Violation]:
-        """Every violation in a candidate's source; a candidate with any is never run."""
+    def check_code(self, code: str, language: str = "python") -> list[Violation]:
+        """Every violation in a candidate's source; a candidate with any is never run.
+        Code in another language gets the checks that fit it at text level (_foreign)."""
+        if language != "python":
+            return self._check_foreign(code, language)
         try:
             return self.code.check(code, self.check_command)
         except RecursionError:
             return [Violation("code-too-complex", "the code nests too deeply to check")]
+
+    def _check_foreign(self, code: str, language: str) -> list[Violation]:
+        note_limited(language)
+        grammar = language_named(language).grammar
+        stripped = comment_free(code, grammar) if grammar else code
+        found = list(self.code.patterns_in(code, stripped))
+        found.extend(foreign_commands(stripped, self.check_command))
+        return list(dict.fromkeys(found))
 
     def scar_tissue(self, code: str) -> list[str]:
         """Warnings on shipped code (`line N: what [check]`); they never fail a task."""

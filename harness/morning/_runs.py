@@ -78,9 +78,11 @@ class RunFolder:
         return self.root / "calls" / task_id / f"{attempt}-{step}.{kind}.md"
 
     def candidate_file(self, task_id: str, attempt: int) -> Path | None:
-        """attempts/<task>/<n>.py, or the .rejected.txt saying why there was no code."""
+        """attempts/<task>/<n>.<suffix> (the output's: .py, .go, .mjs), or the .rejected.txt
+        saying why there was no code."""
         folder = self.root / "attempts" / task_id
-        for path in (folder / f"{attempt}.py", folder / f"{attempt}.rejected.txt"):
+        code = sorted(p for p in folder.glob(f"{attempt}.*") if p.suffixes[:1] != [".rejected"])
+        for path in (*code, folder / f"{attempt}.rejected.txt"):
             if path.is_file():
                 return path
         return None

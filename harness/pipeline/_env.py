@@ -44,7 +44,7 @@ class TaskEnv:
     run_tests: Callable[[TaskSpec, str], TestResult]
     workdir: Callable[[TaskSpec], TaskFiles]
     loop: LoopConfig
-    check_code: Callable[[str], list[str]] = lambda code: []
+    check_code: Callable[[str, str], list[str]] = lambda code, language: []  # (code, language)
     check_write: Callable[[Path], str | None] = lambda path: None
     scar_tissue: Callable[[str], list[str]] = lambda code: []
     record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (

@@ -17,7 +17,9 @@ __all__ = ["first_write", "task_inputs"]
 def task_inputs(spec: TaskSpec) -> tuple[dict[str, Any], frozenset[str]]:
     """The task's stable template variables and the names its tests require."""
     sources = [p.read_text() for p in spec.tests]
-    required = frozenset(required_names_from_tests(sources, spec.module_name))
+    required = frozenset(
+        required_names_from_tests(sources, spec.module_name, spec.language, spec.output_rel)
+    )
     return task_context(spec, tuple(sorted(required))), required
 
 

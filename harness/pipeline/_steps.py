@@ -89,18 +89,20 @@ class Priced:
             attempt.fallbacks.append(self.fallback)
 
 
-def code_from(completion: Completion, required: frozenset[str]) -> tuple[str | None, str | None]:
+def code_from(
+    completion: Completion, required: frozenset[str], language: str = "python"
+) -> tuple[str | None, str | None]:
     """(code, None) or (None, reason): outcome-like replies never become files."""
     if completion.stop_reason is not StopReason.END:
         detail = f": {completion.detail}" if completion.detail else ""
         return None, f"reply ended with {completion.stop_reason.value}{detail}"
-    extraction = extract_code(completion.text, required)
+    extraction = extract_code(completion.text, required, language)
     return extraction.code, extraction.reason
 
 
 def write(task: TaskState, n: int, with_review: bool) -> Attempt:
     priced = task.call("write", n, {})
-    code, reason = code_from(priced.completion, task.required)
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
     attempt = Attempt("write", code, reason, tier=priced.tier)
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "write")
@@ -147,7 +149,7 @@ def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...
     """Replace the draft with its rewrite, unless the rewrite holds no usable code."""
     priced = task.call("rewrite", n, {"code": draft.code, "violations": list(violations)})
     priced.note(draft)
-    code, reason = code_from(priced.completion, task.required)
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
     if code is None:
         log.warning("rewrite_discarded", attempt=n, reason=reason)
     else:
@@ -168,7 +170,7 @@ def fix(task: TaskState, n: int) -> Attempt:
         "total": best.result.visible_total,
     }
     priced = task.call("fix", n, extra)
-    code, reason = code_from(priced.completion, task.required)
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
     attempt = Attempt("fix", code, reason, tier=priced.tier)
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "fix")

@@ -38,7 +38,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         task.env.record_attempt(task.spec.id, record, None, None)
         return record
     task.files.save_candidate(n, attempt.code, None)
-    violations = task.env.check_code(attempt.code)
+    violations = task.env.check_code(attempt.code, task.spec.language)
     if violations:
         reason = f"attempt {n}: " + "; ".join(violations)
         task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)

@@ -7,14 +7,31 @@ from __future__ import annotations
 import ast
 import random
 import re
+from dataclasses import dataclass
 
+from harness.extract import syntax_tree, walk
 from harness.providers.base import StopReason
 from harness.pyast import parse_module
 
+
+@dataclass(frozen=True)
+class Dialect:
+    """The language a task's replies are in: its fence, and its tree-sitter grammar (None:
+    Python, read with ast)."""
+
+    fence: str = "python"
+    grammar: str | None = None
+    fences: tuple[str, ...] = ("python", "py", "python3", "py3")  # any a prompt may use
+
+
+PYTHON = Dialect()
+
 __all__ = [
+    "PYTHON",
     "RAMBLE",
     "UNUSABLE",
     "WRAP_WEIGHTS",
+    "Dialect",
     "break_syntax",
     "elide_body",
     "fence",
@@ -46,6 +63,11 @@ _OUTROS = (
     "Let me know if anything else fails.",
     "The change is limited to the failing paths.",
 )
+# A function definition: Python's def, Go's func (methods too), JavaScript's function, Rust's fn.
+_DEFINITION = (
+    r"^\s*(?:export\s+)?(?:pub\s+)?(?:async\s+)?(?:def|func|function|fn)\s+(?:\([^)]*\)\s*)?"
+    r"([A-Za-z]\w*)"
+)
 _PLACEHOLDERS = ("# ... rest unchanged", "# existing code here", "# ... (same as before)")
 _VIOLATIONS = (
     "{name} logs with print() instead of the platform logger",
@@ -61,14 +83,16 @@ RAMBLE = (
 )
 
 
-def fence(code: str) -> str:
-    return f"```python\n{code.rstrip()}\n```"
+def fence(code: str, dialect: Dialect = PYTHON) -> str:
+    return f"```{dialect.fence}\n{code.rstrip()}\n```"
 
 
 UNUSABLE = ("syntax_error", "truncated", "placeholder")
 
 
-def wrap(rng: random.Random, code: str, unusable_factor: float = 1.0) -> tuple[str, StopReason]:
+def wrap(
+    rng: random.Random, code: str, unusable_factor: float = 1.0, dialect: Dialect = PYTHON
+) -> tuple[str, StopReason]:
     """`code` in a reply shape drawn from WRAP_WEIGHTS; the unusable shapes' weights are
     scaled by `unusable_factor` (a weaker tier damages more replies)."""
     weights = [w * (unusable_factor if s in UNUSABLE else 1) for s, w in WRAP_WEIGHTS.items()]
@@ -77,14 +101,16 @@ def wrap(rng: random.Random, code: str, unusable_factor: float = 1.0) -> tuple[s
     if shape == "raw":
         return code, StopReason.END
     if shape == "truncated":
-        return f"{intro}\n\n```python\n{code[: int(len(code) * rng.uniform(0.3, 0.9))]}", (
+        return f"{intro}\n\n```{dialect.fence}\n{code[: int(len(code) * rng.uniform(0.3, 0.9))]}", (
             StopReason.MAX_TOKENS
         )
     if shape == "syntax_error":
-        code = break_syntax(rng, code)
+        code = break_syntax(rng, code, dialect)
     elif shape == "placeholder":
-        code = elide_body(rng, code, rng.choice(_PLACEHOLDERS))
-    block = fence(code).replace("```python", "```", 1) if shape == "bare_fence" else fence(code)
+        code = elide_body(rng, code, rng.choice(_PLACEHOLDERS), dialect)
+    block = fence(code, dialect)
+    if shape == "bare_fence":
+        block = block.replace(f"```{dialect.fence}", "```", 1)
     if shape == "fence_only":
         return block, StopReason.END
     after = "" if shape == "prose_fence" else f"\n\n{outro}"
@@ -95,7 +121,7 @@ def review(rng: random.Random, code: str, lists: bool) -> str:
     """CLEAN, or "- " violation lines naming the module's functions; rarely a ramble."""
     if rng.random() < REVIEW_RAMBLE:
         return RAMBLE
-    names = re.findall(r"^\s*(?:async\s+)?def\s+([A-Za-z]\w*)", code, re.MULTILINE)
+    names = re.findall(_DEFINITION, code, re.MULTILINE)
     if not lists or not names:
         return "CLEAN"
     picks = [
@@ -104,21 +130,23 @@ def review(rng: random.Random, code: str, lists: bool) -> str:
     return "\n".join(f"- {pick}" for pick in dict.fromkeys(picks))
 
 
-def break_syntax(rng: random.Random, code: str) -> str:
+def break_syntax(rng: random.Random, code: str, dialect: Dialect = PYTHON) -> str:
     """Cut one line off two thirds of the way, as a model that lost its place does."""
     lines = code.split("\n")
     candidates = [i for i, line in enumerate(lines) if len(line.strip()) >= 12]
     rng.shuffle(candidates)
     for i in candidates[:8]:
         broken = "\n".join([*lines[:i], lines[i][: len(lines[i]) * 2 // 3], *lines[i + 1 :]])
-        if not _parses(broken):
+        if not _parses(broken, dialect):
             return broken
     return code.rstrip() + "\nresult = (\n"  # an unclosed bracket never parses
 
 
-def elide_body(rng: random.Random, code: str, comment: str) -> str:
+def elide_body(rng: random.Random, code: str, comment: str, dialect: Dialect = PYTHON) -> str:
     """One function's body replaced by `comment` and `...` (or `pass  # TODO implement`),
     as models do to save output."""
+    if dialect.grammar is not None:
+        return _elide_c(rng, code, "//" + comment.removeprefix("#"), dialect.grammar)
     try:
         tree = parse_module(code)
     except (SyntaxError, ValueError, RecursionError, SystemError):
@@ -142,7 +170,33 @@ def elide_body(rng: random.Random, code: str, comment: str) -> str:
     return "\n".join([*lines[: first.lineno - 1], *stub, *lines[func.end_lineno or 0 :]])
 
 
-def _parses(code: str) -> bool:
+def _elide_c(rng: random.Random, code: str, comment: str, grammar: str) -> str:
+    """A C-like function's statements replaced by `comment` (braces kept)."""
+    tree = syntax_tree(code, grammar)
+    bodies = []
+    for node in walk(tree.root_node) if tree is not None else ():
+        body = node.child_by_field_name("body") if "function" in node.type else None
+        statements = _statements(body) if body is not None else []
+        if len(statements) >= 2:
+            bodies.append(statements)
+    if not bodies:
+        return f"{code.rstrip()}\n\n{comment}\n"
+    statements = rng.choice(bodies)
+    data = code.encode("utf-8")
+    start, end = statements[0].start_byte, statements[-1].end_byte
+    return (data[:start] + comment.encode("utf-8") + data[end:]).decode("utf-8")
+
+
+def _statements(body: object) -> list:
+    children = list(getattr(body, "named_children", []))
+    if len(children) == 1 and children[0].type == "statement_list":
+        children = list(children[0].named_children)
+    return children
+
+
+def _parses(code: str, dialect: Dialect = PYTHON) -> bool:
+    if dialect.grammar is not None:
+        return syntax_tree(code, dialect.grammar) is not None
     try:
         parse_module(code)
     except (SyntaxError, ValueError, RecursionError, SystemError):

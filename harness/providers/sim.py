@@ -19,7 +19,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.extract import language_named
 from harness.providers import _mutate, _sim_reply
+from harness.providers._mutate_c import find_c_sites
 from harness.providers._sim_model import Features, SimModel, read_features
 from harness.providers.base import (
     CallRequest,
@@ -35,7 +37,7 @@ __all__ = ["SimLatency", "SimModel", "SimProvider"]
 
 CHARS_PER_TOKEN = 4
 STEPS = ("write", "review", "rewrite", "fix")
-_FIRST_PYTHON_BLOCK = re.compile(r"```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_FIRST_BLOCK = r"```(?:{})[^\n]*\n(.*?)^```"  # the code a review, rewrite or fix is given
 
 
 @dataclass(frozen=True)
@@ -59,15 +61,20 @@ class _Task:
     solution: str | None
     sites: tuple[_mutate.Site, ...]
     reference: str
+    dialect: _sim_reply.Dialect = _sim_reply.PYTHON
 
     @classmethod
     def load(cls, spec: TaskSpec) -> _Task:
         refs = spec.reference
         reference = refs[0].read_text(encoding="utf-8") if refs else ""
+        language = language_named(spec.language)
+        dialect = _sim_reply.Dialect(language.fence, language.grammar, language.fences)
         if spec.solution is None:
-            return cls(None, (), reference)
+            return cls(None, (), reference, dialect)
         solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
-        return cls(solution, _mutate.find_sites(solution), reference)
+        grammar = language.grammar
+        sites = _mutate.find_sites(solution) if grammar is None else find_c_sites(solution, grammar)
+        return cls(solution, sites, reference, dialect)
 
     def code(self, mutations: frozenset[int]) -> str:
         if self.solution is None:
@@ -127,7 +134,7 @@ class SimProvider:
         task_id, attempt, step = request.task_id, request.attempt, request.step
         rng = self._rng(task_id, attempt, step, "reply")
         if task.solution is None:
-            text = "CLEAN" if step == "review" else _sim_reply.fence(task.reference)
+            text = "CLEAN" if step == "review" else _sim_reply.fence(task.reference, task.dialect)
             return text, StopReason.END
         features = read_features(request)
         if step == "write":
@@ -142,7 +149,8 @@ class SimProvider:
         elif step == "fix":
             mutations = self._fix(task, task_id, features, mutations)
         code = self._remember(task, task_id, mutations)
-        return _sim_reply.wrap(rng, code, self._model.unusable_factor(features.tier))
+        factor = self._model.unusable_factor(features.tier)
+        return _sim_reply.wrap(rng, code, factor, task.dialect)
 
     # The walk: each step is a pure function of (seed, task, attempt, step, starting set) and
     # the request's features; draws come in a fixed order whatever the chances, so two
@@ -183,7 +191,8 @@ class SimProvider:
 
     def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
         """The mutation set of the code in the prompt: from the memo, else replayed."""
-        match = _FIRST_PYTHON_BLOCK.search(request.prompt.variable)
+        fences = "|".join(map(re.escape, task.dialect.fences))
+        match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
         code = match.group(1) if match else ""
         known = self.known_mutations(request.task_id, code)
         if known is not None:

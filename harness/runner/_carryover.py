@@ -112,7 +112,7 @@ def _described(origin: dict[str, str], best: Best) -> Seed:
 
 def _retest(run: Run, spec: TaskSpec, code: str) -> Best | None:
     """A candidate from before this run, kept only if it is clean and still passes something."""
-    if run.env.check_code(code):
+    if run.env.check_code(code, spec.language):
         return None
     result = run.env.run_tests(spec, code)
     return None if result.tampered or result.passed == 0 else Best(0, code, result)

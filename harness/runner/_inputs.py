@@ -57,9 +57,17 @@ def _task_list(
         violation = policy.check_write(output)
         return violation.detail if violation else None
 
+    def check_command(argv: Sequence[str]) -> str | None:
+        violation = policy.check_command(argv)
+        return violation.detail if violation else None
+
     try:
         return load_tasks(
-            path, known_types=known_types(prompts_root), check_write=check_write, guarded=guarded
+            path,
+            known_types=known_types(prompts_root),
+            check_write=check_write,
+            guarded=guarded,
+            check_command=check_command,
         )
     except TaskListError as exc:
         count = len(exc.problems)
@@ -69,8 +77,9 @@ def _task_list(
 def load_task_list(
     path: Path, prompts_root: Path | None = None, *, policy_path: Path | None = None
 ) -> list[TaskSpec]:
-    """Load and validate in one pass: schema, files, ids, overlaps and the outputs against the
-    write roots of the policy at `policy_path` (default: the shipped one). Every problem
+    """Load and validate in one pass: schema, files, ids, overlaps, the outputs against the
+    write roots and the test commands against the forbidden commands of the policy at
+    `policy_path` (default: the shipped one). Every problem
     becomes one BadInput listing them all, sorted by line."""
     root = prompts_root or default_prompts_dir()
     return _task_list(path, root, _policy(policy_path, path), {})

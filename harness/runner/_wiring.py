@@ -216,7 +216,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         run_tests=run_tests,
         workdir=rundir.task_files,
         loop=config.loop,
-        check_code=lambda code: [str(v) for v in policy.check_code(code)],
+        check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],
         check_write=lambda path: str(v) if (v := policy.check_write(path)) else None,
         scar_tissue=policy.scar_tissue,
         record_attempt=lambda task_id, record, code, result: store.record_attempt(

@@ -36,14 +36,16 @@ def resolve_run(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class TaskFiles:
-    """One task's files inside the run: every candidate, and the working copy."""
+    """One task's files inside the run: every candidate (named with the output's suffix:
+    `3.py`, `3.go`), and the working copy."""
 
     root: Path
     working: Path
+    suffix: str = ".py"
 
     def save_candidate(self, n: int, code: str | None, reason: str | None) -> None:
         if code is not None:
-            write_atomic(self.root / f"{n}.py", code)
+            write_atomic(self.root / f"{n}{self.suffix}", code)
         else:
             write_atomic(self.root / f"{n}.rejected.txt", f"{reason}\n")
 
@@ -69,7 +71,9 @@ class RunDir:
 
     def task_files(self, spec: TaskSpec) -> TaskFiles:
         return TaskFiles(
-            self.root / "attempts" / spec.id, self.root / "work" / spec.id / spec.output.name
+            self.root / "attempts" / spec.id,
+            self.root / "work" / spec.id / spec.output.name,
+            spec.output.suffix or ".py",
         )
 
     def open_call(self, request: CallRequest, reserved_usd: Decimal) -> CallRequest:

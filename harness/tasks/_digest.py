@@ -97,6 +97,10 @@ def inputs_digest(
     h.files("support", spec.support, base)
     if spec.hidden_tests:  # only then: digests of tasks without them stay as they were
         h.files("hidden_tests", spec.hidden_tests, base)
+    if spec.language != "python" or spec.test_command:  # likewise for Python's pytest path
+        h.field("language", spec.language)
+        h.field("test_command", "\0".join(spec.test_command))
+        h.field("results", f"{spec.results}\0{spec.results_path or ''}")
     h.files("examples", spec.examples, base)
     h.files("capabilities", (spec.capabilities,) if spec.capabilities else (), base)
     h.files("solution", (spec.solution,) if spec.solution else (), base)

@@ -10,7 +10,10 @@ from typing import Any
 from pydantic import ValidationError
 from yaml.nodes import Node, SequenceNode
 
+from harness.extract import LANGUAGES
 from harness.tasks._across import Checked, check_ids, check_outputs, check_types
+from harness.tasks._build import build_spec
+from harness.tasks._language import CommandCheck, check_runner
 from harness.tasks._paths import Paths
 from harness.tasks._schema import (
     NOT_DEFAULTABLE,
@@ -64,6 +67,7 @@ class _Pass:
     doc: YamlDoc
     paths: Paths
     problems: list[Problem] = field(default_factory=list)
+    check_command: CommandCheck | None = None
 
     def add(self, line: int, task_id: str, name: str, message: str) -> None:
         self.problems.append(Problem(self.path, line, task_id, name, message))
@@ -75,13 +79,15 @@ def load_tasks(
     known_types: Iterable[str] | None = None,
     check_write: Callable[[Path], str | None] | None = None,
     guarded: Mapping[Path, str] | None = None,
+    check_command: CommandCheck | None = None,
 ) -> list[TaskSpec]:
     """Load `path`, validate every task, and return them in file order.
 
     Raises TaskListError listing every problem found (nothing is partially returned).
     `known_types`: the task types that have prompts; `check_write(output)`: why the harness
     may not write there (the guardrails' write roots), or None; `guarded`: other input files
-    (config, policy) no output may overwrite, each with its name for messages.
+    (config, policy) no output may overwrite, each with its name for messages;
+    `check_command(argv)`: why the guardrails forbid a task's test_command, or None.
     """
     path = Path(path)
     try:
@@ -89,7 +95,7 @@ def load_tasks(
     except YamlError as exc:
         raise TaskListError([Problem(path, exc.line, "", "", exc.message)]) from None
     base = path.parent.resolve()
-    run = _Pass(path, doc, Paths(base, path.name))
+    run = _Pass(path, doc, Paths(base, path.name), check_command=check_command)
     items = _top_level(run)
     run.paths = Paths(base, path.name, _read_roots(run, doc.data.get("read_roots")))
     defaults, bad = _defaults(run)
@@ -210,10 +216,25 @@ def _task(
                 run.add(own.get(name, line), task_id, name, message)
         return None
     inputs = _check_inputs(run, model, item, own)
-    output, problems = run.paths.check_output(model.output)
+    runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
+    output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
         run.add(own.get("output", line), model.id, "output", message)
-    return Checked(_spec(run, model, output, line), own, inputs)
+    if runner is None:
+        return None
+    return Checked(build_spec(run.paths, run.path, model, output, line, runner), own, inputs)
+
+
+def _sayer(run: _Pass, task_id: str, item: dict[str, Any], own: Mapping[str, int], line: int):
+    """Reports a field's problem at the task's own key, or once at the default it came from."""
+
+    def say(name: str, message: str) -> None:
+        if name in item or name not in (run.doc.data.get("defaults") or {}):
+            run.add(own.get(name, line), task_id, name, message)
+        else:
+            run.add(run.doc.line("defaults", name), "", f"defaults.{name}", message)
+
+    return say
 
 
 def _check_inputs(
@@ -240,34 +261,3 @@ def _check_inputs(
 
 def _listed(value: Any) -> list[Any]:
     return [value] if isinstance(value, str) else value if isinstance(value, list) else []
-
-
-def _spec(run: _Pass, model: TaskModel, output: Path | None, line: int) -> TaskSpec:
-    def each(values: list[str]) -> tuple[Path, ...]:
-        resolved = (run.paths.resolve(v) for v in values)
-        return tuple(dict.fromkeys(p for p in resolved if isinstance(p, Path)))
-
-    def one(value: str | None) -> Path | None:
-        found = run.paths.resolve(value) if value else None
-        return found if isinstance(found, Path) else None
-
-    base = run.paths.base
-    return TaskSpec(
-        id=model.id,
-        base_dir=base,
-        reference=each(model.reference),
-        tests=each(model.tests),
-        hidden_tests=each(model.hidden_tests),
-        output=output if output is not None else base / model.output,
-        type=model.type,
-        examples=each(model.examples),
-        capabilities=one(model.capabilities),
-        support=each(model.support),
-        instructions=model.instructions,
-        max_attempts=model.max_attempts,
-        solution=one(model.solution),
-        source=run.path.resolve(),
-        line=line,
-    )
-
-

@@ -16,6 +16,7 @@ import stat
 import sys
 from pathlib import Path
 
+from harness.extract import Language
 from harness.tasks._yaml import file_kind
 
 __all__ = ["MAX_SHOWN_BYTES", "MAX_SUPPORT_ENTRIES", "Paths"]
@@ -64,15 +65,22 @@ class Paths:
                 self._inputs[key] = self._inspect(rel, target, folder_ok, shown)
         return self._inputs[key]
 
-    def check_output(self, rel: str) -> tuple[Path | None, list[str]]:
-        """The resolved output path and what is wrong with it as a file the harness writes."""
+    def check_output(self, rel: str, language: Language | None) -> tuple[Path | None, list[str]]:
+        """The resolved output path and what is wrong with it as a file the harness writes
+        in `language` (None: unknown, reported elsewhere; only writability is checked)."""
         target = self.resolve(rel)
         if isinstance(target, str):
             return None, [target]
+        if language is None or not language.is_python:
+            named = _foreign_name(rel, target, language) if language else []
+            return target, [*named, *self._writable(rel, target)]
         problems = []
         stem = target.stem
         if target.suffix != ".py" or not stem.isidentifier() or keyword.iskeyword(stem):
-            problems.append(f"{rel!r} must be a .py file whose name is a valid module name")
+            problems.append(
+                f"{rel!r} must be a .py file whose name is a valid module name (or set "
+                "language: to the language it is written in)"
+            )
         elif stem in _SHADOWED:
             problems.append(
                 f"{rel!r} is named like the module {stem!r} that Python or pytest itself "
@@ -193,3 +201,16 @@ class Paths:
                 return [f"{rel!r}: {parent} is a file, not a folder; choose another output path"]
             return []
         return []
+
+
+def _foreign_name(rel: str, target: Path, language: Language) -> list[str]:
+    """An output in another language: the language's suffix, and not named like a test."""
+    suffixes = ", ".join(language.suffixes)
+    if target.suffix not in language.suffixes:
+        return [
+            f"{rel!r} does not fit language {language.name} (its files end in {suffixes}); "
+            f"rename it, e.g. {target.stem}{language.suffix}, or fix language:"
+        ]
+    if target.name.endswith(("_test.go", ".test.js", ".test.mjs", ".test.ts", ".spec.js")):
+        return [f"{rel!r} is named like a test file, which the test runner would run; rename it"]
+    return []

@@ -48,6 +48,10 @@ class TaskModel(BaseModel):
     instructions: Annotated[str, Field(max_length=100_000)] = ""
     max_attempts: int = Field(default=5, ge=1, le=MAX_ATTEMPTS)
     solution: RelPath | None = None
+    language: Name = "python"  # checked against the registry by _language
+    test_command: Any = None  # an argv list or a string: checked by _language, with the fix
+    results: Annotated[str, Field(max_length=64)] | None = None
+    results_path: RelPath | None = None
 
     _lists = field_validator(
         "reference", "tests", "examples", "support", "hidden_tests", mode="before"

@@ -191,11 +191,14 @@ def refusal() -> str:
     )
 
 
-def spawn(plan: Plan, cwd: Path, config: dict[str, Any]) -> Child:
-    """Start the process in its own session with the record pipe at an unguessable fd."""
+def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None = None) -> Child:
+    """Start the process in its own session with the record pipe at an unguessable fd;
+    `pipe_owner` gets the pipe, so a process of that uid can reopen it by /dev/fd/N."""
     rec_r, rec_w = os.pipe()
     high = fcntl.fcntl(rec_w, fcntl.F_DUPFD_CLOEXEC, 200 + secrets.randbelow(800))
     os.close(rec_w)
+    if pipe_owner is not None:
+        os.fchown(high, pipe_owner, pipe_owner)
     out_r, out_w = os.pipe()
     try:
         proc = _popen(plan, cwd, out_w, high)

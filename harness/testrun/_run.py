@@ -14,8 +14,15 @@ from harness.tasks.spec import TaskSpec
 from harness.testrun import _cgroup as cgroup
 from harness.testrun import _privilege as privilege
 from harness.testrun import _scratch as scratch
+from harness.testrun._foreign import is_foreign, run_foreign
 from harness.testrun._launch import bwrap_works, fallback_caps_processes, refusal
 from harness.testrun._limits import TestLimits
+from harness.testrun._notices import (
+    DEGRADED_WARNING,
+    UNCAPPED_WARNING,
+    UNSAFE_WARNING,
+    sandbox_warnings,
+)
 from harness.testrun._precheck import precheck
 from harness.testrun._score import Settlement
 from harness.testrun._scratch import Pristine, SandboxError, candidate_place, read_pristine
@@ -28,19 +35,6 @@ log = structlog.get_logger(__name__)
 
 Guard = Callable[[Sequence[str]], None] | None
 
-DEGRADED_WARNING = (
-    "bubblewrap is not available: tests ran with rlimits, a process group and a scrubbed "
-    "environment only (no network or filesystem isolation); install bubblewrap"
-)
-UNCAPPED_WARNING = (
-    "no process limit: running as root without bubblewrap, a writable pids cgroup or a "
-    "throwaway uid to run the tests as; a fork bomb is stopped only by the timeouts"
-)
-UNSAFE_WARNING = (
-    f"UNSAFE ({privilege.UNSAFE_VAR}=1): candidate code runs as the harness's own user without "
-    "bubblewrap; it can read the API keys, write the budget ledger and the run directory, and "
-    "signal the harness's processes"
-)
 _STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
 
 
@@ -171,6 +165,11 @@ def run_tests(
     command policy) and raises to refuse it; that refusal propagates to the caller.
     """
     limits = limits or TestLimits()
+    if is_foreign(task):  # the task's own command; the pre-check below reads Python only
+        _sweep_leftovers()
+        kind = sandbox_kind(limits)
+        result = run_foreign(task, code, limits, kind, command_guard)
+        return replace(result, warnings=(*sandbox_warnings(kind), *result.warnings))
     reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
     reasons = [r for r in reasons if r]
     if reasons:
@@ -253,11 +252,7 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
         cases = [TestCase(c.nodeid, Outcome.ERROR, error) for c in cases]
     elif tally.timed_out or tally.stop_reason:
         error = f"timeout: {tally.stop_reason}" if tally.timed_out else tally.stop_reason
-    warnings: tuple[str, ...] = ()
-    if run.kind == "rlimits":
-        warnings = (DEGRADED_WARNING,)
-        warnings += () if privilege.can_drop() else (UNSAFE_WARNING,)
-        warnings += () if fallback_caps_processes() else (UNCAPPED_WARNING,)
+    warnings = sandbox_warnings(run.kind)
     if run.open_files:
         warnings += (
             f"test ids of {', '.join(run.open_files)} could not be collected against a stub "

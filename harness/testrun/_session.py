@@ -41,6 +41,7 @@ _CHILD_FILES = (
     "texts.py",
     "recorder.py",
     "vault.py",
+    "exec.py",
 )
 
 

@@ -1,0 +1,3 @@
+module portexample
+
+go 1.19

@@ -1,0 +1,3 @@
+exports.add = (a, b) => a + b;
+exports.sub = (a, b) => a - b;
+exports.mul = (a, b) => a * b;

@@ -1,0 +1,2 @@
+// Hostile: exits 0 as soon as it is loaded, before any test runs.
+process.exit(0);
