@@ -7,7 +7,6 @@ improvements (placeholder rejection, sandboxing, focused failures).
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shutil
@@ -17,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.pyast import parse_module
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["ArticleTracker", "EvalResult", "extract_code", "fix_prompt", "run_pytest"]
@@ -68,7 +68,9 @@ def extract_code(response: str) -> str | None:
     match = _FENCED.search(response)
     candidate = match.group(1).strip() if match else response.strip()
     try:
-        ast.parse(candidate)
+        # The harness's serialised parse: CPython 3.11's ast.parse, run on two threads at once,
+        # can raise a spurious SystemError (recursion depth mismatch) and lose the attempt.
+        parse_module(candidate)
     except (SyntaxError, ValueError):
         return None
     return candidate
