@@ -80,7 +80,7 @@ def _trusted(result: TestResult) -> bool:
 
 def _next_attempt(task: TaskState, n: int) -> Attempt:
     if task.tracker.best is None:
-        return write(task, n, with_review=(n == 1))
+        return write(task, n, with_review=(n == 1 and task.env.loop.review))
     return fix(task, n)
 
 
