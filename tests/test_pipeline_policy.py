@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from harness.config import ConfigError, FixFailures, load_config
