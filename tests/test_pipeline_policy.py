@@ -1,6 +1,10 @@
-"""The loop's policy switches: review on attempt 1 on or off, fix prompts focused or full."""
+"""The loop's policy switches (review on attempt 1 on or off, fix prompts focused or full)
+and the expected-test collection it starts beside the first call."""
 
 from __future__ import annotations
+
+import threading
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +14,7 @@ from harness.pipeline._steps import full_report
 from harness.providers._sim_model import read_features
 from harness.results import TaskStatus
 from harness.testrun.result import Outcome, TestCase, TestResult
-from tests.test_pipeline import ScriptedProvider, make_env, reply
+from tests.test_pipeline import ScriptedProvider, make_env, reply, scripted_tests
 
 
 def test_review_off_sends_the_draft_straight_to_the_tests(tmp_path, spec) -> None:
@@ -126,3 +130,51 @@ def test_shipped_defaults_review_and_focus() -> None:
     loop = load_config().loop
 
     assert (loop.review, loop.fix_failures) == (True, FixFailures.FOCUSED)
+
+
+def test_expected_tests_are_collected_beside_the_first_call_and_joined_before_tests(
+    tmp_path, spec
+) -> None:
+    """The collection starts with the task, overlaps the write call, ends before any test."""
+    during_write = threading.Event()
+    log: list[str] = []
+
+    class Provider(ScriptedProvider):
+        def complete(self, request):
+            during_write.set()
+            return super().complete(request)
+
+    def expect(_spec) -> None:
+        log.append("expect started")
+        assert during_write.wait(timeout=10), "the write call never overlapped the collection"
+        log.append("expect done")
+
+    def run_tests(task_spec, candidate):
+        log.append("tests")
+        return scripted_tests(task_spec, candidate)
+
+    provider = Provider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+    env = replace(env, expect_tests=expect, run_tests=run_tests)
+
+    result = run_task(spec, env)
+
+    assert result.status is TaskStatus.PASSED
+    assert log == ["expect started", "expect done", "tests"]
+
+
+def test_a_failed_collection_in_the_background_leaves_the_test_run_to_report_it(
+    tmp_path, spec
+) -> None:
+    """A background failure is not the task's fault: the tests still run on their own path."""
+
+    def expect(_spec) -> None:
+        raise RuntimeError("sandbox hiccup")
+
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+    env = replace(env, expect_tests=expect)
+
+    result = run_task(spec, env)
+
+    assert result.status is TaskStatus.PASSED

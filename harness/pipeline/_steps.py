@@ -15,6 +15,7 @@ import structlog
 from harness.budget import BudgetExceeded
 from harness.config import FixFailures
 from harness.extract import extract_code, parse_review
+from harness.pipeline._background import Background
 from harness.pipeline._env import TaskEnv
 from harness.providers.base import (
     AuthenticationError,
@@ -63,6 +64,7 @@ class TaskState:
     records: list[AttemptRecord] = field(default_factory=list)
     non_improving_fixes: int = 0
     since_best: int = 0
+    expecting: Background | None = None  # the expected test ids, collected in the background
 
     def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
         """One paid step: route it, render its prompt, make the call."""

@@ -10,6 +10,7 @@ from harness.budget import BudgetExceeded
 from harness.extract import required_names_from_tests
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
+from harness.pipeline._background import Background
 from harness.pipeline._env import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.pipeline._steps import Attempt, TaskState, fix, write
 from harness.prompts import task_context
@@ -44,6 +45,8 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         reason = f"attempt {n}: " + "; ".join(violations)
         task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)
         raise GuardrailStop(reason)
+    if task.expecting is not None:  # the ids collected beside the first call: wait for them
+        task.expecting.join()
     result = task.env.run_tests(task.spec, attempt.code)
     regressed = task.tracker.is_regression(result)
     # A candidate the sandbox refused to run, or one that tampered, never becomes the best:
@@ -141,7 +144,14 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     task = TaskState(
         spec, env, task_context(spec, tuple(sorted(required))), required, env.workdir(spec)
     )
-    prior = prior or Prior()
+    task.expecting = Background(env.expect_tests, spec)
+    try:
+        return _run(task, prior or Prior())
+    finally:  # nothing the task started outlives it
+        task.expecting.join()
+
+
+def _run(task: TaskState, prior: Prior) -> TaskResult:
     _restore(task, prior)
     seed = prior.seed.seed if prior.seed is not None else None
     status: TaskStatus | None = None
