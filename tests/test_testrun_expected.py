@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from structlog.testing import capture_logs
-from test_testrun import FAST, GOOD, TESTS, make_task
+from test_testrun import FAST, GOOD, TESTS, make_task, write
 
 from harness.testrun import expect_tests, run_tests
 
@@ -56,3 +56,33 @@ def test_expect_tests_warms_the_first_run(tmp_path: Path) -> None:
         result = run_tests(spec, GOOD, limits=FAST)
 
     assert (before, len(_collections(logs)), result.passed) == (1, 1, 3)
+
+
+def test_tasks_writing_to_different_folders_share_one_collection(tmp_path: Path) -> None:
+    """Outputs out/a/calc.py and out/b/calc.py against the same tests: collected once."""
+    tests = TESTS + f"\n    # {tmp_path.name}\n"
+    specs = [
+        replace(make_task(tmp_path / name, tests, output=f"out/{name}/calc.py"), id=name)
+        for name in ("a", "b")
+    ]
+
+    with capture_logs() as logs:
+        passed = [run_tests(s, GOOD, limits=FAST).passed for s in specs]
+
+    assert (passed, len(_collections(logs))) == ([3, 3], 1)
+
+
+def test_a_support_file_beside_the_candidate_is_part_of_the_key(tmp_path: Path) -> None:
+    """Same tests and support files, but one candidate's folder holds a support file (which
+    its folder, first on sys.path, would shadow the root with): collected apart."""
+    tests = TESTS + f"\n    # {tmp_path.name}\n"
+    specs = []
+    for name, output in (("beside", "out/calc.py"), ("apart", "out/x/calc.py")):
+        helper = write(tmp_path / name / "out" / "helper.py", "X = 1\n")
+        task = make_task(tmp_path / name, tests, output=output, support=(helper,))
+        specs.append(replace(task, id=name))
+
+    with capture_logs() as logs:
+        passed = [run_tests(s, GOOD, limits=FAST).passed for s in specs]
+
+    assert (passed, sorted(_collections(logs))) == ([3, 3], ["apart", "beside"])

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 import structlog
 
@@ -115,15 +116,25 @@ _expected_lock = threading.Lock()
 Expected = tuple[tuple[str, ...], tuple[str, ...]]  # (collected ids, ids that failed to collect)
 # Keyed by what collection depends on, not by task id: tasks sharing their tests (a family of
 # ports against one suite) collect once. A Future, so concurrent askers wait for one launch.
-_expected_cache: dict[tuple[str, tuple[str, ...], str, str], Future[Expected]] = {}
+_expected_cache: dict[tuple[object, ...], Future[Expected]] = {}
+
+
+def _collection_key(pristine: Pristine, place: str, kind: str) -> tuple[object, ...]:
+    """What the collection sees: the pristine files and test paths, the sandbox, the stub's
+    module name, and the pristine files beside it (its folder comes first on sys.path). Not
+    the candidate's folder itself: tasks writing to out/a/calc.py and out/b/calc.py collect
+    the same ids from the same tests."""
+    folder = PurePosixPath(place).parent
+    beside = tuple(sorted(r for r, _ in pristine.files if PurePosixPath(r).parent == folder))
+    return (pristine.digest, pristine.tests, kind, PurePosixPath(place).name, beside)
 
 
 def _expected(
     task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
 ) -> Expected:
     """The test ids of the pristine tests against a stub candidate, collected once per inputs
-    (the pristine files' digest, the test paths, the candidate's place, the sandbox kind)."""
-    key = (pristine.digest, pristine.tests, place, kind)
+    (see `_collection_key`)."""
+    key = _collection_key(pristine, place, kind)
     with _expected_lock:
         pending = _expected_cache.get(key)
         mine = pending is None
