@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench bench-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The same policy comparison on the live providers (real money): tasks/example, every night
+# together under a hard cap (BENCH_LIVE_CAP_USD, default $5). Without ANTHROPIC_API_KEY and
+# GEMINI_API_KEY (or GOOGLE_API_KEY) it says what to set and exits 0. Never part of `test`.
+BENCH_LIVE_CAP_USD ?= 5
+bench-live: $(STAMP)
+	$(BIN)/python -m bench --live --cap-usd $(BENCH_LIVE_CAP_USD)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

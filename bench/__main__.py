@@ -43,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
         help="results JSON; the markdown tables go beside it (.md)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    parser.add_argument(
+        "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
+    )
     parser.add_argument("--frozen", action="store_true", help=argparse.SUPPRESS)  # the child
     return parser
 
@@ -50,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Freeze the sources and re-run inside the copy; there, run the suite."""
     argv = sys.argv[1:] if argv is None else argv
+    if "--live" in argv:  # the live comparison: real providers, real money, a hard cap
+        from bench.live import main as live
+
+        return live(argv)
     args = _parser().parse_args(argv)
     if args.frozen:
         return _run(args)

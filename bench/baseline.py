@@ -187,15 +187,19 @@ def run_baseline(
     workers: int = 1,
     latency_scale: float | None = None,
     variant: str = "baseline",
+    route_to: str | None = "sim",
+    config_path: Path | None = None,
 ) -> Night:
     """One baseline night over `specs`. workers=1 is the published, sequential loop; more
-    workers are only a bench shortcut where order cannot matter (no latency, no binding cap)."""
+    workers are only a bench shortcut where order cannot matter (no latency, no binding cap).
+    `route_to`: the provider every tier goes to; None: each route's own (a live night, where
+    `sim` dispatches by the request's route)."""
     probe = Probe()
-    config = load_config()
+    config = load_config(config_path)
     env = _Env(
         provider=TimedProvider(NoPromptCache(sim), probe),
         prices=load_prices(),
-        router=Router.from_config(config, "sim"),
+        router=Router.from_config(config, route_to),
         prompts={t: PromptSet(default_prompts_dir(), t) for t in {s.type for s in specs}},
         probe=probe,
         cap=Decimal(str(cap_usd)),

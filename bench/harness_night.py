@@ -23,11 +23,12 @@ def _args(
     concurrency: int,
     cap_usd: float,
     config: Path | None,
+    provider: str = "sim",
 ) -> RunArgs:
     """The RunArgs `harness run` would build from its command line."""
     return RunArgs(
         tasks=tasks_yaml,
-        provider="sim",
+        provider=provider,
         budget_usd=cap_usd,
         run_dir=run_dir,
         concurrency=concurrency,
@@ -86,14 +87,23 @@ def run_harness(
     cap_usd: float = 1000.0,
     config: Path | None = None,
     variant: str = "harness",
+    live: bool = False,
 ) -> Night:
     """One night of this harness: check_inputs → open_run → execute, the provider and the
-    test runner wrapped in probes. The clock covers open_run to close (not validation)."""
-    args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config)
+    test runner wrapped in probes. The clock covers open_run to close (not validation).
+    `live`: the providers `harness run --provider live` builds (keys from the environment),
+    under `cap_usd` as the run's hard cap; else the simulator."""
+    args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config, "live" if live else "sim")
     inputs = check_inputs(args)
     probe = Probe()
-    sim = SimProvider({s.id: s for s in inputs.specs}, seed=seed, latency=latency)
-    inputs = replace(inputs, providers={"sim": TimedProvider(sim, probe)})
+    if live:
+        providers = inputs.providers
+    else:
+        providers = {
+            "sim": SimProvider({s.id: s for s in inputs.specs}, seed=seed, latency=latency)
+        }
+    timed = {name: TimedProvider(p, probe) for name, p in providers.items()}
+    inputs = replace(inputs, providers=timed)
     started = time.perf_counter()
     run = open_run(args, inputs)
     run.env = replace(run.env, run_tests=timed_tests(run.env.run_tests, probe))

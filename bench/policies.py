@@ -17,7 +17,8 @@ __all__ = ["POLICIES", "compare_pools", "headline", "policy_table"]
 POLICIES: dict[str, str | None] = {
     "harness": None,
     "harness_published_policy": "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n",
-    "harness_no_escalate_stop2": "loop:\n  escalate: false\n  stop_after_no_improvement: 2\n",
+    "harness_no_review": "loop:\n  review: false\n",
+    "harness_full_output": "loop:\n  fix_failures: full\n",
     "harness_escalate_stop3": (
         "loop:\n  escalate: true\n  escalate_after: 1\n  stop_after_no_improvement: 3\n"
     ),

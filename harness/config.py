@@ -7,6 +7,7 @@ import difflib
 import re
 import typing
 from decimal import Decimal
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,6 +32,7 @@ __all__ = [
     "BatchConfig",
     "ConfigError",
     "DeliverConfig",
+    "FixFailures",
     "GitDeliverConfig",
     "HarnessConfig",
     "RouteConfig",
@@ -77,11 +79,20 @@ class RouteConfig(_Strict):
         return self
 
 
+class FixFailures(StrEnum):
+    """What a fix prompt shows of the best candidate's test run."""
+
+    FOCUSED = "focused"  # the failing tests only, each with its message and traceback
+    FULL = "full"  # every visible test's outcome, passing ones too, as the published loop did
+
+
 class LoopConfig(_Strict):
     stop_after_no_improvement: Small = 2
     escalate: bool = Field(default=True, strict=True)
     escalate_after: Small = 1
     escalate_to: str = "frontier"
+    review: bool = Field(default=True, strict=True)  # review (and rewrite) attempt 1's draft
+    fix_failures: FixFailures = FixFailures.FOCUSED
 
 
 class ConcurrencyConfig(_Strict):

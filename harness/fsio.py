@@ -1,4 +1,9 @@
-"""Atomic file writes: a reader (or a crash) sees the old file or the new one, never half."""
+"""Atomic file writes: a reader (or a crash) sees the old file or the new one, never half.
+
+`write_atomic` is also durable (synced before and after the rename): for what a crash must
+not lose (the shipped output, the summary). `write_log` is atomic only, for the run folder's
+per-call copies (prompts, replies, candidates) that the run store already holds: a power
+loss may lose the latest of them, never money or results, and no call waits on the disk."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["remove_stale_temps", "write_atomic"]
+__all__ = ["remove_stale_temps", "write_atomic", "write_log"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -19,7 +24,15 @@ def write_atomic(path: Path, text: str, *, verify: Callable[[Path], None] | None
     `verify`, when given, is called with the finished temp file just before the rename; if
     it raises, the temp file is removed and `path` is left exactly as it was.
     """
-    path = Path(path)
+    _write(Path(path), text, verify, durable=True)
+
+
+def write_log(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file and a rename, without syncing (see above)."""
+    _write(Path(path), text, None, durable=False)
+
+
+def _write(path: Path, text: str, verify: Callable[[Path], None] | None, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -31,14 +44,17 @@ def write_atomic(path: Path, text: str, *, verify: Callable[[Path], None] | None
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if verify is not None:
             verify(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    if not durable:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

@@ -110,7 +110,14 @@ class PromptSet:
     def check(self, context: Mapping[str, Any]) -> None:
         """Render every step once with a task's context and sample per-step values, so a
         template naming a variable nobody supplies fails at start-up, not after a paid call."""
-        sample = {"code": "", "violations": [], "failures": [], "passed": 0, "total": 0}
+        sample = {
+            "code": "",
+            "violations": [],
+            "failures": [],
+            "passed": 0,
+            "total": 0,
+            "full_output": "",
+        }
         for step in STEP_TEMPLATES:
             self.render(step, {**sample, **context})
 

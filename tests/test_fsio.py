@@ -4,8 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import os
+from decimal import Decimal
 
-from harness.fsio import remove_stale_temps, write_atomic
+import pytest
+
+from harness.fsio import remove_stale_temps, write_atomic, write_log
+from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
+from harness.store import RunDir
+
+
+@pytest.fixture
+def fsyncs(monkeypatch) -> list[int]:
+    """Every os.fsync the code under test makes (then made for real)."""
+    calls: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    return calls
 
 
 def test_replaces_content_and_leaves_no_temp_file(tmp_path) -> None:
@@ -59,3 +78,35 @@ def test_stale_temps_of_a_killed_write_are_removed(tmp_path) -> None:
 
     assert removed == [leftover]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.py.x.tmp", "out.py"]
+
+
+def test_write_atomic_syncs_the_file_and_its_folder(tmp_path, fsyncs) -> None:
+    """What a crash must not lose is synced: the temp file before the rename, the folder after."""
+    write_atomic(tmp_path / "summary.json", "{}\n")
+
+    assert len(fsyncs) == 2
+
+
+def test_write_log_is_atomic_without_a_sync(tmp_path, fsyncs) -> None:
+    """A log-like copy replaces the old one whole, leaves no temp file and syncs nothing."""
+    target = tmp_path / "calls" / "1-write.reply.md"
+    write_log(target, "old")
+
+    write_log(target, "new")
+
+    assert (target.read_text(), fsyncs) == ("new", [])
+    assert sorted(p.name for p in target.parent.iterdir()) == ["1-write.reply.md"]
+
+
+def test_a_calls_prompt_reply_and_record_are_written_without_a_sync(tmp_path, fsyncs) -> None:
+    """The run folder's per-call files (the store holds what resume needs) never wait on disk."""
+    rundir = RunDir(tmp_path, "r1")
+    route = Route("mid", "sim", "sim-mid", 1000)
+    request = CallRequest(route, Prompt("s", "st", "v"), "t1", "write", 1)
+    completion = Completion("reply", Usage(10, 0, 0, 5), StopReason.END, "sim-mid", "sim")
+    fsyncs.clear()  # the run folder's own creation is not a call's
+
+    rundir.record_call(request, completion, Decimal("0.01"))
+
+    names = sorted(p.name for p in (tmp_path / "r1" / "calls" / "t1").iterdir())
+    assert (names, fsyncs) == (["1-write.call.json", "1-write.prompt.md", "1-write.reply.md"], [])

@@ -44,6 +44,9 @@ class TaskEnv:
     run_tests: Callable[[TaskSpec, str], TestResult]
     workdir: Callable[[TaskSpec], TaskFiles]
     loop: LoopConfig
+    # Collects the task's expected test ids (once per distinct tests); run beside the first
+    # model call so the first test run does not wait for it.
+    expect_tests: Callable[[TaskSpec], None] = lambda spec: None
     check_code: Callable[[str, str], list[str]] = lambda code, language: []  # (code, language)
     check_write: Callable[[Path], str | None] = lambda path: None
     scar_tissue: Callable[[str], list[str]] = lambda code: []

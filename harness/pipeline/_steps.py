@@ -13,7 +13,9 @@ from typing import Any
 import structlog
 
 from harness.budget import BudgetExceeded
+from harness.config import FixFailures
 from harness.extract import extract_code, parse_review
+from harness.pipeline._background import Background
 from harness.pipeline._env import TaskEnv
 from harness.providers.base import (
     AuthenticationError,
@@ -26,11 +28,13 @@ from harness.providers.calls import RunStopped
 from harness.results import AttemptRecord, ReviewOutcome
 from harness.store import TaskFiles
 from harness.tasks.spec import TaskSpec
+from harness.testrun.result import Outcome, TestResult
 from harness.tracker import BestTracker
 
 __all__ = ["Attempt", "TaskState", "code_from", "fix", "write"]
 
 log = structlog.get_logger()
+FULL = FixFailures.FULL
 
 
 @dataclass
@@ -60,6 +64,7 @@ class TaskState:
     records: list[AttemptRecord] = field(default_factory=list)
     non_improving_fixes: int = 0
     since_best: int = 0
+    expecting: Background | None = None  # the expected test ids, collected in the background
 
     def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
         """One paid step: route it, render its prompt, make the call."""
@@ -168,6 +173,7 @@ def fix(task: TaskState, n: int) -> Attempt:
         "failures": failing,
         "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
         "total": best.result.visible_total,
+        "full_output": full_report(best.result) if task.env.loop.fix_failures is FULL else "",
     }
     priced = task.call("fix", n, extra)
     code, reason = code_from(priced.completion, task.required, task.spec.language)
@@ -175,6 +181,22 @@ def fix(task: TaskState, n: int) -> Attempt:
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "fix")
     return attempt
+
+
+def full_report(result: TestResult) -> str:
+    """Every visible test's outcome in run order, pytest -rA style: what `fix_failures: full`
+    shows. Built from the cases, not the raw output, so a hidden test never reaches a model."""
+    lines: list[str] = []
+    for case in (c for c in result.cases if c.counts and not c.hidden):
+        if case.outcome is Outcome.PASSED:
+            lines.append(f"{case.nodeid} PASSED")
+            continue
+        kind = "ERROR" if case.outcome is Outcome.ERROR else "FAILED"
+        lines.append(f"{kind} {case.nodeid} - {case.message or ''}".rstrip(" -"))
+        if case.details:
+            lines.append(case.details)
+    failing = result.visible_total - result.visible_passed
+    return "\n".join([*lines, f"===== {failing} failed, {result.visible_passed} passed ====="])
 
 
 def _too_long(priced: Priced, step: str) -> str | None:

@@ -9,6 +9,7 @@ import structlog
 from harness.budget import BudgetExceeded
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
+from harness.pipeline._background import Background
 from harness.pipeline._env import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.pipeline._first import task_inputs
 from harness.pipeline._steps import Attempt, TaskState, fix, write
@@ -43,6 +44,8 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         reason = f"attempt {n}: " + "; ".join(violations)
         task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)
         raise GuardrailStop(reason)
+    if task.expecting is not None:  # the ids collected beside the first call: wait for them
+        task.expecting.join()
     result = task.env.run_tests(task.spec, attempt.code)
     regressed = task.tracker.is_regression(result)
     # A candidate the sandbox refused to run, or one that tampered, never becomes the best:
@@ -79,7 +82,7 @@ def _trusted(result: TestResult) -> bool:
 
 def _next_attempt(task: TaskState, n: int) -> Attempt:
     if task.tracker.best is None:
-        return write(task, n, with_review=(n == 1))
+        return write(task, n, with_review=(n == 1 and task.env.loop.review))
     return fix(task, n)
 
 
@@ -137,7 +140,14 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     anything else propagates to the runner's one catch-all."""
     context, required = task_inputs(spec)
     task = TaskState(spec, env, context, required, env.workdir(spec))
-    prior = prior or Prior()
+    task.expecting = Background(env.expect_tests, spec)
+    try:
+        return _run(task, prior or Prior())
+    finally:  # nothing the task started outlives it
+        task.expecting.join()
+
+
+def _run(task: TaskState, prior: Prior) -> TaskResult:
     _restore(task, prior)
     seed = prior.seed.seed if prior.seed is not None else None
     status: TaskStatus | None = None

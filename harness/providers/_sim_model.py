@@ -22,6 +22,7 @@ _FOCUSED = re.compile(r"^## Failing tests \((\d+)\)", re.MULTILINE)
 _SUMMARY_FAILURE = re.compile(r"^(?:FAILED|ERROR) \S", re.MULTILINE)
 # A raw pytest run pasted whole: its closing "N failed, M passed in 0.12s" line, or -v lines.
 _RAW_PYTEST = re.compile(r"^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s", re.MULTILINE)
+_WHOLE_RUN = "## Test run (every visible test)"  # the fix template's `fix_failures: full`
 _EXAMPLES = "## Gold-standard example"
 _CAPABILITIES = "## Platform capabilities"
 
@@ -46,7 +47,7 @@ def read_features(request: CallRequest) -> Features:
     focused, shown = True, 1
     if match := _FOCUSED.search(prompt.variable):
         shown = int(match.group(1))
-    elif " PASSED" in prompt.variable or _RAW_PYTEST.search(prompt.variable):
+    elif _WHOLE_RUN in prompt.variable or _whole_dump(prompt.variable):
         focused, shown = False, len(_SUMMARY_FAILURE.findall(prompt.variable)) or 1
     return Features(
         tier=tier,
@@ -56,6 +57,10 @@ def read_features(request: CallRequest) -> Features:
         examples=_EXAMPLES in text,
         capabilities=_CAPABILITIES in text,
     )
+
+
+def _whole_dump(variable: str) -> bool:
+    return " PASSED" in variable or _RAW_PYTEST.search(variable) is not None
 
 
 @dataclass(frozen=True)

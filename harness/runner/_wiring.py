@@ -109,7 +109,7 @@ class _CallLogs:
 
 
 def _run_tests(inputs: Inputs):
-    from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
+    from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
 
     tests = inputs.config.tests
     try:
@@ -129,6 +129,13 @@ def _run_tests(inputs: Inputs):
         # command it starts passes the operator's command policy first.
         with slots:
             return run_tests(spec, code, limits=limits, command_guard=guard)
+
+    def expect(spec: TaskSpec) -> None:
+        # No slot: a test run holding one may wait for this collection, so the collection must
+        # never wait for a slot (a short --collect-only run over the limit is the lesser harm).
+        expect_tests(spec, limits, guard)
+
+    run.expect = expect  # type: ignore[attr-defined]  # the pipeline starts it beside a call
 
     try:
         kind = sandbox_kind(limits)
@@ -214,6 +221,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         router=router,
         prompts=inputs.prompts,
         run_tests=run_tests,
+        expect_tests=run_tests.expect,
         workdir=rundir.task_files,
         loop=config.loop,
         check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],

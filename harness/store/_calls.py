@@ -44,13 +44,14 @@ def open_call(db: Db, run_id: str, request: CallRequest, reserved_usd: Decimal) 
 
 def close_call(db: Db, call_id: int, completion: Completion, cost_usd: Decimal) -> None:
     """Replace an open call's reservation with what the vendor actually billed (the exact
-    Decimal kept as TEXT)."""
+    Decimal kept as TEXT). Not synced on its own: the next synced commit carries it, and
+    until then a power cut leaves the call at its reservation (harness/store/_db.py)."""
     u = completion.usage
     values = (completion.provider, completion.model, u.input_tokens, u.cache_write_tokens)
     values += (u.cache_read_tokens, u.output_tokens, completion.stop_reason.value)
     values += (completion.latency_s, completion.retries, str(cost_usd), _now())
     values += (completion.text, completion.detail, call_id)
-    with db.tx() as conn:
+    with db.tx(durable=False) as conn:
         conn.execute(
             "UPDATE calls SET provider=?, model=?, input_tokens=?, cache_write_tokens=?,"
             " cache_read_tokens=?, output_tokens=?, stop_reason=?, latency_s=?, retries=?,"

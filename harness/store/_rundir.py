@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from harness.fsio import write_atomic
+from harness.fsio import write_atomic, write_log
 from harness.providers.base import CallRequest, Completion
 from harness.store._callfiles import call_record, prompt_file
 from harness.tasks.spec import TaskSpec
@@ -45,9 +45,9 @@ class TaskFiles:
 
     def save_candidate(self, n: int, code: str | None, reason: str | None) -> None:
         if code is not None:
-            write_atomic(self.root / f"{n}{self.suffix}", code)
+            write_log(self.root / f"{n}{self.suffix}", code)
         else:
-            write_atomic(self.root / f"{n}.rejected.txt", f"{reason}\n")
+            write_log(self.root / f"{n}.rejected.txt", f"{reason}\n")
 
     def write_working(self, code: str) -> None:
         write_atomic(self.working, code)
@@ -91,9 +91,9 @@ class RunDir:
         what a replay reads them back by (every try rewrites them: the last one stands)."""
         folder = self.root / "calls" / request.task_id
         stem = f"{request.attempt}-{request.step}"
-        write_atomic(folder / f"{stem}.prompt.md", prompt_file(request.prompt))
-        write_atomic(folder / f"{stem}.reply.md", completion.text or "")
-        write_atomic(folder / f"{stem}.call.json", call_record(request, completion, cost_usd))
+        write_log(folder / f"{stem}.prompt.md", prompt_file(request.prompt))
+        write_log(folder / f"{stem}.reply.md", completion.text or "")
+        write_log(folder / f"{stem}.call.json", call_record(request, completion, cost_usd))
 
     def point_latest(self) -> None:
         """Atomically repoint `<run-dir>/latest` at this run."""

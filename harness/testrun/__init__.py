@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
-from harness.testrun._run import SandboxError, TestLimits, precheck, run_tests, sandbox_kind
+from harness.testrun._run import (
+    SandboxError,
+    TestLimits,
+    expect_tests,
+    precheck,
+    run_tests,
+    sandbox_kind,
+)
 
-__all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
+__all__ = ["SandboxError", "TestLimits", "expect_tests", "precheck", "run_tests", "sandbox_kind"]

@@ -6,7 +6,9 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 import structlog
 
@@ -29,7 +31,14 @@ from harness.testrun._scratch import Pristine, SandboxError, candidate_place, re
 from harness.testrun._session import Run, launch_all
 from harness.testrun.result import Outcome, TestCase, TestResult
 
-__all__ = ["SandboxError", "TestLimits", "precheck", "run_tests", "sandbox_kind"]
+__all__ = [
+    "SandboxError",
+    "TestLimits",
+    "expect_tests",
+    "precheck",
+    "run_tests",
+    "sandbox_kind",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -98,17 +107,49 @@ def _warn_unsafe() -> None:
 
 
 _expected_lock = threading.Lock()
-_expected_cache: dict[tuple[str, str, str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+Expected = tuple[tuple[str, ...], tuple[str, ...]]  # (collected ids, ids that failed to collect)
+# Keyed by what collection depends on, not by task id: tasks sharing their tests (a family of
+# ports against one suite) collect once. A Future, so concurrent askers wait for one launch.
+_expected_cache: dict[tuple[object, ...], Future[Expected]] = {}
+
+
+def _collection_key(pristine: Pristine, place: str, kind: str) -> tuple[object, ...]:
+    """What the collection sees: the pristine files and test paths, the sandbox, the stub's
+    module name, and the pristine files beside it (its folder comes first on sys.path). Not
+    the candidate's folder itself: tasks writing to out/a/calc.py and out/b/calc.py collect
+    the same ids from the same tests."""
+    folder = PurePosixPath(place).parent
+    beside = tuple(sorted(r for r, _ in pristine.files if PurePosixPath(r).parent == folder))
+    return (pristine.digest, pristine.tests, kind, PurePosixPath(place).name, beside)
 
 
 def _expected(
     task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
-):
-    """The test ids of the pristine tests against a stub candidate, collected once per inputs."""
-    key = (task.id, pristine.digest, place, kind)
+) -> Expected:
+    """The test ids of the pristine tests against a stub candidate, collected once per inputs
+    (see `_collection_key`)."""
+    key = _collection_key(pristine, place, kind)
     with _expected_lock:
-        if key in _expected_cache:
-            return _expected_cache[key]
+        pending = _expected_cache.get(key)
+        mine = pending is None
+        if pending is None:
+            pending = _expected_cache[key] = Future()
+    if not mine:
+        return pending.result()
+    try:
+        found = _collect(task, pristine, place, limits, kind, guard)
+    except BaseException as exc:
+        with _expected_lock:  # a failure is not remembered: the next run asks again
+            del _expected_cache[key]
+        pending.set_exception(exc)
+        raise
+    pending.set_result(found)
+    return found
+
+
+def _collect(
+    task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+) -> Expected:
     tally = launch_all(
         Run(pristine, place, _STUB, limits, kind, collect_only=True, command_guard=guard)
     )
@@ -116,11 +157,17 @@ def _expected(
         output = "\n".join(tally.outputs)[-2000:]
         raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
     broken = tuple(sorted({e.id for e in tally.collect_errors}))
-    found = (tuple(tally.collected), broken)
-    log.info("expected_tests_collected", task_id=task.id, tests=len(found[0]), broken=broken)
-    with _expected_lock:
-        _expected_cache[key] = found
-    return found
+    log.info("expected_tests_collected", task_id=task.id, tests=len(tally.collected), broken=broken)
+    return tuple(tally.collected), broken
+
+
+def expect_tests(task: TaskSpec, limits: TestLimits | None = None, guard: Guard = None) -> None:
+    """Collect the task's pristine test ids now (once per distinct tests), so the first test
+    run does not wait for it: meant to run beside the task's first model call."""
+    limits = limits or TestLimits()
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
 
 
 _suite_skip_cache: dict[tuple[str, str, str, str], dict[str, bool]] = {}

@@ -1,0 +1,203 @@
+"""`make bench-live` (`python -m bench --live`): the policy comparison of `make bench`, run
+against the live providers on a small task list under a hard cap; skipped (exit 0) without
+the keys. Every call of every night, the published loop's included, goes through the
+harness's paid-call layer, which reserves a call's worst case before sending it: the cap is
+never crossed, and the operator's day ledger sees the spend."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bench.baseline import BudgetStop, run_baseline
+from bench.harness_night import run_harness
+from bench.model import Night
+from bench.policies import POLICIES, policy_table
+from bench.workspace import EXAMPLE
+from harness.budget import Budget, BudgetExceeded
+from harness.config import HarnessConfig, load_config
+from harness.pricing import load_prices
+from harness.providers import build_adapter
+from harness.providers.base import CallRequest, Completion
+from harness.providers.calls import Caller, RunStopped
+from harness.store import RunDir
+from harness.tasks import load_tasks
+
+__all__ = ["DEFAULT_CAP_USD", "KEYS", "main", "missing_keys"]
+
+DEFAULT_CAP_USD = 5.0  # the whole comparison, every night together: ~$1 a night
+# Provider → the environment variables its SDK reads the key from (any one will do).
+KEYS: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+RESULTS = Path(__file__).resolve().parent / "results" / "live.json"
+# Every live night's output cap per call: a call reserves its prompt plus this much output
+# before it goes, so the shipped 32k-64k caps would hold most of a small share for one call.
+# The example tasks' modules fit well under it.
+LIVE_MAX_TOKENS = 8192
+
+
+def _live_config(config: HarnessConfig) -> str:
+    """The harness.yaml lines every live night shares: each route's output cap lowered."""
+    caps = {t: min(r.max_tokens, LIVE_MAX_TOKENS) for t, r in config.routes.items()}
+    return "routes:\n" + "".join(f"  {t}: {{max_tokens: {n}}}\n" for t, n in caps.items())
+
+
+def _smallest_share(config: HarnessConfig) -> Decimal:
+    """A night's share must hold one write call's output at its cap, or nothing can start."""
+    route = config.routes[config.steps["write"]]
+    price = load_prices().get(route.model)
+    return route.max_tokens * price.output / 1_000_000 * 2
+
+
+def _providers(config: HarnessConfig) -> list[str]:
+    """Every provider a compared policy may call: the steps' tiers and the escalation tier."""
+    tiers = {*config.steps.values(), config.loop.escalate_to}
+    return sorted({config.routes[t].provider for t in tiers})
+
+
+def missing_keys(config: HarnessConfig, environ: Mapping[str, str]) -> list[str]:
+    """What to set before a live night can run: one line per provider without a key."""
+    return [
+        " or ".join(KEYS[name])
+        for name in _providers(config)
+        if name in KEYS and not any(environ.get(k) for k in KEYS[name])
+    ]
+
+
+@dataclass
+class _PaidCalls:
+    """A Provider for the published loop that sends through the harness's Caller, so its
+    calls are reserved before they go (the loop itself checks the cap only after)."""
+
+    caller: Caller
+    name: str = "live"
+
+    def complete(self, request: CallRequest) -> Completion:
+        try:
+            return self.caller.call(request).completion
+        except (BudgetExceeded, RunStopped) as exc:
+            raise BudgetStop(str(exc)) from exc
+
+
+def _baseline(specs: list, share: Decimal, out: Path, config_path: Path) -> Night:
+    config = load_config(config_path)
+    names = sorted({r.provider for r in config.routes.values()})
+    adapters = {n: build_adapter(n, timeout_s=config.provider_timeout_s) for n in names}
+    budget = Budget.from_config(config.budget, budget_usd=share)
+    caller = Caller(adapters, load_prices(), budget, RunDir(out, "baseline"))
+    return run_baseline(
+        specs,
+        _PaidCalls(caller),
+        seed=0,
+        out=out / "baseline-out",
+        cap_usd=float(share),
+        route_to=None,
+        config_path=config_path,
+    )
+
+
+def _share(cap: Decimal) -> Decimal:
+    return (cap / (1 + len(POLICIES))).quantize(Decimal("0.0001"), rounding="ROUND_DOWN")
+
+
+def _fresh_copy(tasks_yaml: Path, folder: Path) -> Path:
+    """The task list's folder copied, without any output already shipped: a night seeds a
+    task from a file at its output path, so nights sharing outputs would not be independent."""
+    shutil.copytree(tasks_yaml.parent, folder)
+    copy = folder / tasks_yaml.name
+    for spec in load_tasks(copy):
+        spec.output.unlink(missing_ok=True)
+    return copy
+
+
+def _nights(tasks_yaml: Path, cap: Decimal, scratch: Path) -> list[Night]:
+    """The published loop, then each harness policy, each under an equal share of the cap."""
+    share = _share(cap)
+    base = scratch / "live.yaml"
+    base.write_text(_live_config(load_config()))
+    baseline_specs = load_tasks(_fresh_copy(tasks_yaml, scratch / "ws" / "baseline"))
+    nights = [_baseline(baseline_specs, share, scratch / "baseline", base)]
+    for variant, policy in POLICIES.items():
+        path = scratch / f"{variant}.yaml"
+        path.write_text(base.read_text() + (policy or ""))
+        nights.append(
+            run_harness(
+                _fresh_copy(tasks_yaml, scratch / "ws" / variant),
+                scratch / "runs" / variant,
+                seed=0,
+                concurrency=2,
+                cap_usd=float(share),
+                config=path,
+                variant=variant,
+                live=True,
+            )
+        )
+        print(f"{variant}: ${nights[-1].spent_usd:.4f} of ${share}", file=sys.stderr, flush=True)
+    return nights
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench --live", description=__doc__)
+    parser.add_argument("--live", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--tasks-yaml", type=Path, default=EXAMPLE / "tasks.yaml")
+    parser.add_argument(
+        "--cap-usd",
+        type=Decimal,
+        default=Decimal(os.environ.get("BENCH_LIVE_CAP_USD", str(DEFAULT_CAP_USD))),
+        help="hard cap for the whole comparison, split evenly over the nights "
+        f"(default ${DEFAULT_CAP_USD}, or $BENCH_LIVE_CAP_USD)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Skip without keys; else run the nights and write the policy table beside the sim's."""
+    args = _parser().parse_args(argv)
+    missing = missing_keys(load_config(), os.environ)
+    if missing:
+        print(
+            "bench-live skipped: no key for "
+            + "; ".join(missing)
+            + ". Set them to measure the policies on the live providers (it spends real "
+            f"money, at most --cap-usd, ${args.cap_usd}).",
+            file=sys.stderr,
+        )
+        return 0
+    scratch_config = Path(tempfile.mkdtemp(prefix="harness-bench-live-config-")) / "live.yaml"
+    scratch_config.write_text(_live_config(load_config()))
+    floor = _smallest_share(load_config(scratch_config)) * (1 + len(POLICIES))
+    shutil.rmtree(scratch_config.parent)
+    if not args.cap_usd >= floor:
+        print(
+            f"--cap-usd {args.cap_usd}: too small to start {1 + len(POLICIES)} nights (each "
+            f"needs room for a few calls at {LIVE_MAX_TOKENS} output tokens); give at least "
+            f"{floor:.2f}",
+            file=sys.stderr,
+        )
+        return 2
+    with tempfile.TemporaryDirectory(prefix="harness-bench-live-") as scratch:
+        nights = _nights(args.tasks_yaml, args.cap_usd, Path(scratch))
+    results: dict[str, Any] = {
+        "cap_usd": str(args.cap_usd),
+        "tasks": str(args.tasks_yaml),
+        "spent_usd": sum(n.spent_usd for n in nights),
+        "policies": policy_table(nights),
+        "nights": [n.to_json() for n in nights],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results["policies"], indent=1))
+    print(f"results: {args.out}; spent ${results['spent_usd']:.4f}", file=sys.stderr)
+    return 0
