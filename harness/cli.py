@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
+class _Retired(argparse.Action):
+    """`tasks add --results-path`: gone with the task field; say what replaced it (exit 2)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser.error(
+            f"{option_string} is not used: the harness hands the test command a private pipe "
+            "as {results}; drop it and put {results} in --test-command where the command names "
+            "its report file, e.g. --test-reporter-destination={results}"
+        )
+
+
 def _run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run a task list")
     run.add_argument("tasks", type=Path, help="the task list (YAML)")
@@ -89,7 +100,7 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
         "{tests}, {output}, {results} are expanded (default: the language's)",
     )
     add.add_argument("--results", help="how outcomes are read: pytest | junit | go-json")
-    add.add_argument("--results-path", dest="results_path", help="the report junit reads")
+    add.add_argument("--results-path", nargs="?", action=_Retired, help=argparse.SUPPRESS)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -218,7 +229,6 @@ _ADD_FIELDS = [
     "language",
     "test_command",
     "results",
-    "results_path",
 ]
 
 

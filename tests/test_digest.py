@@ -107,7 +107,7 @@ CHANGES = {
     ),
     "test command": lambda root: (root / "tasks.yaml").write_text(
         (root / "tasks.yaml").read_text()
-        + "    test_command: [python, -m, pytest, --junitxml=r.xml]\n    results_path: r.xml\n"
+        + '    test_command: [python, -m, pytest, "--junitxml={results}"]\n'
     ),
     "renamed support file": lambda root: (root / "fixtures" / "orders.json").rename(
         root / "fixtures" / "orders2.json"

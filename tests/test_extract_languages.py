@@ -80,12 +80,20 @@ def test_registry_knows_the_six_languages_with_their_defaults() -> None:
         "go-json",
         ".go",
     )
-    assert (js.results, js.results_path, "{tests}" in js.test_command) == (
+    assert (js.results, js.test_command[-2:]) == (
         "junit",
-        "test-results.xml",
-        True,
+        ("--test-reporter-destination={results}", "{tests}"),
     )
     assert (py.test_command, py.results, py.grammar) == (None, "pytest", None)
+
+
+def test_every_default_command_names_results_exactly_when_read_as_junit() -> None:
+    """A default junit command writes to {results} (the harness's pipe); no other names it."""
+    defaults = [lang for lang in LANGUAGES.values() if lang.test_command is not None]
+    named = {lang.name: any("{results}" in w for w in lang.test_command) for lang in defaults}
+
+    assert named == {lang.name: lang.results == "junit" for lang in defaults}
+    assert named == {"go": False, "javascript": True}
 
 
 def test_every_grammar_in_the_registry_parses_offline() -> None:

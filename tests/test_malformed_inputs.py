@@ -407,19 +407,19 @@ TASK_LIST = [
         "test_command_shell_pipeline",
         "tasks.yaml:9: task 'calc', field 'test_command'",
         "put the pipeline in a script listed in support:",
-        tasks=VALID + "    test_command: pytest -q | tee log\n    results_path: r.xml\n",
+        tasks=VALID + "    test_command: pytest -q | tee log\n",
     ),
     Case(
         "test_command_unknown_placeholder",
         "tasks.yaml:9: task 'calc', field 'test_command'",
         "unknown placeholder {test}",
-        tasks=VALID + '    test_command: [pytest, "{test}"]\n    results_path: r.xml\n',
+        tasks=VALID + '    test_command: [pytest, "{test}", "--junitxml={results}"]\n',
     ),
     Case(
         "test_command_forbidden",
         "tasks.yaml:9: task 'calc', field 'test_command'",
         "the guardrails policy forbids it",
-        tasks=VALID + "    test_command: [git, push, --force]\n    results_path: r.xml\n",
+        tasks=VALID + '    test_command: [git, push, --force, "{results}"]\n',
     ),
     Case(
         "results_unknown",
@@ -428,11 +428,18 @@ TASK_LIST = [
         tasks=VALID + "    results: xunit\n",
     ),
     Case(
-        "results_path_escapes",
+        "results_path_retired",
         "tasks.yaml:11: task 'calc', field 'results_path'",
-        "must be relative to the scratch directory, without '..'",
+        "is not used: the harness hands the test command a private pipe as {results}",
         tasks=VALID
-        + "    test_command: [pytest]\n    results: junit\n    results_path: ../r.xml\n",
+        + '    test_command: [pytest, "--junitxml={results}"]\n    results: junit\n'
+        + "    results_path: r.xml\n",
+    ),
+    Case(
+        "junit_command_without_results",
+        "tasks.yaml:9: task 'calc', field 'test_command'",
+        "put {results} where the command names its report file, e.g. --junitxml={results}",
+        tasks=VALID + "    test_command: [pytest, --junitxml=r.xml]\n",
     ),
 ]
 CONFIG = [

@@ -118,7 +118,7 @@ def test_added_task_validates_with_its_fields(tasks_file: Path) -> None:
 
 
 def test_added_task_keeps_its_language_fields(tasks_file: Path, capsys) -> None:
-    """--language, --test-command (split like shell words) and --results-path round-trip, and
+    """--language, --test-command (split like shell words) and --results round-trip, and
     `tasks list` shows the language."""
     _add(
         tasks_file,
@@ -126,21 +126,39 @@ def test_added_task_keeps_its_language_fields(tasks_file: Path, capsys) -> None:
         "javascript",
         "--test-command",
         "node --test --test-reporter=junit --test-reporter-destination={results} {tests}",
-        "--results-path",
-        "out/report.xml",
+        "--results",
+        "junit",
         output="out/calc3.mjs",
     )
     spec = load_tasks(tasks_file)[-1]
     main(["tasks", "list", str(tasks_file)])
 
-    assert (spec.language, spec.test_command[-1], spec.results, spec.results_path) == (
+    assert (spec.language, spec.test_command[-2:], spec.results) == (
         "javascript",
-        "{tests}",
+        ("--test-reporter-destination={results}", "{tests}"),
         "junit",
-        "out/report.xml",
     )
     assert (
         "calc3\tservice_port\tjavascript\tlegacy/calc.py → out/calc3.mjs" in capsys.readouterr().out
+    )
+
+
+def test_results_path_flag_is_refused_with_what_replaced_it(tasks_file: Path, capsys) -> None:
+    """`tasks add --results-path` exits 2 saying to put {results} in the command; no file change."""
+    before = tasks_file.read_bytes()
+    with pytest.raises(SystemExit) as info:
+        main(
+            [
+                *("tasks", "add", str(tasks_file), "--id", "x"),
+                *("--reference", "legacy/calc.py", "--tests", "acceptance/test_calc.py"),
+                *("--output", "out/x.py", "--results-path", "r.xml"),
+            ]
+        )
+
+    assert (info.value.code, tasks_file.read_bytes()) == (2, before)
+    assert (
+        "--results-path is not used: the harness hands the test command a private pipe as "
+        "{results}; drop it and put {results} in --test-command" in capsys.readouterr().err
     )
 
 

@@ -1,4 +1,4 @@
-"""The language fields of a task list: language, test_command, results, results_path."""
+"""The language fields of a task list: language, test_command, results (and {results})."""
 
 from __future__ import annotations
 
@@ -61,11 +61,10 @@ def test_go_defaults_come_from_the_registry(go_dir: Path) -> None:
     """A Go task without test_command runs `go test -json ./...`, read as go-json."""
     [spec] = load_tasks(write(go_dir / "tasks.yaml", GO_TASK))
 
-    assert (spec.language, spec.test_command, spec.results, spec.results_path) == (
+    assert (spec.language, spec.test_command, spec.results) == (
         "go",
         ("go", "test", "-json", "./..."),
         "go-json",
-        None,
     )
 
 
@@ -74,12 +73,7 @@ def test_python_keeps_the_builtin_pytest_path(task_dir: Path) -> None:
     text = "tasks:\n  - {id: c, reference: legacy/calc.py, tests: acceptance/test_calc.py, "
     [spec] = load_tasks(write(task_dir / "tasks.yaml", text + "output: out/c_port.py}\n"))
 
-    assert (spec.language, spec.test_command, spec.results, spec.results_path) == (
-        "python",
-        (),
-        "pytest",
-        None,
-    )
+    assert (spec.language, spec.test_command, spec.results) == ("python", (), "pytest")
 
 
 def test_a_command_string_is_split_like_shell_words(go_dir: Path) -> None:
@@ -161,25 +155,108 @@ def test_pytest_results_need_python_without_a_command(go_dir: Path) -> None:
 
     assert message.endswith(
         "field 'results': pytest is the built-in runner for Python with no test_command; with "
-        "language go use junit (a report file) or go-json (go test -json on stdout)"
+        "language go use junit (a JUnit report written to {results}) or go-json (go test -json "
+        "on stdout)"
     )
 
 
-def test_junit_needs_a_relative_results_path(go_dir: Path) -> None:
-    """A report outside the scratch dir (absolute, or with ..) is refused."""
-    base = with_fields(GO_TASK, "results: junit", 'test_command: [go, run, ./runner, "{results}"]')
+JUNIT_FIX = (
+    "put {results} where the command names its report file, e.g. --junitxml={results} (pytest) "
+    "or --test-reporter-destination={results} (node --test)"
+)
 
-    [absolute] = problems(
-        write(go_dir / "tasks.yaml", with_fields(base, "results_path: /tmp/r.xml"))
-    )
-    [missing] = problems(write(go_dir / "tasks.yaml", base))
-    [dotdot] = problems(write(go_dir / "tasks.yaml", with_fields(base, "results_path: ../r.xml")))
 
-    assert (
-        "field 'results_path': '/tmp/r.xml' must be relative to the scratch directory" in absolute
+def test_a_junit_command_that_names_results_validates(go_dir: Path) -> None:
+    """results: junit with {results} in the command loads; the placeholder is kept for the run."""
+    path = write(
+        go_dir / "tasks.yaml",
+        with_fields(GO_TASK, "results: junit", 'test_command: [go, run, ./r, "-o={results}"]'),
     )
-    assert "'../r.xml' must be relative to the scratch directory, without '..'" in dotdot
-    assert "field 'results_path': results: junit reads a report file; name it" in missing
+
+    [spec] = load_tasks(path)
+
+    assert (spec.results, spec.test_command[-1]) == ("junit", "-o={results}")
+
+
+def test_a_junit_command_must_name_results(go_dir: Path) -> None:
+    """A junit command that never writes to {results} reads no report: the error names the fix."""
+    path = write(
+        go_dir / "tasks.yaml",
+        with_fields(GO_TASK, "results: junit", "test_command: [go, run, ./r, -o=r.xml]"),
+    )
+
+    [message] = problems(path)
+
+    assert message.startswith(
+        f"{path}:8: task 'calc', field 'test_command': never names {{results}}"
+    )
+    assert message.endswith(JUNIT_FIX)
+
+
+def test_a_python_command_is_read_as_junit_so_must_name_results(task_dir: Path) -> None:
+    """A Python task's own test_command is read as junit, so it too must name {results}."""
+    text = (
+        "tasks:\n  - id: c\n    reference: legacy/calc.py\n    tests: acceptance/test_calc.py\n"
+        "    output: out/c_port.py\n    test_command: [python, -m, pytest, --junitxml=r.xml]\n"
+    )
+
+    [message] = problems(write(task_dir / "tasks.yaml", text))
+    [spec] = load_tasks(
+        write(task_dir / "tasks.yaml", text.replace("--junitxml=r.xml", '"--junitxml={results}"'))
+    )
+
+    assert message.endswith(JUNIT_FIX)
+    assert (spec.results, spec.test_command[-1]) == ("junit", "--junitxml={results}")
+
+
+def test_results_placeholder_needs_junit(go_dir: Path) -> None:
+    """{results} in a go-json command is a report nobody reads: remove it or say junit."""
+    path = write(
+        go_dir / "tasks.yaml",
+        with_fields(GO_TASK, 'test_command: [go, test, -json, "-o={results}", ./...]'),
+    )
+
+    [message] = problems(path)
+
+    assert message == (
+        f"{path}:7: task 'calc', field 'test_command': names {{results}}, the JUnit report's "
+        "destination, but results: go-json reads no report; remove {results} from the "
+        "command, or set results: junit"
+    )
+
+
+RETIRED = (
+    "is not used: the harness hands the test command a private pipe as {results}, which only "
+    "the harness reads (so candidate code cannot rewrite the report); remove results_path: and "
+    "put {results} where the command names its report file"
+)
+
+
+def test_results_path_is_refused_with_what_replaced_it(go_dir: Path) -> None:
+    """An old task list's results_path: is located and told to use {results} instead."""
+    text = with_fields(
+        GO_TASK,
+        "results: junit",
+        'test_command: [go, run, ./r, "{results}"]',
+        "results_path: r.xml",
+    )
+
+    [message] = problems(write(go_dir / "tasks.yaml", text))
+
+    assert message.startswith(
+        f"{go_dir / 'tasks.yaml'}:9: task 'calc', field 'results_path': {RETIRED}"
+    )
+
+
+def test_a_defaulted_results_path_is_refused_once_at_its_line(go_dir: Path) -> None:
+    """results_path: under defaults: is one problem at the defaults line, not one per task."""
+    text = "defaults:\n  results_path: test-results.xml\n" + GO_TASK.split("\n", 1)[1]
+
+    [message] = problems(write(go_dir / "tasks.yaml", text))
+
+    assert message.startswith(
+        f"{go_dir / 'tasks.yaml'}:2: task list, field 'defaults.results_path': {RETIRED}"
+    )
 
 
 def test_unknown_results_format_lists_the_known(go_dir: Path) -> None:
@@ -235,9 +312,7 @@ def test_the_command_policy_checks_test_command_at_load(go_dir: Path) -> None:
 
 def test_a_results_format_the_default_command_does_not_write_is_an_error(go_dir: Path) -> None:
     """results: junit with Go's default `go test -json` would read a report nobody writes."""
-    path = write(
-        go_dir / "tasks.yaml", with_fields(GO_TASK, "results: junit", "results_path: r.xml")
-    )
+    path = write(go_dir / "tasks.yaml", with_fields(GO_TASK, "results: junit"))
 
     [message] = problems(path)
 

@@ -330,6 +330,14 @@ def test_junit_needs_the_results_placeholder() -> None:
         run_tests(task, "exports.add = 1", limits=LIMITS)
 
 
+def test_results_placeholder_outside_junit_is_refused_before_the_sandbox() -> None:
+    """{results} in a go-json command (no report pipe is opened for it) is refused up front."""
+    task = go_task(test_command=("go", "test", "-json", "-o={results}", "./..."))
+
+    with pytest.raises(SandboxError, match=r"reads no report; remove it from the test_command"):
+        run_tests(task, "package calc", limits=LIMITS)
+
+
 def _go_direct(code: str, tmp_path: Path) -> tuple[int, int]:
     """(passed, failed) top-level tests from `go test -json` run directly on a copy."""
     work = tmp_path / "direct"

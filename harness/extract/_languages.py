@@ -28,7 +28,6 @@ class Language:
     grammar: str | None  # tree-sitter grammar; None: Python's own ast
     test_command: tuple[str, ...] | None  # the default when a task gives none
     results: str
-    results_path: str | None = None
     idioms: str = ""
 
     @property
@@ -56,7 +55,6 @@ def _language(name: str, row: Mapping[str, Any]) -> Language:
         grammar=row.get("grammar"),
         test_command=tuple(str(w) for w in command) if command is not None else None,
         results=str(row["results"]),
-        results_path=row.get("results_path"),
         idioms=" ".join(str(row.get("idioms", "")).split()),
     )
     if language.results not in RESULT_FORMATS or not language.fences or not language.suffixes:

@@ -43,7 +43,6 @@ def build_spec(
         language=runner.language,
         test_command=runner.test_command,
         results=runner.results,
-        results_path=runner.results_path,
         source=source.resolve(),
         line=line,
     )

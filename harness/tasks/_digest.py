@@ -100,7 +100,8 @@ def inputs_digest(
     if spec.language != "python" or spec.test_command:  # likewise for Python's pytest path
         h.field("language", spec.language)
         h.field("test_command", "\0".join(spec.test_command))
-        h.field("results", f"{spec.results}\0{spec.results_path or ''}")
+        # The NUL once ended results_path (retired): kept so these digests stay as they were.
+        h.field("results", f"{spec.results}\0")
     h.files("examples", spec.examples, base)
     h.files("capabilities", (spec.capabilities,) if spec.capabilities else (), base)
     h.files("solution", (spec.solution,) if spec.solution else (), base)

@@ -1,8 +1,10 @@
-"""The language fields of a task: `language:`, `test_command:`, `results:`, `results_path:`.
+"""The language fields of a task: `language:`, `test_command:`, `results:`.
 
 Each is checked against the language registry (harness/data/languages.yaml, through
 harness.extract) and filled from it when omitted. A test command is an argv list or a string
 split like a shell would split words, but never run by a shell: shell syntax in it is an error.
+A `junit` command writes its report to `{results}`: the test runner makes that a private pipe
+only the harness reads (harness/testrun/_foreign.py), so no report file is ever named.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from harness.extract import RESULT_FORMATS, Language, language_named
@@ -19,7 +20,7 @@ from harness.extract import RESULT_FORMATS, Language, language_named
 __all__ = ["PLACEHOLDERS", "Runner", "check_runner"]
 
 # What the test runner expands inside test_command: the test paths (each its own argv item),
-# the candidate's path and the report file, all relative to the scratch directory.
+# the candidate's path (both relative to the scratch directory) and the report's destination.
 PLACEHOLDERS = ("tests", "output", "results")
 Say = Callable[[str, str], None]  # (field, message)
 CommandCheck = Callable[[Sequence[str]], str | None]  # why the policy forbids it, or None
@@ -40,7 +41,6 @@ class Runner:
     language: str
     test_command: tuple[str, ...]
     results: str
-    results_path: str | None
 
 
 def check_runner(model: Any, say: Say, check_command: CommandCheck | None) -> Runner | None:
@@ -58,11 +58,6 @@ def check_runner(model: Any, say: Say, check_command: CommandCheck | None) -> Ru
     command = _command(model.test_command, language, note)
     results = model.results or (language.results if not model.test_command else _results(language))
     _check_results(results, language, model, note)
-    path = model.results_path or (language.results_path if results == "junit" else None)
-    if results == "junit":
-        _check_results_path(path, note)
-    elif model.results_path is not None:
-        note("results_path", f"is read only with results: junit (not {results}); remove it")
     mismatch = results in RESULT_FORMATS and results not in ("pytest", language.results)
     if model.test_command is None and mismatch:
         default = " ".join(language.test_command or ()) or "built-in pytest"
@@ -71,13 +66,13 @@ def check_runner(model: Any, say: Say, check_command: CommandCheck | None) -> Ru
             f"{results} is not what the default command ({default}) produces; give the "
             "test_command: that writes it, or remove results:",
         )
-    if any("{results}" in word for word in command) and path is None and results != "junit":
-        note("test_command", "uses {results} but no results_path: is given; add one")
+    elif results in RESULT_FORMATS and results != "pytest":  # pytest: _check_results
+        _check_report_target(command, results, note)
     if command and not problems and check_command is not None and (why := check_command(command)):
         note("test_command", f"the guardrails policy forbids it: {why}")
     for name, message in problems:
         say(name, message)
-    return None if problems else Runner(language.name, command, results, path)
+    return None if problems else Runner(language.name, command, results)
 
 
 def _results(language: Language) -> str:
@@ -140,18 +135,24 @@ def _check_results(results: str, language: Language, model: Any, say: Say) -> No
         say(
             "results",
             f"pytest is the built-in runner for Python with no test_command; with {why} use "
-            "junit (a report file) or go-json (go test -json on stdout)",
+            "junit (a JUnit report written to {results}) or go-json (go test -json on stdout)",
         )
 
 
-def _check_results_path(path: str | None, say: Say) -> None:
-    if path is None:
-        say("results_path", "results: junit reads a report file; name it, e.g. test-results.xml")
-        return
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or ".." in pure.parts or "\\" in path or path.startswith("~"):
+def _check_report_target(command: tuple[str, ...], results: str, say: Say) -> None:
+    """A junit command must write to {results}; nothing else may name it."""
+    named = any("{results}" in word for word in command)
+    if results == "junit" and command and not named:
         say(
-            "results_path",
-            f"{path!r} must be relative to the scratch directory, without '..'; e.g. "
-            "test-results.xml",
+            "test_command",
+            "never names {results}, but results: junit reads the JUnit report from there (a "
+            "private pipe only the harness reads); put {results} where the command names its "
+            "report file, e.g. --junitxml={results} (pytest) or "
+            "--test-reporter-destination={results} (node --test)",
+        )
+    elif results != "junit" and named:
+        say(
+            "test_command",
+            f"names {{results}}, the JUnit report's destination, but results: {results} reads "
+            "no report; remove {results} from the command, or set results: junit",
         )

@@ -12,6 +12,7 @@ __all__ = [
     "MERGED_FIELDS",
     "NOT_DEFAULTABLE",
     "PLACEHOLDER",
+    "RETIRED",
     "TASK_FIELDS",
     "TaskModel",
     "explain",
@@ -51,7 +52,6 @@ class TaskModel(BaseModel):
     language: Name = "python"  # checked against the registry by _language
     test_command: Any = None  # an argv list or a string: checked by _language, with the fix
     results: Annotated[str, Field(max_length=64)] | None = None
-    results_path: RelPath | None = None
 
     _lists = field_validator(
         "reference", "tests", "examples", "support", "hidden_tests", mode="before"
@@ -63,6 +63,15 @@ TASK_FIELDS = tuple(TaskModel.model_fields)
 MERGED_FIELDS = ("support", "examples")
 # What only one task can have: defaulting it would give every task the same one.
 NOT_DEFAULTABLE = ("id", "output")
+# Fields a task list may still carry from older designs: why each is gone, and what to write.
+RETIRED = {
+    "results_path": (
+        "is not used: the harness hands the test command a private pipe as {results}, which "
+        "only the harness reads (so candidate code cannot rewrite the report); remove "
+        "results_path: and put {results} where the command names its report file, e.g. "
+        "--junitxml={results} or --test-reporter-destination={results}"
+    ),
+}
 # Stands in for a task's own fields while `defaults:` alone is validated.
 PLACEHOLDER = {"id": "x", "reference": ["x"], "tests": ["x"], "output": "x.py"}
 
@@ -105,7 +114,7 @@ def explain(exc: ValidationError) -> Iterator[tuple[str, str]]:
         field = str(err["loc"][0]) if err["loc"] else ""
         kind, got = err["type"], err.get("input")
         if kind == "extra_forbidden":
-            yield field, suggest(field)
+            yield field, RETIRED.get(field) or suggest(field)
         elif kind == "missing":
             yield field, _FIXES[kind]
         elif kind == "string_pattern_mismatch":

@@ -34,7 +34,6 @@ class TaskSpec:
     language: str = "python"  # of the output: selects fences, syntax check, prompts, runner
     test_command: tuple[str, ...] = ()  # argv run in the scratch dir; () = built-in pytest
     results: str = "pytest"  # how outcomes are read: pytest (built-in) | junit | go-json
-    results_path: str | None = None  # the report file `results: junit` reads, scratch-relative
     source: Path | None = None  # the task list file
     line: int = 0  # line of the task's entry in `source`
 

@@ -77,13 +77,21 @@ def _argv(task: TaskSpec, pristine: Pristine, place: str) -> tuple[str, ...]:
 
 
 def _check_report(task: TaskSpec) -> None:
+    """Defensive: task-list validation refuses all of these, but a TaskSpec can be built
+    directly (tests, tools), and each would otherwise fail confusingly inside the sandbox."""
     if task.results not in _RESULTS:
         raise SandboxError(
             f"task {task.id}: a test_command needs results {' or '.join(_RESULTS)} (not "
             f"{task.results!r}); results pytest runs the built-in pytest runner, which takes "
             "no test_command"
         )
-    if task.results == "junit" and not any("{results}" in a for a in task.test_command):
+    named = any("{results}" in a for a in task.test_command)
+    if task.results != "junit" and named:
+        raise SandboxError(
+            f"task {task.id}: {{results}} is a JUnit report's destination, but results is "
+            f"{task.results!r}, which reads no report; remove it from the test_command"
+        )
+    if task.results == "junit" and not named:
         raise SandboxError(
             f"task {task.id}: results junit needs the test_command to write its report to "
             "{results} (e.g. --test-reporter-destination={results}); the harness reads it "
