@@ -135,3 +135,57 @@ def test_clean_code_has_no_warnings(policy: Policy) -> None:
     """
 
     assert policy.scar_tissue(textwrap.dedent(code)) == []
+
+
+GO_CODE = """package rle
+
+// Encode run-length encodes s.
+func Encode(s string) string {
+	token := "k3y-abcdef0123456789"
+	return s + token
+}
+"""
+
+
+def test_go_code_gets_no_python_parse_warning(tmp_path: Path) -> None:
+    """Go is never fed to Python's parser: no `[parse]` warning, no ast-based warnings."""
+    policy = load_policy(None, task_list_dir=tmp_path)
+
+    assert policy.scar_tissue(GO_CODE, "go") == []
+
+
+def test_other_languages_still_get_the_operator_patterns(tmp_path: Path) -> None:
+    """The policy's scar_checks regexes are text-level, so they apply to JavaScript too."""
+    path = tmp_path / "policy.yaml"
+    path.write_text("scar_checks:\n  - {id: no-eval, pattern: '\\beval\\(', message: eval}\n")
+    policy = load_policy(path, task_list_dir=tmp_path)
+
+    assert policy.scar_tissue("const x = 1;\neval(y);\n", "javascript") == [
+        "line 2: eval [no-eval]"
+    ]
+
+
+def test_a_limited_language_is_noted_once_per_run_in_the_log(tmp_path: Path) -> None:
+    """The skipped ast checks are said once per policy (one run) and language, as an event."""
+    from structlog.testing import capture_logs
+
+    policy = load_policy(None, task_list_dir=tmp_path).with_write_roots(tmp_path / "run")
+    with capture_logs() as logs:
+        for _ in range(3):
+            policy.scar_tissue(GO_CODE, "go")
+        policy.scar_tissue("export const x = 1;\n", "javascript")
+        policy.scar_tissue("x = 1\n")
+
+    assert [(e["event"], e["language"]) for e in logs] == [
+        ("scar_check_limited", "go"),
+        ("scar_check_limited", "javascript"),
+    ]
+
+
+def test_python_that_does_not_parse_still_says_so(tmp_path: Path) -> None:
+    """The `[parse]` warning stays for Python, where it means the built-in checks were skipped."""
+    policy = load_policy(None, task_list_dir=tmp_path)
+
+    assert policy.scar_tissue("def f(:\n", "python") == [
+        "the code does not parse, so the built-in checks were skipped [parse]"
+    ]

@@ -71,6 +71,9 @@ class Policy:
     commands: CommandMatcher = field(repr=False)
     code: CodeChecker = field(repr=False)
     scar_checks: tuple[ScarCheck, ...] = field(repr=False)
+    # (check, language) pairs already noted as limited: one events-log line per run, since a
+    # run loads its policy once (with_write_roots copies share the set).
+    noted: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
 
     def with_write_roots(self, *roots: Path) -> Policy:
         """This policy with more allowed write roots (the runner adds the run directory)."""
@@ -141,16 +144,19 @@ class Policy:
             return [Violation("code-too-complex", "the code nests too deeply to check")]
 
     def _check_foreign(self, code: str, language: str) -> list[Violation]:
-        note_limited(language)
+        note_limited(self.noted, "code", language)
         grammar = language_named(language).grammar
         stripped = comment_free(code, grammar) if grammar else code
         found = list(self.code.patterns_in(code, stripped))
         found.extend(foreign_commands(stripped, self.check_command))
         return list(dict.fromkeys(found))
 
-    def scar_tissue(self, code: str) -> list[str]:
-        """Warnings on shipped code (`line N: what [check]`); they never fail a task."""
-        return scar_warnings(code, self.scar_checks)
+    def scar_tissue(self, code: str, language: str = "python") -> list[str]:
+        """Warnings on shipped code (`line N: what [check]`); they never fail a task. Code in
+        another language gets the policy's patterns only, noted once in the events log."""
+        if language != "python":
+            note_limited(self.noted, "scar", language)
+        return scar_warnings(code, self.scar_checks, language)
 
     def enforce_command(self, cmd: str | Sequence[str]) -> None:
         """Raise GuardrailError if `cmd` is forbidden (the sandbox's guard on what it starts)."""

@@ -28,7 +28,18 @@ _ARGV = re.compile(
     r"|Command::new)\s*\(\s*(?P<args>[^;{]*?)\)(?P<tail>(?:\s*\.\s*args?\s*\([^;{]*?\))*)"
 )
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'|`([^`$]*)`')
-_noted: set[str] = set()
+_LIMITS = {  # check -> (event, what is skipped, what still applies) outside Python
+    "code": (
+        "code_check_limited",
+        "forbidden_calls and folded commands (Python ast only)",
+        "forbidden_code_patterns and literal commands given to process APIs",
+    ),
+    "scar": (
+        "scar_check_limited",
+        "built-in scar checks: hardcoded-key, no-timeout, bare-except (Python ast only)",
+        "the policy's scar_checks patterns",
+    ),
+}
 
 
 def _literals(text: str) -> list[str]:
@@ -49,13 +60,11 @@ def foreign_commands(code: str, check: CommandCheck) -> Iterator[Violation]:
                 yield Violation(violation.rule, f"line {line}: would run {violation.detail}")
 
 
-def note_limited(language: str) -> None:
-    """Say once per process and language that the Python-only checks were skipped."""
-    if language not in _noted:
-        _noted.add(language)
-        log.info(
-            "code_check_limited",
-            language=language,
-            skipped="forbidden_calls and folded commands (Python ast only)",
-            applied="forbidden_code_patterns and literal commands given to process APIs",
-        )
+def note_limited(noted: set[tuple[str, str]], check: str, language: str) -> None:
+    """Say once per `noted` (the run's Policy holds it) that `check` ("code" or "scar") is
+    limited for `language`: an events-log line, never a warning on every task."""
+    if (check, language) in noted:
+        return
+    noted.add((check, language))
+    event, skipped, applied = _LIMITS[check]
+    log.info(event, language=language, skipped=skipped, applied=applied)

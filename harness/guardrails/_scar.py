@@ -30,12 +30,23 @@ class ScarCheck:
     message: str
 
 
-def scar_warnings(code: str, checks: tuple[ScarCheck, ...]) -> list[str]:
-    """Readable warnings, `line N: what [check-id]`, in line order."""
+def scar_warnings(code: str, checks: tuple[ScarCheck, ...], language: str = "python") -> list[str]:
+    """Readable warnings, `line N: what [check-id]`, in line order. The built-in checks read
+    Python's ast, so code in another language gets the operator's regexes only."""
     found: list[tuple[int, str, str]] = []
     for check in checks:
         for match in check.pattern.finditer(code):
             found.append((code.count("\n", 0, match.start()) + 1, check.message, check.id))
+    if language == "python":
+        found.extend(_python_checks(code))
+    return [
+        f"{f'line {line}: ' if line else ''}{message} [{check}]"
+        for line, message, check in sorted(set(found))
+    ]
+
+
+def _python_checks(code: str) -> list[tuple[int, str, str]]:
+    found: list[tuple[int, str, str]] = []
     try:
         tree = parse_module(code)
     except (SyntaxError, ValueError):
@@ -44,10 +55,7 @@ def scar_warnings(code: str, checks: tuple[ScarCheck, ...]) -> list[str]:
         folder = Folder(tree)
         for node in ast.walk(tree):
             found.extend(_builtin(node, folder))
-    return [
-        f"{f'line {line}: ' if line else ''}{message} [{check}]"
-        for line, message, check in sorted(set(found))
-    ]
+    return found
 
 
 def _builtin(node: ast.AST, folder: Folder) -> Iterator[tuple[int, str, str]]:

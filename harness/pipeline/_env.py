@@ -49,7 +49,7 @@ class TaskEnv:
     expect_tests: Callable[[TaskSpec], None] = lambda spec: None
     check_code: Callable[[str, str], list[str]] = lambda code, language: []  # (code, language)
     check_write: Callable[[Path], str | None] = lambda path: None
-    scar_tissue: Callable[[str], list[str]] = lambda code: []
+    scar_tissue: Callable[[str, str], list[str]] = lambda code, language: []  # (code, language)
     record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (
         lambda task_id, record, code, result: None
     )

@@ -196,7 +196,7 @@ def _ship(
         else:
             write_atomic(spec.output, best.code)
             output = str(spec.output)
-            warnings = env.scar_tissue(best.code)
+            warnings = env.scar_tissue(best.code, spec.language)
     result = best.result if best else None
     warnings = [*warnings, *_hidden_trails(result)]
     if status is None:
