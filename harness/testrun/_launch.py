@@ -19,7 +19,15 @@ from harness.testrun import _cgroup as cgroup
 from harness.testrun import _privilege as privilege
 from harness.testrun._scratch import SandboxError
 
-__all__ = ["Child", "Plan", "bwrap_works", "fallback_caps_processes", "make_plan", "spawn"]
+__all__ = [
+    "Child",
+    "Plan",
+    "base_env",
+    "bwrap_works",
+    "fallback_caps_processes",
+    "make_plan",
+    "spawn",
+]
 
 MARKER_VAR = "HARNESS_SANDBOX_RUN"
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -130,11 +138,10 @@ def fallback_caps_processes() -> bool:
     return True
 
 
-def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
-    """Built from an allowlist: nothing of the harness's environment (keys, tokens) leaks in."""
-    venv_bin = str(Path(sys.prefix, "bin"))
+def base_env(home: str) -> tuple[tuple[str, str], ...]:
+    """What every sandboxed launch's environment starts from, pytest's and a test command's
+    alike (each adds its PATH and its own tools' settings): one list, so the two cannot drift."""
     return (
-        ("PATH", f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"),
         ("HOME", home),
         ("TMPDIR", home),
         ("USER", "sandbox"),
@@ -143,6 +150,15 @@ def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
         ("LC_ALL", "C.UTF-8"),
         ("TZ", "UTC"),
         ("NO_COLOR", "1"),
+    )
+
+
+def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
+    """Built from an allowlist: nothing of the harness's environment (keys, tokens) leaks in."""
+    venv_bin = str(Path(sys.prefix, "bin"))
+    return (
+        ("PATH", f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"),
+        *base_env(home),
         ("PYTHONDONTWRITEBYTECODE", "1"),
         ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"),
         (MARKER_VAR, marker),

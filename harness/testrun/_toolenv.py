@@ -11,7 +11,7 @@ folder), which sit read-only in the scratch tree like the tests; nothing is ever
 
 from __future__ import annotations
 
-from harness.testrun._launch import MARKER_VAR
+from harness.testrun._launch import MARKER_VAR, base_env
 from harness.testrun._limits import TestLimits
 
 __all__ = ["FOREIGN_MIN_MEMORY_MB", "command_env", "command_rlimits"]
@@ -28,14 +28,7 @@ def command_env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
     """The command's whole environment, `home` being the launch's private writable folder."""
     return (
         ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        ("HOME", home),
-        ("TMPDIR", home),
-        ("USER", "sandbox"),
-        ("LOGNAME", "sandbox"),
-        ("LANG", "C.UTF-8"),
-        ("LC_ALL", "C.UTF-8"),
-        ("TZ", "UTC"),
-        ("NO_COLOR", "1"),
+        *base_env(home),
         ("XDG_CACHE_HOME", f"{home}/.cache"),
         ("XDG_CONFIG_HOME", f"{home}/.config"),
         # Go: caches private, modules only from the tree (no proxy, no checksum server, no
