@@ -21,6 +21,7 @@ from harness.testrun._fprecheck import precheck_foreign
 from harness.testrun._fscore import score
 from harness.testrun._fspawn import ForeignRun, launch_foreign
 from harness.testrun._limits import TestLimits
+from harness.testrun._notices import log_tests_ran
 from harness.testrun._reports import read_go_json, read_junit
 from harness.testrun._scratch import Pristine, SandboxError, read_pristine
 from harness.testrun.result import Outcome, TestCase, TestResult
@@ -149,17 +150,5 @@ def run_foreign(
         )
     )
     result = replace(result, warnings=warnings)
-    log.info(
-        "tests_ran",
-        task_id=task.id,
-        sandbox=kind,
-        runner=task.results,
-        passed=result.passed,
-        failed=result.failed,
-        errors=result.errors,
-        total=result.total,
-        tampered=result.tampered,
-        timed_out=result.timed_out,
-        duration_s=round(result.duration_s, 3),
-    )
+    log_tests_ran(task.id, kind, result, runner=task.results)
     return result

@@ -1,11 +1,25 @@
-"""What a degraded sandbox warns about, on every result it produces."""
+"""What a test run tells the operator: a degraded sandbox's warnings on every result, and the
+one `tests_ran` line every runner (pytest's or a task's own command) logs."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import structlog
+
 from harness.testrun import _privilege as privilege
 from harness.testrun._launch import fallback_caps_processes
+from harness.testrun.result import TestResult
 
-__all__ = ["DEGRADED_WARNING", "UNCAPPED_WARNING", "UNSAFE_WARNING", "sandbox_warnings"]
+__all__ = [
+    "DEGRADED_WARNING",
+    "UNCAPPED_WARNING",
+    "UNSAFE_WARNING",
+    "log_tests_ran",
+    "sandbox_warnings",
+]
+
+log = structlog.get_logger("harness.testrun")
 
 DEGRADED_WARNING = (
     "bubblewrap is not available: tests ran with rlimits, a process group and a scrubbed "
@@ -29,3 +43,21 @@ def sandbox_warnings(kind: str) -> tuple[str, ...]:
     warnings = (DEGRADED_WARNING,)
     warnings += () if privilege.can_drop() else (UNSAFE_WARNING,)
     return warnings + (() if fallback_caps_processes() else (UNCAPPED_WARNING,))
+
+
+def log_tests_ran(task_id: str, kind: str, result: TestResult, **extra: Any) -> None:
+    """The canonical line for one test run; `extra` is what one runner adds (its format)."""
+    log.info(
+        "tests_ran",
+        task_id=task_id,
+        sandbox=kind,
+        **extra,
+        passed=result.passed,
+        failed=result.failed,
+        errors=result.errors,
+        total=result.total,
+        skipped=result.skipped,
+        tampered=result.tampered,
+        timed_out=result.timed_out,
+        duration_s=round(result.duration_s, 3),
+    )

@@ -23,6 +23,7 @@ from harness.testrun._notices import (
     DEGRADED_WARNING,
     UNCAPPED_WARNING,
     UNSAFE_WARNING,
+    log_tests_ran,
     sandbox_warnings,
 )
 from harness.testrun._precheck import precheck
@@ -257,19 +258,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
         for i in _suite_skips(run, task.id, skipped):
             tally.cases[i] = replace(tally.cases[i], by_suite=True)
     result = _result(run, ids, tally, time.monotonic() - started)
-    log.info(
-        "tests_ran",
-        task_id=task.id,
-        sandbox=kind,
-        passed=result.passed,
-        failed=result.failed,
-        errors=result.errors,
-        total=result.total,
-        skipped=result.skipped,
-        tampered=result.tampered,
-        timed_out=result.timed_out,
-        duration_s=round(result.duration_s, 3),
-    )
+    log_tests_ran(task.id, kind, result)
     return result
 
 
