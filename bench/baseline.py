@@ -16,6 +16,7 @@ from pathlib import Path
 from bench import article
 from bench.article import ArticleTracker, EvalResult
 from bench.instrument import NoPromptCache, Probe, TimedProvider
+from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.config import load_config
 from harness.extract import required_names_from_tests
@@ -82,6 +83,7 @@ class _Env:
     spent: Decimal = Decimal(0)
     stopped: bool = False
     task_costs: dict[str, Decimal] = field(default_factory=dict)
+    run_pytest: Callable[[TaskSpec, str], EvalResult] = article.run_pytest
 
     def call(self, spec: TaskSpec, step: str, attempt: int, prompt: Prompt) -> str:
         route = self.router.route(step)  # no escalation: the frontier tier is not in the loop
@@ -100,7 +102,7 @@ class _Env:
 
     def test(self, spec: TaskSpec, code: str) -> EvalResult:
         started = time.perf_counter()
-        result = article.run_pytest(spec, code)
+        result = self.run_pytest(spec, code)
         took = time.perf_counter() - started
         self.probe.tests(spec.id, took)
         return result
@@ -189,11 +191,14 @@ def run_baseline(
     variant: str = "baseline",
     route_to: str | None = "sim",
     config_path: Path | None = None,
+    memo: Memo | None = None,
+    reuse: bool = False,
 ) -> Night:
     """One baseline night over `specs`. workers=1 is the published, sequential loop; more
     workers are only a bench shortcut where order cannot matter (no latency, no binding cap).
     `route_to`: the provider every tier goes to; None: each route's own (a live night, where
-    `sim` dispatches by the request's route)."""
+    `sim` dispatches by the request's route). `memo`, `reuse`: as for
+    bench.harness_night.run_harness."""
     probe = Probe()
     config = load_config(config_path)
     env = _Env(
@@ -205,6 +210,8 @@ def run_baseline(
         cap=Decimal(str(cap_usd)),
         out=out,
     )
+    if memo is not None:
+        env.run_pytest = memo.wrap(article.run_pytest, reuse)
     started = time.perf_counter()
     run: Callable[[TaskSpec], TaskOutcome] = lambda s: _run_task(env, s, keep_kind)  # noqa: E731
     with ThreadPoolExecutor(workers) as pool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench.batch import first_write_savings
 from bench.instrument import Probe, TimedProvider, timed_tests
+from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.providers.sim import SimLatency, SimProvider
 from harness.results import RunStatus, TaskResult
@@ -88,11 +89,15 @@ def run_harness(
     config: Path | None = None,
     variant: str = "harness",
     live: bool = False,
+    memo: Memo | None = None,
+    reuse: bool = False,
 ) -> Night:
     """One night of this harness: check_inputs → open_run → execute, the provider and the
     test runner wrapped in probes. The clock covers open_run to close (not validation).
     `live`: the providers `harness run --provider live` builds (keys from the environment),
-    under `cap_usd` as the run's hard cap; else the simulator."""
+    under `cap_usd` as the run's hard cap; else the simulator. `memo`: test results this
+    bench run measured (bench/memo.py): the night adds its own, and with `reuse` (never for
+    a night whose wall time is measured) takes those it finds instead of running the tests."""
     args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config, "live" if live else "sim")
     inputs = check_inputs(args)
     probe = Probe()
@@ -106,7 +111,8 @@ def run_harness(
     inputs = replace(inputs, providers=timed)
     started = time.perf_counter()
     run = open_run(args, inputs)
-    run.env = replace(run.env, run_tests=timed_tests(run.env.run_tests, probe))
+    run_tests = memo.wrap(run.env.run_tests, reuse) if memo else run.env.run_tests
+    run.env = replace(run.env, run_tests=timed_tests(run_tests, probe))
     try:
         summary = execute(run)
     finally:

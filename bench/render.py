@@ -240,5 +240,19 @@ def render(results: dict[str, Any]) -> str:
             "```",
             "",
         ]
+    out += _memo(f.get("test_memo") or {})
     checks = ", ".join(f"{k}: {'ok' if v else 'FAILED'}" for k, v in results["checks"].items())
     return "\n".join([*out, f"Checks: {checks}.", ""])
+
+
+def _memo(memo: dict[str, Any]) -> list[str]:
+    """How many test runs the untimed nights took from earlier runs (bench/memo.py)."""
+    if not memo:
+        return []
+    parts = [
+        f"{kind} {m['hits'] - m['verified_hits']} of {m['runs'] + m['hits'] - m['verified_hits']}"
+        f" ({m['verified_hits']} more re-run and compared: {len(m['mismatches'])} differed)"
+        for kind, m in memo.items()
+    ]
+    line = "; ".join(parts)
+    return [f"Test results reused by the untimed nights (same tests, same code): {line}.", ""]

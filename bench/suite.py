@@ -19,6 +19,7 @@ from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average, source_digest
+from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
 from bench.workspace import EXAMPLE, Workspace, make_workspace
@@ -74,6 +75,8 @@ class _Stages:
                 self.configs[variant].write_text(text)
         self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
+        # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
+        self.memos = {"harness": Memo(sandbox_verdict), "baseline": Memo(pytest_verdict)}
 
     def note(self, text: str) -> None:
         if not self.quiet:
@@ -111,6 +114,8 @@ class _Stages:
                 cap_usd=cap,
                 config=config,
                 variant=variant,
+                memo=self.memos["harness"],
+                reuse=not timed,
             )
         )
 
@@ -137,6 +142,8 @@ class _Stages:
                 workers=workers,
                 latency_scale=self.s.latency_scale if timed else None,
                 variant=variant,
+                memo=self.memos["baseline"],
+                reuse=not timed,
             )
         )
 
@@ -253,6 +260,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "tight_cap": capped,
         "big_list": _big_list(st),
         "sandbox_bench": _sandbox_bench(st),
+        "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
     }
     nights = [*outcomes, *harness[1:], *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
@@ -270,6 +278,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
             **checks(figures, nights),
             "calibration_within_tolerance": all(r["within_tolerance"] for r in calibration),
             "code_unchanged_during_run": _unchanged(machine),
+            "remembered_results_match_fresh_runs": not any(m.mismatches for m in st.memos.values()),
         },
         "nights": [n.to_json() for n in nights],
     }

@@ -128,3 +128,12 @@ def test_batch_mode_on_and_off_are_reported_side_by_side(results: dict[str, Any]
     assert batch["on_vs_off"]["cost_usd"] < batch["off"]["cost_usd"]
     assert abs(real["spent_usd"] - real["repriced_twin_usd"]) < 1e-6 and real["same_outcomes"]
     assert "### Batch mode on vs off" in render(results)
+
+
+def test_untimed_nights_reuse_results_the_run_measured(results: dict[str, Any]) -> None:
+    """The no-ratchet night starts from the same seeded writes as the timed published loop:
+    it finds their results remembered, and the ones checked against a fresh run agreed."""
+    memo = results["figures"]["test_memo"]
+
+    assert memo["baseline"]["hits"] > 0 and memo["baseline"]["mismatches"] == []
+    assert results["checks"]["remembered_results_match_fresh_runs"]
