@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.render_policy import render_policy
+from bench.render_runner import render_runner
 
 __all__ = ["render"]
 
@@ -229,30 +230,6 @@ def render(results: dict[str, Any]) -> str:
         out += [f"### {f['big_list']['tasks']}-task list", "", *_big(f["big_list"])]
     if f.get("tight_cap"):
         out += ["### Under a tight cap", "", *_cap(f["tight_cap"])]
-    if f.get("sandbox_bench"):
-        sb = f["sandbox_bench"]
-        out += [
-            "### Test runner (bench/bench_sandbox.py, verbatim)",
-            "",
-            "```",
-            f"$ {sb['command']}",
-            sb["output"],
-            "```",
-            "",
-        ]
-    out += _memo(f.get("test_memo") or {})
+    out += render_runner(f)
     checks = ", ".join(f"{k}: {'ok' if v else 'FAILED'}" for k, v in results["checks"].items())
     return "\n".join([*out, f"Checks: {checks}.", ""])
-
-
-def _memo(memo: dict[str, Any]) -> list[str]:
-    """How many test runs the untimed nights took from earlier runs (bench/memo.py)."""
-    if not memo:
-        return []
-    parts = [
-        f"{kind} {m['hits'] - m['verified_hits']} of {m['runs'] + m['hits'] - m['verified_hits']}"
-        f" ({m['verified_hits']} more re-run and compared: {len(m['mismatches'])} differed)"
-        for kind, m in memo.items()
-    ]
-    line = "; ".join(parts)
-    return [f"Test results reused by the untimed nights (same tests, same code): {line}.", ""]

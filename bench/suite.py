@@ -7,155 +7,34 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench import biglist
-from bench.baseline import LastAttempt, Ratchet, run_baseline
-from bench.batch import BATCH_CONFIG, BATCH_VARIANT, batch_figures
+from bench.baseline import LastAttempt
+from bench.batch import BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
-from bench.harness_night import run_harness
 from bench.machine import describe, load_average, source_digest
-from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
-from bench.workspace import EXAMPLE, Workspace, make_workspace
-from harness.providers.sim import SimLatency, SimProvider
+from bench.stages import REALISTIC, Settings, Stages
+from bench.workspace import EXAMPLE, make_workspace
 from harness.tasks import load_tasks
 
 __all__ = ["REALISTIC", "Settings", "run_suite"]
 
-# A Sonnet-class model over the API: ~1.5 s to the first token, ~67 output tokens a second.
-REALISTIC = SimLatency(base_s=1.5, per_1k_output_tokens_s=15.0, jitter=0.25)
 
-
-@dataclass(frozen=True)
-class Settings:
-    """What one bench run measures; the defaults are `make bench`."""
-
-    tasks: int = 24
-    seeds: tuple[int, ...] = (0, 1)
-    concurrencies: tuple[int, ...] = (1, 4, 8)
-    # simulated latency = REALISTIC / scale (None: zero). 100 keeps `make bench` under 10 min
-    # on 2 cores; wall-time ratios are reported beside the scale they were measured at.
-    latency_scale: float | None = 100.0
-    big_list: int = 1000  # 0: skip the 1,000-task stage
-    tight_cap_fraction: float | None = 0.3  # of the baseline's spend; None: skip
-    tight_cap_usd: float | None = 0.95  # a fixed cap instead (the issue's $0.95 night)
-    extra_variants: bool = True  # the other loop policies (bench/policies.py)
-    calibration_seeds: int = 100  # seeds per calibration target (0: skip)
-    max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
-    sandbox_bench: bool = True  # also run bench/bench_sandbox.py (test-runner overhead)
-
-    @property
-    def latency(self) -> SimLatency | None:
-        if self.latency_scale is None:
-            return None
-        r, s = REALISTIC, self.latency_scale
-        return SimLatency(r.base_s / s, r.per_1k_output_tokens_s / s, r.jitter)
-
-
-class _Stages:
-    """Runs the nights of one bench run into `workdir`, reporting progress on stderr."""
-
-    def __init__(self, settings: Settings, workdir: Path, quiet: bool) -> None:
-        self.s, self.workdir, self.quiet = settings, workdir, quiet
-        self.started = time.perf_counter()
-        self.ws: Workspace = make_workspace(
-            workdir / "tasks", settings.tasks, settings.max_attempts
-        )
-        self.specs = load_tasks(self.ws.tasks_yaml)
-        self.configs: dict[str, Path] = {}
-        for variant, text in POLICIES.items():
-            if text is not None:
-                self.configs[variant] = workdir / f"{variant}.yaml"
-                self.configs[variant].write_text(text)
-        self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
-        self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
-        # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
-        self.memos = {"harness": Memo(sandbox_verdict), "baseline": Memo(pytest_verdict)}
-
-    def note(self, text: str) -> None:
-        if not self.quiet:
-            print(
-                f"[{time.perf_counter() - self.started:6.1f}s] {text}", file=sys.stderr, flush=True
-            )
-
-    def say(self, night: Night) -> Night:
-        passing = sum(t.passing for t in night.tasks)
-        self.note(
-            f"{night.variant} seed {night.seed} c={night.concurrency}: wall {night.wall_s:.1f}s, "
-            f"{passing}/{len(night.tasks)} passing, ${night.spent_usd:.4f}"
-        )
-        return night
-
-    def harness(
-        self, seed: int, c: int, timed: bool, variant: str = "harness", cap: float = 1000.0
-    ) -> Night:
-        config = self.configs.get(variant)
-        name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}"
-        # A fresh copy per night: the harness seeds a task from a file already at its output
-        # path (a ratchet across nights), so nights sharing outputs would not be independent.
-        ws = make_workspace(self.workdir / "ws" / name, self.s.tasks, self.s.max_attempts)
-        runs = self.workdir / "runs" / name
-        latency = self.s.latency if timed else None
-        scale = self.s.latency_scale if timed else None
-        return self.say(
-            run_harness(
-                ws.tasks_yaml,
-                runs,
-                seed=seed,
-                concurrency=c,
-                latency=latency,
-                latency_scale=scale,
-                cap_usd=cap,
-                config=config,
-                variant=variant,
-                memo=self.memos["harness"],
-                reuse=not timed,
-            )
-        )
-
-    def baseline(
-        self,
-        seed: int,
-        workers: int,
-        timed: bool,
-        keep: type[Ratchet] = Ratchet,
-        variant: str = "baseline",
-        cap: float = 1000.0,
-    ) -> Night:
-        latency = self.s.latency if timed else None
-        sim = SimProvider({s.id: s for s in self.specs}, seed=seed, latency=latency)
-        out = self.workdir / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}"
-        return self.say(
-            run_baseline(
-                self.specs,
-                sim,
-                seed=seed,
-                out=out,
-                keep_kind=keep,
-                cap_usd=cap,
-                workers=workers,
-                latency_scale=self.s.latency_scale if timed else None,
-                variant=variant,
-                memo=self.memos["baseline"],
-                reuse=not timed,
-            )
-        )
-
-
-def _timed(st: _Stages) -> tuple[Night, list[Night]]:
+def _timed(st: Stages) -> tuple[Night, list[Night]]:
     """The published loop (sequential) and this harness at each concurrency, with latency."""
     seed = st.s.seeds[0]
     base = st.baseline(seed, 1, timed=True)
     return base, [st.harness(seed, c, timed=True) for c in st.s.concurrencies]
 
 
-def _outcomes(st: _Stages, base: Night, harness_c1: Night) -> list[Night]:
+def _outcomes(st: Stages, base: Night, harness_c1: Night) -> list[Night]:
     """Every variant on every seed without latency (outcomes do not depend on it): the first
     seed reuses the timed nights. Baseline tasks run two at a time here, a bench shortcut
     that cannot change outcomes (no latency, no binding cap: tasks are independent)."""
@@ -170,7 +49,7 @@ def _outcomes(st: _Stages, base: Night, harness_c1: Night) -> list[Night]:
     return nights
 
 
-def _capped(st: _Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night]]:
+def _capped(st: Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night]]:
     """Both loops under a cap they cannot finish within: where does each stop?"""
     if st.s.tight_cap_fraction is None:
         return None, []
@@ -192,7 +71,7 @@ def _capped(st: _Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night
     return out, list(nights.values())
 
 
-def _big_list(st: _Stages) -> dict[str, Any] | None:
+def _big_list(st: Stages) -> dict[str, Any] | None:
     if not st.s.big_list:
         return None
     ws = make_workspace(st.workdir / "big", st.s.big_list)
@@ -206,7 +85,7 @@ def _big_list(st: _Stages) -> dict[str, Any] | None:
     return {"tasks": st.s.big_list, "runs": runs, "ratios": ratios}
 
 
-def _sandbox_bench(st: _Stages) -> dict[str, Any] | None:
+def _sandbox_bench(st: Stages) -> dict[str, Any] | None:
     """The test runner's own micro-benchmark, run as its owner ships it; output kept verbatim."""
     script = Path(__file__).resolve().parent / "bench_sandbox.py"
     if not st.s.sandbox_bench or not script.is_file():
@@ -231,7 +110,7 @@ def _unchanged(machine: dict[str, Any]) -> bool:
     return code["source_digest"] == code["source_digest_at_end"]
 
 
-def _calibration(st: _Stages) -> list[dict[str, Any]]:
+def _calibration(st: Stages) -> list[dict[str, Any]]:
     """The simulator against the public targets, on the example tasks, before any night."""
     if not st.s.calibration_seeds:
         return []
@@ -244,7 +123,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
     """Run every stage and return the results document (JSON-ready)."""
     started = time.perf_counter()
     machine = describe()
-    st = _Stages(settings, workdir, quiet)
+    st = Stages(settings, workdir, quiet)
     calibration = _calibration(st)
     base, harness = _timed(st)
     outcomes = _outcomes(st, base, harness[0])

@@ -1,0 +1,140 @@
+"""What every stage of a bench run shares: the settings, the workspace and policy configs, the
+remembered test results, and one method per kind of night (this harness, the published loop)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.baseline import Ratchet, run_baseline
+from bench.batch import BATCH_CONFIG, BATCH_VARIANT
+from bench.harness_night import run_harness
+from bench.memo import Memo, pytest_verdict, sandbox_verdict
+from bench.model import Night
+from bench.policies import POLICIES
+from bench.workspace import Workspace, make_workspace
+from harness.providers.sim import SimLatency, SimProvider
+from harness.tasks import load_tasks
+
+__all__ = ["REALISTIC", "Settings", "Stages"]
+
+# A Sonnet-class model over the API: ~1.5 s to the first token, ~67 output tokens a second.
+REALISTIC = SimLatency(base_s=1.5, per_1k_output_tokens_s=15.0, jitter=0.25)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one bench run measures; the defaults are `make bench`."""
+
+    tasks: int = 24
+    seeds: tuple[int, ...] = (0, 1)
+    concurrencies: tuple[int, ...] = (1, 4, 8)
+    # simulated latency = REALISTIC / scale (None: zero). 100 keeps `make bench` under 10 min
+    # on 2 cores; wall-time ratios are reported beside the scale they were measured at.
+    latency_scale: float | None = 100.0
+    big_list: int = 1000  # 0: skip the 1,000-task stage
+    tight_cap_fraction: float | None = 0.3  # of the baseline's spend; None: skip
+    tight_cap_usd: float | None = 0.95  # a fixed cap instead (the issue's $0.95 night)
+    extra_variants: bool = True  # the other loop policies (bench/policies.py)
+    calibration_seeds: int = 100  # seeds per calibration target (0: skip)
+    max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
+    sandbox_bench: bool = True  # also run bench/bench_sandbox.py (test-runner overhead)
+
+    @property
+    def latency(self) -> SimLatency | None:
+        if self.latency_scale is None:
+            return None
+        r, s = REALISTIC, self.latency_scale
+        return SimLatency(r.base_s / s, r.per_1k_output_tokens_s / s, r.jitter)
+
+
+class Stages:
+    """Runs the nights of one bench run into `workdir`, reporting progress on stderr."""
+
+    def __init__(self, settings: Settings, workdir: Path, quiet: bool) -> None:
+        self.s, self.workdir, self.quiet = settings, workdir, quiet
+        self.started = time.perf_counter()
+        self.ws: Workspace = make_workspace(
+            workdir / "tasks", settings.tasks, settings.max_attempts
+        )
+        self.specs = load_tasks(self.ws.tasks_yaml)
+        self.configs: dict[str, Path] = {}
+        for variant, text in POLICIES.items():
+            if text is not None:
+                self.configs[variant] = workdir / f"{variant}.yaml"
+                self.configs[variant].write_text(text)
+        self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
+        self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
+        # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
+        self.memos = {"harness": Memo(sandbox_verdict), "baseline": Memo(pytest_verdict)}
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            print(
+                f"[{time.perf_counter() - self.started:6.1f}s] {text}", file=sys.stderr, flush=True
+            )
+
+    def say(self, night: Night) -> Night:
+        passing = sum(t.passing for t in night.tasks)
+        self.note(
+            f"{night.variant} seed {night.seed} c={night.concurrency}: wall {night.wall_s:.1f}s, "
+            f"{passing}/{len(night.tasks)} passing, ${night.spent_usd:.4f}"
+        )
+        return night
+
+    def harness(
+        self, seed: int, c: int, timed: bool, variant: str = "harness", cap: float = 1000.0
+    ) -> Night:
+        config = self.configs.get(variant)
+        name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}"
+        # A fresh copy per night: the harness seeds a task from a file already at its output
+        # path (a ratchet across nights), so nights sharing outputs would not be independent.
+        ws = make_workspace(self.workdir / "ws" / name, self.s.tasks, self.s.max_attempts)
+        runs = self.workdir / "runs" / name
+        latency = self.s.latency if timed else None
+        scale = self.s.latency_scale if timed else None
+        return self.say(
+            run_harness(
+                ws.tasks_yaml,
+                runs,
+                seed=seed,
+                concurrency=c,
+                latency=latency,
+                latency_scale=scale,
+                cap_usd=cap,
+                config=config,
+                variant=variant,
+                memo=self.memos["harness"],
+                reuse=not timed,
+            )
+        )
+
+    def baseline(
+        self,
+        seed: int,
+        workers: int,
+        timed: bool,
+        keep: type[Ratchet] = Ratchet,
+        variant: str = "baseline",
+        cap: float = 1000.0,
+    ) -> Night:
+        latency = self.s.latency if timed else None
+        sim = SimProvider({s.id: s for s in self.specs}, seed=seed, latency=latency)
+        out = self.workdir / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}"
+        return self.say(
+            run_baseline(
+                self.specs,
+                sim,
+                seed=seed,
+                out=out,
+                keep_kind=keep,
+                cap_usd=cap,
+                workers=workers,
+                latency_scale=self.s.latency_scale if timed else None,
+                variant=variant,
+                memo=self.memos["baseline"],
+                reuse=not timed,
+            )
+        )
