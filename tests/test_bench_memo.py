@@ -51,6 +51,7 @@ def spec(tmp_path: Path) -> TaskSpec:
 
 
 def test_same_tests_and_code_run_once(spec: TaskSpec) -> None:
+    """A second run of the same tests on the same code takes the remembered result."""
     runner, memo = Runner(), Memo(sandbox_verdict, verify=0)
     run = memo.wrap(runner)
 
@@ -82,6 +83,7 @@ def test_other_code_or_changed_test_inputs_run_again(spec: TaskSpec) -> None:
 
 
 def test_a_timed_night_always_runs_and_leaves_its_results(spec: TaskSpec) -> None:
+    """Without reuse every run happens; its result still serves a later untimed night."""
     runner, memo = Runner(), Memo(sandbox_verdict, verify=0)
     timed, untimed = memo.wrap(runner, reuse=False), memo.wrap(runner)
 
@@ -93,6 +95,7 @@ def test_a_timed_night_always_runs_and_leaves_its_results(spec: TaskSpec) -> Non
 
 
 def test_the_first_hits_are_checked_against_a_fresh_run(spec: TaskSpec) -> None:
+    """The first `verify` reuses run anyway; a verdict that differs is reported by task."""
     runner, memo = Runner(), Memo(sandbox_verdict, verify=2)
     run = memo.wrap(runner)
     run(spec, "code")
@@ -107,6 +110,7 @@ def test_the_first_hits_are_checked_against_a_fresh_run(spec: TaskSpec) -> None:
 
 
 def test_the_verdict_is_the_outcomes_and_flags_not_the_text() -> None:
+    """Output text and duration do not count; an outcome or the tamper flag does."""
     case = TestCase("t.py::test_a", Outcome.PASSED)
     base = TestResult(cases=(case,), output="1 passed in 0.01s", duration_s=0.01)
 

@@ -21,6 +21,7 @@ def run() -> dict[str, Any]:
 
 
 def test_calibration_table_is_complete_and_within_tolerance(run: dict[str, Any]) -> None:
+    """Every calibration target names its source and was reproduced within tolerance."""
     rows = run["calibration"]
 
     assert rows, "the committed run compared policies without calibrating the simulator"
@@ -30,6 +31,7 @@ def test_calibration_table_is_complete_and_within_tolerance(run: dict[str, Any])
 
 
 def test_policy_table_carries_intervals_for_every_policy(run: dict[str, Any]) -> None:
+    """Each policy row has a pass-rate and a cost-ratio interval, low end first."""
     policies = run["figures"]["policies"]["policies"]
 
     assert {"harness", "baseline", "harness_published_policy"} <= set(policies)
@@ -63,6 +65,7 @@ def test_the_recorded_run_is_a_full_make_bench_within_ten_minutes(run: dict[str,
 
 
 def test_docs_embed_the_committed_tables_verbatim() -> None:
+    """docs/benchmarks.md shows the tables of the committed run, not an older one."""
     tables = (RESULTS / "latest.md").read_text().strip()
     page = (ROOT / "docs" / "benchmarks.md").read_text()
 
