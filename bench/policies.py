@@ -19,6 +19,7 @@ POLICIES: dict[str, str | None] = {
     "harness_published_policy": "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n",
     "harness_no_review": "loop:\n  review: false\n",
     "harness_full_output": "loop:\n  fix_failures: full\n",
+    "harness_no_prompt_cache": "prompt_cache: false\n",
     "harness_escalate_stop3": (
         "loop:\n  escalate: true\n  escalate_after: 1\n  stop_after_no_improvement: 3\n"
     ),

@@ -187,6 +187,9 @@ class HarnessConfig(_Strict):
     steps: dict[str, str]
     step_max_tokens: dict[str, int] = {}  # step → output cap; the route's max_tokens still caps
     loop: LoopConfig = LoopConfig()
+    # Mark each task's stable prefix for the provider's prompt cache (Anthropic: a cache
+    # breakpoint; Gemini caches implicitly whatever this says).
+    prompt_cache: bool = Field(default=True, strict=True)
     concurrency: ConcurrencyConfig = ConcurrencyConfig()
     tests: TestsConfig = TestsConfig()
     provider_timeout_s: Seconds = 600

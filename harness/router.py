@@ -28,10 +28,19 @@ class Router:
 
     @classmethod
     def from_config(cls, config: HarnessConfig, provider_override: str | None = None) -> Router:
-        """Build the router; `provider_override` (e.g. "sim") sends every tier to one provider."""
+        """Build the router; `provider_override` (e.g. "sim") sends every tier to one provider.
+
+        `prompt_cache: false` uncaches the routes whose provider caches on request; a Gemini
+        route stays cached, as Gemini caches an identical prefix on its own.
+        """
         routes = {
             tier: Route(
-                tier, provider_override or r.provider, r.model, r.max_tokens, r.service_tier
+                tier,
+                provider_override or r.provider,
+                r.model,
+                r.max_tokens,
+                r.service_tier,
+                prompt_cache=config.prompt_cache or r.provider == "gemini",
             )
             for tier, r in config.routes.items()
         }

@@ -215,3 +215,14 @@ def test_a_flex_route_to_gemini_reaches_the_router(tmp_path) -> None:
         routes["cheap"].service_tier,
         routes["mid"].service_tier,
     ) == (ServiceTier.FLEX, ServiceTier.STANDARD)
+
+
+@pytest.mark.parametrize("value", ['"no"', "0", "off-ish"])
+def test_prompt_cache_takes_only_true_or_false(tmp_path, value: str) -> None:
+    """`prompt_cache` is a yes/no switch: anything but true or false names its line."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(f"loop: {{review: true}}\nprompt_cache: {value}\n")
+
+    assert load_config().prompt_cache is True
+    with pytest.raises(ConfigError, match=r"harness\.yaml:2: prompt_cache: "):
+        load_config(path)

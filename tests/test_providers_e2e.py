@@ -155,6 +155,22 @@ def test_live_run_sends_cacheable_prefix_and_keeps_keys_out_of_the_run_dir(serve
     assert leaked == []
 
 
+def test_prompt_cache_off_sends_no_cache_breakpoint(servers, task_list):
+    """`prompt_cache: false`: the write reaches Anthropic with no cache_control anywhere."""
+    anthropic, gemini = servers
+    anthropic.script(anthropic_sse(WRITE_REPLY, model=MID))
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+    config = task_list.parent / "harness.yaml"
+    config.write_text(config.read_text() + "prompt_cache: false\n")
+
+    code, _, _ = run_live(task_list)
+
+    body = anthropic.requests[0].json
+    assert code == 0
+    assert "cache_control" not in json.dumps(body)
+    assert len(body["messages"][0]["content"]) == 2  # the stable block is still sent first
+
+
 def test_live_run_retries_an_overloaded_call(servers, task_list):
     """A 529 on the write is retried after retry-after-ms, logged, and the task still passes."""
     anthropic, gemini = servers

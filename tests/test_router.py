@@ -68,3 +68,25 @@ def test_a_step_output_cap_lowers_max_tokens_but_never_raises_it(tmp_path) -> No
     assert router.route("write").max_tokens == 8000
     assert router.route("fix").max_tokens == load_config().routes["mid"].max_tokens
     assert [r.max_tokens for r in router.choices("fix", 1)] == [64000, 32000]
+
+
+def test_prompt_cache_is_on_for_every_route_by_default() -> None:
+    """The shipped defaults mark the stable prefix for caching on every route."""
+    router = Router.from_config(load_config(), provider_override="sim")
+
+    assert all(router.route(step).prompt_cache for step in ("write", "review", "fix"))
+
+
+def test_prompt_cache_off_uncaches_the_routes_that_cache_on_request(tmp_path) -> None:
+    """`prompt_cache: false` turns caching off on the Anthropic routes; the Gemini route keeps
+    it, as Gemini caches an identical prefix on its own (and the simulator bills it so)."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("prompt_cache: false\n")
+
+    for override in (None, "sim"):
+        router = Router.from_config(load_config(path), provider_override=override)
+        assert (router.route("write").prompt_cache, router.route("fix").prompt_cache) == (
+            False,
+            False,
+        )
+        assert router.route("review").prompt_cache is True

@@ -341,6 +341,23 @@ def test_prompt_prefix_is_cached_after_its_first_call():
     assert first.usage.output_tokens == -(-len(first.text) // 4)
 
 
+def test_a_route_with_prompt_cache_off_is_billed_all_fresh():
+    """`prompt_cache` off: no cache writes or reads, the prefix billed as fresh input, on the
+    first call as on later ones."""
+    provider = sim_for()
+    uncached = Route("mid", "sim", "mid", 8192, prompt_cache=False)
+    stable = len("system for fix") + len(
+        "context of carts\n## Platform capabilities\n## Gold-standard example\n"
+    )
+
+    cached = ask(provider, "fix", 2, "x = 1")
+    first, second = (ask(provider, "fix", n, "x = 1", route=uncached) for n in (2, 3))
+
+    for reply in (first, second):
+        assert (reply.usage.cache_write_tokens, reply.usage.cache_read_tokens) == (0, 0)
+        assert reply.usage.input_tokens == cached.usage.input_tokens + -(-stable // 4)
+
+
 def shape(reply: Completion) -> str:
     text = reply.text
     if reply.stop_reason is StopReason.MAX_TOKENS:

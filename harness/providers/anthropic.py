@@ -176,12 +176,14 @@ def message_params(request: CallRequest) -> dict[str, Any]:
     """Messages API arguments: the stable prefix carries the cache breakpoint, the rest not.
 
     The breakpoint on the stable block caches everything before it too (the system prompt),
-    so a task's later attempts read system + reference + tests from cache.
+    so a task's later attempts read system + reference + tests from cache. A route with
+    `prompt_cache` off sends no breakpoint: nothing is written to or read from the cache.
     """
     prompt, route = request.prompt, request.route
     blocks: list[dict[str, Any]] = []
     if prompt.stable:
-        blocks.append({"type": "text", "text": prompt.stable, "cache_control": _CACHED})
+        cached = {"cache_control": _CACHED} if route.prompt_cache else {}
+        blocks.append({"type": "text", "text": prompt.stable, **cached})
     if prompt.variable:
         blocks.append({"type": "text", "text": prompt.variable})
     if not blocks:

@@ -38,7 +38,8 @@ class Route:
     """Where one step's call goes: a tier resolved to provider, model and output cap.
 
     `service_tier` is what the route asks for; the Completion says what was served (a shed
-    flex request falls back to standard), and that is what is priced.
+    flex request falls back to standard), and that is what is priced. `prompt_cache`: whether
+    the stable prefix is marked for the provider's cache (config `prompt_cache`).
     """
 
     tier: str
@@ -46,6 +47,7 @@ class Route:
     model: str
     max_tokens: int
     service_tier: ServiceTier = ServiceTier.STANDARD
+    prompt_cache: bool = True
 
 
 @dataclass(frozen=True)

@@ -227,9 +227,15 @@ class SimProvider:
 
     def _usage(self, request: CallRequest, text: str) -> Usage:
         """Prefix (system + stable) cached like Anthropic's: written by a task's first call
-        with it on a model, read afterwards; the per-attempt part is always fresh."""
+        with it on a model, read afterwards; the per-attempt part is always fresh. A route
+        with `prompt_cache` off is billed all fresh, as the provider would."""
         prompt = request.prompt
         prefix = tokens(prompt.system + prompt.stable)
+        if not request.route.prompt_cache:
+            fresh = prefix + tokens(prompt.variable)
+            return Usage(
+                input_tokens=fresh, output_tokens=min(tokens(text), request.route.max_tokens)
+            )
         digest = hashlib.sha256(f"{prompt.system}\x00{prompt.stable}".encode()).hexdigest()
         key = (request.task_id, request.route.model, digest)
         with self._lock:
