@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from bench.policies import POLICIES
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
@@ -31,10 +33,11 @@ def test_calibration_table_is_complete_and_within_tolerance(run: dict[str, Any])
 
 
 def test_policy_table_carries_intervals_for_every_policy(run: dict[str, Any]) -> None:
-    """Each policy row has a pass-rate and a cost-ratio interval, low end first."""
+    """Every policy the bench defines has a row (a stale record fails), each with a pass-rate
+    and a cost-ratio interval, low end first."""
     policies = run["figures"]["policies"]["policies"]
 
-    assert {"harness", "baseline", "harness_published_policy"} <= set(policies)
+    assert {*POLICIES, "baseline", "baseline_no_ratchet"} <= set(policies)
     for name, row in policies.items():
         for key in ("pass_rate_interval", "cost_per_pass_ratio_interval"):
             low, high = row[key]
