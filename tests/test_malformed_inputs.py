@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import providers
+from harness.budget import SqliteLedger
 from harness.cli import main
 from harness.providers.sim import SimProvider
 
@@ -768,3 +770,26 @@ def test_a_live_run_refuses_an_unusable_default_ledger_before_the_run_folder(
 
     err = capsys.readouterr().err
     assert (code, "is a file, not a folder" in err, runs.exists()) == (2, True, False), err
+
+
+def test_a_live_run_refuses_a_damaged_day_ledger_before_the_run_folder(
+    project: Path, capsys, monkeypatch
+) -> None:
+    """A day's spend stored as a negative amount would lift the day cap: exit 2, no request."""
+    ledger = project.parent / "spend.sqlite"
+    SqliteLedger(ledger).close()
+    with sqlite3.connect(ledger) as db:
+        db.execute("INSERT INTO days VALUES (date('now', 'localtime'), '-1000')")
+    db.close()
+    (project / "harness.yaml").write_text(f"budget: {{ledger_path: {ledger}, daily_cap_usd: 5}}\n")
+    monkeypatch.setattr(providers, "build_adapter", _unreachable_adapter)
+    (project / "tasks.yaml").write_text(VALID)
+    runs = project.parent / "runs"
+    argv = ["run", str(project / "tasks.yaml"), "--run-dir", str(runs), *CFG]
+    monkeypatch.chdir(project)
+
+    code = main(argv)
+
+    err = capsys.readouterr().err
+    assert (code, "is damaged" in err, "restore the file from a backup" in err) == (2, True, True)
+    assert list(runs.glob("2*")) == []
