@@ -211,6 +211,11 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
     missing = [s for s in STEPS if s not in config.steps]
     if missing:
         problems.append((("steps",), f"add a tier for {', '.join(missing)}"))
+    for step in config.steps:
+        if step not in STEPS:
+            close = difflib.get_close_matches(step, STEPS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"the steps are {', '.join(STEPS)}"
+            problems.append((("steps", step), f"unknown step, so it would be ignored; {hint}"))
     uses: list[tuple[Loc, str]] = [(("steps", s), t) for s, t in config.steps.items()]
     uses.append((("loop", "escalate_to"), config.loop.escalate_to))
     for loc, tier in uses:

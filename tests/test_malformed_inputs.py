@@ -552,6 +552,13 @@ CONFIG = [
         args=CFG,
     ),
     Case(
+        "step_typo",
+        "harness.yaml:1: steps.fixx",
+        "unknown step, so it would be ignored; did you mean 'fix'?",
+        files={"harness.yaml": b"steps: {fixx: frontier}\n"},
+        args=CFG,
+    ),
+    Case(
         "ledger_dir",
         "harness.yaml:2: budget.ledger_path",
         "is a directory; name the ledger file in it",
