@@ -271,6 +271,31 @@ TASK_LIST = [
         files={"acceptance/test_calc.py": b"import calc_service\n# caf\xe9\n"},
     ),
     Case(
+        "tests_syntax",
+        "tasks.yaml:6: task 'calc', field 'tests'",
+        "is not valid Python (line 3: invalid syntax); fix the test file",
+        files={"acceptance/test_calc.py": b"import calc_service\n\ndef test_add(:\n    pass\n"},
+    ),
+    Case(
+        "tests_indentation",
+        "tasks.yaml:6:",
+        "is not valid Python (line 3: unindent does not match",
+        files={"acceptance/test_calc.py": b"def test_a():\n        x = 1\n    y = 2\n"},
+    ),
+    Case(
+        "tests_nul_byte",
+        "tasks.yaml:6:",
+        "is not valid Python (source code string cannot contain null bytes)",
+        files={"acceptance/test_calc.py": b"x = 1\x00\n"},
+    ),
+    Case(
+        "support_conftest_syntax",
+        "tasks.yaml:9: task 'calc', field 'support'",
+        "'conftest.py' is not valid Python (line 2: expected ':')",
+        tasks=VALID + "    support: [conftest.py]\n",
+        files={"conftest.py": b"import pytest\nif True\n"},
+    ),
+    Case(
         "reference_huge",
         "tasks.yaml:5:",
         "files shown to the model are at most 1 MiB",
