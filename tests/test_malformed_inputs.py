@@ -413,6 +413,28 @@ TASK_LIST = [
         files={"legacy/other.py": b"x = 1\n"},
     ),
     Case(
+        "output_inside_other_output",
+        "tasks.yaml:12: task 'other', field 'output'",
+        "which task 'calc' writes as a file",
+        tasks=VALID
+        + SECOND.replace("out/other_service.py", "out/calc_service.py/other_service.py"),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
+        "output_around_later_output",
+        "tasks.yaml:7: task 'calc', field 'output'",
+        "other_service.py, which task 'other' writes as a file",
+        tasks=sub("out/calc_service.py", "out/other_service.py/calc_service.py", VALID + SECOND),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
+        "output_twice_but_case",
+        "tasks.yaml:12: task 'other', field 'output'",
+        "only in case; on a case-insensitive disk (macOS, Windows) both are one file",
+        tasks=VALID + SECOND.replace("out/other_service.py", "out/Calc_service.py"),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
         "output_test_basename",
         "tasks.yaml:7:",
         "same basename as test file",
