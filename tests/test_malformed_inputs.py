@@ -658,6 +658,13 @@ POLICY = [
         args=POL,
     ),
     Case(
+        "policy_root_nul",
+        "policy.yaml line 1: write_roots",
+        "is not a folder name; write the folder's path",
+        files={"policy.yaml": b'write_roots: ["out\\0x"]\n'},
+        args=POL,
+    ),
+    Case(
         "policy_empty_roots",
         "policy.yaml line 1",
         "give at least one entry",
