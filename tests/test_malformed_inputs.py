@@ -70,6 +70,10 @@ LAUGHS = 'a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]\n' + "".joi
 CFG = ("--config", "harness.yaml")
 ROUTE = "routes:\n  mid: {provider: anthropic, model: claude-sonnet-5-5, max_tokens: %s}\n"
 POL = ("--policy", "policy.yaml")
+PRICES = (
+    b"checked: 2026-11-21\nmodels:\n  m: {provider: anthropic, input: '3',\n"
+    b"      output: '%s', cache_write: '3.75', cache_read: '0.3'}\n"
+)
 
 TASK_LIST = [
     # encodings, syntax, shape
@@ -624,6 +628,23 @@ CONFIG = [
         "prices.yaml:1:",
         "save the file as UTF-8",
         files={"harness.yaml": b"prices: prices.yaml\n", "prices.yaml": b"\xff\xfe"},
+        args=CFG,
+    ),
+    Case(
+        "price_negative",
+        "prices.yaml:4: models.m.output",
+        "must be at least 0 (got '-15')",
+        files={
+            "harness.yaml": b"prices: prices.yaml\n",
+            "prices.yaml": PRICES % b"-15",
+        },
+        args=CFG,
+    ),
+    Case(
+        "price_nan",
+        "prices.yaml:4: models.m.output",
+        "must be a finite number",
+        files={"harness.yaml": b"prices: prices.yaml\n", "prices.yaml": PRICES % b"NaN"},
         args=CFG,
     ),
     Case(
