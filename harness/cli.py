@@ -192,7 +192,7 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
 
 
 def cmd_summary(ns: argparse.Namespace) -> ExitCode:
-    from harness.report import load_summary, render_markdown
+    from harness.report import SummaryError, load_summary, render_markdown
     from harness.store import resolve_run
 
     try:
@@ -200,16 +200,15 @@ def cmd_summary(ns: argparse.Namespace) -> ExitCode:
     except FileNotFoundError as exc:
         raise BadInput(str(exc)) from exc
     try:
-        data = load_summary(run)
-        text = render_markdown(data)
+        text = render_markdown(load_summary(run))
     except FileNotFoundError as exc:
         msg = (
             f"{run} has no summary yet: the run is still going, or was killed; "
             f"resume it with `harness run TASKS --run-dir DIR --resume {run.name}`"
         )
         raise BadInput(msg) from exc
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BadInput(f"{run / 'summary.json'} is not a schema-1 summary: {exc!r}") from exc
+    except SummaryError as exc:
+        raise BadInput(str(exc)) from exc
     _say(text)
     return ExitCode.OK
 

@@ -211,6 +211,11 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
     missing = [s for s in STEPS if s not in config.steps]
     if missing:
         problems.append((("steps",), f"add a tier for {', '.join(missing)}"))
+    for step in config.steps:
+        if step not in STEPS:
+            close = difflib.get_close_matches(step, STEPS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"the steps are {', '.join(STEPS)}"
+            problems.append((("steps", step), f"unknown step, so it would be ignored; {hint}"))
     uses: list[tuple[Loc, str]] = [(("steps", s), t) for s, t in config.steps.items()]
     uses.append((("loop", "escalate_to"), config.loop.escalate_to))
     for loc, tier in uses:
@@ -359,10 +364,11 @@ def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTa
     is a start-up error: the night would otherwise fail on every call.
     """
     today = today or dt.date.today()
-    if config.prices is not None:
-        _read_yaml(config.prices, "price table")  # size, encoding, depth and duplicate keys
+    doc = None
+    if config.prices is not None:  # size, encoding, depth and duplicate keys; lines
+        doc = _read_yaml(config.prices, "price table")
     try:
-        table = load_prices(config.prices)
+        table = _load_prices(config.prices, doc)
         for tier, route in config.routes.items():
             try:
                 price = table.get(route.model)
@@ -377,3 +383,19 @@ def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTa
     except PriceError as exc:
         raise ConfigError(str(exc)) from exc
     return table
+
+
+def _load_prices(path: Path | None, doc: YamlDoc | None) -> PriceTable:
+    """The price table; an invalid one lists every problem at its line, as the config does."""
+    try:
+        return load_prices(path)
+    except PriceError as exc:
+        if doc is None or not exc.errors:
+            raise
+        rows = sorted(
+            (doc.line(*e["loc"]), _dotted(tuple(e["loc"])), explain(e)) for e in exc.errors
+        )
+        lines = [f"{path}:{line}: {key}: {msg}" for line, key, msg in rows]
+        raise PriceError(
+            f"{len(lines)} problem(s) in the price table; nothing ran:\n  " + "\n  ".join(lines)
+        ) from None

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.providers.base import ServiceTier, Usage
 
@@ -20,22 +22,31 @@ MILLION = Decimal(1_000_000)
 
 
 class PriceError(ValueError):
-    """The price table is unreadable, or a model has no price."""
+    """The price table is unreadable, or a model has no price. `errors`: the pydantic errors
+    of an invalid table (each with its `loc`), for the caller to place at their lines."""
+
+    def __init__(self, message: str, errors: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.errors = tuple(errors)
+
+
+# A negative price would settle every call as a refund and let the caps be crossed.
+Rate = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 
 
 class _PriceRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
     provider: str
-    input: Decimal
-    output: Decimal
-    cache_write: Decimal
-    cache_read: Decimal
+    input: Rate
+    output: Rate
+    cache_write: Rate
+    cache_read: Rate
     retires: dt.date | None = None
 
 
 class _TierRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    multiplier: Decimal
+    multiplier: Rate
     cache_discounted: bool  # does the multiplier also apply to cache reads and writes?
     source: str
 
@@ -137,8 +148,13 @@ def load_prices(path: Path | None = None) -> PriceTable:
         source = str(path)
     try:
         parsed = _PriceFile.model_validate(yaml.safe_load(text))
-    except (yaml.YAMLError, ValidationError) as exc:
+    except yaml.YAMLError as exc:
         raise PriceError(f"{source} is not a valid price table: {exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the table"
+        message = f"{source} is not a valid price table: {where}: {first['msg']}"
+        raise PriceError(message, exc.errors()) from exc
     tiers = {
         provider: tuple(
             (tier, TierDiscount(row.multiplier, row.cache_discounted, row.source))

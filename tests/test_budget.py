@@ -508,3 +508,52 @@ def test_kill_9_mid_write_leaves_a_valid_ledger_and_charges_dead_holds(tmp_path:
     assert [(e["event"], e["log_level"]) for e in logs] == [
         ("ledger_dead_holds_charged", "warning")
     ]
+
+
+def _damage(path: Path, table: str, value: object) -> None:
+    """Store `value` as an amount in a fresh ledger's `table`, as a hand edit or bad disk might."""
+    SqliteLedger(path).close()
+    db = sqlite3.connect(path)
+    if table == "days":
+        db.execute("INSERT INTO days (day, spent_usd) VALUES (?, ?)", (TODAY.isoformat(), value))
+    else:  # a hold of a process that is gone (pid 0 is never a live process of ours)
+        db.execute("INSERT INTO holds VALUES ('h0', ?, ?, ?)", (TODAY.isoformat(), 0, value))
+    db.commit()
+    db.close()
+
+
+DAMAGED = ["-1000", "-0.01", "NaN", "sNaN", "-Infinity", "Infinity", "abc", "", "0x10", b"\x00"]
+
+
+@pytest.mark.parametrize("table", ["days", "holds"])
+@pytest.mark.parametrize("value", DAMAGED, ids=repr)
+def test_a_damaged_ledger_row_is_refused_with_the_row_and_the_fix(
+    tmp_path: Path, table: str, value: object
+) -> None:
+    """A negative, infinite or unreadable amount would lift or break the day cap: refused."""
+    path = tmp_path / "l.sqlite"
+    _damage(path, table, value)
+
+    with pytest.raises(LedgerError) as caught:
+        SqliteLedger(path)
+
+    message = str(caught.value)
+    assert (
+        f"spend ledger {path} is damaged" in message,
+        f"{table} row" in message,
+        "restore the file from a backup, or correct the row" in message,
+    ) == (True, True, True), message
+
+
+@pytest.mark.parametrize("value", ["-1000", "NaN", "abc"])
+def test_a_ledger_damaged_after_opening_refuses_every_hold(tmp_path: Path, value: str) -> None:
+    """Damage written by another process mid-run: holds fail as LedgerError, never accepted."""
+    path = tmp_path / "l.sqlite"
+    ledger = SqliteLedger(path)
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO days (day, spent_usd) VALUES (?, ?)", (TODAY.isoformat(), value))
+    db.commit()
+    db.close()
+
+    with pytest.raises(LedgerError, match="is damaged"):
+        ledger.hold(TODAY, "h1", D(1), D(10))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import sqlite3
 import threading
 from dataclasses import dataclass
 from decimal import Decimal
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from harness.budget import (
     Budget,
     BudgetExceeded,
+    LedgerError,
     MemoryLedger,
     Reservation,
     SqliteLedger,
@@ -232,3 +234,22 @@ def test_worst_case_bounds_every_call_that_fits_the_byte_bound(
     assert cost(usage, price) <= estimate_worst_case(
         prompt, Route("t", "p", "m", max_tokens), price
     )
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stored=st.one_of(st.text(max_size=12), st.decimals().map(str)))
+def test_whatever_a_ledger_row_holds_the_day_cap_holds(tmp_path_factory, stored: str) -> None:
+    """Any text stored as a day's spend: the ledger refuses it, or a hold never crosses the cap."""
+    path = tmp_path_factory.mktemp("ledger") / "l.sqlite"
+    day, cap, amount = dt.date(2026, 11, 23), D(10), D(1)
+    SqliteLedger(path).close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO days (day, spent_usd) VALUES (?, ?)", (day.isoformat(), stored))
+    db.commit()
+    db.close()
+
+    try:
+        accepted, totals = SqliteLedger(path).hold(day, "h1", amount, cap)
+    except LedgerError:
+        return
+    assert (not accepted) or (D(0) <= totals.spent and totals.spent + amount <= cap)

@@ -34,6 +34,22 @@ def test_unknown_key_is_an_error(tmp_path) -> None:
         load_config(path)
 
 
+@pytest.mark.parametrize(
+    ("step", "hint"),
+    [("fixx", "did you mean 'fix'?"), ("Write", "did you mean 'write'?"), ("polish", "the steps")],
+)
+def test_an_unknown_step_is_an_error_not_ignored(tmp_path, step: str, hint: str) -> None:
+    """`steps: {fixx: frontier}` would leave fix on its default tier without a word."""
+    path = tmp_path / "harness.yaml"
+    path.write_text(f"# routes\nsteps: {{{step}: frontier}}\n")
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+
+    assert f"harness.yaml:2: steps.{step}: unknown step" in str(caught.value)
+    assert hint in str(caught.value)
+
+
 def test_step_pointing_at_a_missing_tier_is_an_error(tmp_path) -> None:
     """Every step's tier needs a route."""
     path = tmp_path / "harness.yaml"

@@ -122,6 +122,7 @@ def test_duplicate_rule_ids_point_at_the_second_one(tmp_path: Path) -> None:
             "flags start with '-'",
         ),
         ("forbidden_commands:\n  - {id: Bad Id, command: [git], reason: r}\n", "line 2: "),
+        ('write_roots: [out, "a\\0b"]\n', "line 1: write_roots: 'a\\x00b' is not a folder name"),
     ],
 )
 def test_invalid_files_are_policy_errors_saying_what_to_change(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import providers
+from harness.budget import SqliteLedger
 from harness.cli import main
 from harness.providers.sim import SimProvider
 
@@ -68,6 +70,10 @@ LAUGHS = 'a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]\n' + "".joi
 CFG = ("--config", "harness.yaml")
 ROUTE = "routes:\n  mid: {provider: anthropic, model: claude-sonnet-5-5, max_tokens: %s}\n"
 POL = ("--policy", "policy.yaml")
+PRICES = (
+    b"checked: 2026-11-21\nmodels:\n  m: {provider: anthropic, input: '3',\n"
+    b"      output: '%s', cache_write: '3.75', cache_read: '0.3'}\n"
+)
 
 TASK_LIST = [
     # encodings, syntax, shape
@@ -269,6 +275,31 @@ TASK_LIST = [
         files={"acceptance/test_calc.py": b"import calc_service\n# caf\xe9\n"},
     ),
     Case(
+        "tests_syntax",
+        "tasks.yaml:6: task 'calc', field 'tests'",
+        "is not valid Python (line 3: invalid syntax); fix the test file",
+        files={"acceptance/test_calc.py": b"import calc_service\n\ndef test_add(:\n    pass\n"},
+    ),
+    Case(
+        "tests_indentation",
+        "tasks.yaml:6:",
+        "is not valid Python (line 3: unindent does not match",
+        files={"acceptance/test_calc.py": b"def test_a():\n        x = 1\n    y = 2\n"},
+    ),
+    Case(
+        "tests_nul_byte",
+        "tasks.yaml:6:",
+        "is not valid Python (source code string cannot contain null bytes)",
+        files={"acceptance/test_calc.py": b"x = 1\x00\n"},
+    ),
+    Case(
+        "support_conftest_syntax",
+        "tasks.yaml:9: task 'calc', field 'support'",
+        "'conftest.py' is not valid Python (line 2: expected ':')",
+        tasks=VALID + "    support: [conftest.py]\n",
+        files={"conftest.py": b"import pytest\nif True\n"},
+    ),
+    Case(
         "reference_huge",
         "tasks.yaml:5:",
         "files shown to the model are at most 1 MiB",
@@ -383,6 +414,28 @@ TASK_LIST = [
         "tasks.yaml:12:",
         "same output as task 'calc'",
         tasks=VALID + SECOND.replace("out/other_service.py", "out/calc_service.py"),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
+        "output_inside_other_output",
+        "tasks.yaml:12: task 'other', field 'output'",
+        "which task 'calc' writes as a file",
+        tasks=VALID
+        + SECOND.replace("out/other_service.py", "out/calc_service.py/other_service.py"),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
+        "output_around_later_output",
+        "tasks.yaml:7: task 'calc', field 'output'",
+        "other_service.py, which task 'other' writes as a file",
+        tasks=sub("out/calc_service.py", "out/other_service.py/calc_service.py", VALID + SECOND),
+        files={"legacy/other.py": b"x = 1\n"},
+    ),
+    Case(
+        "output_twice_but_case",
+        "tasks.yaml:12: task 'other', field 'output'",
+        "only in case; on a case-insensitive disk (macOS, Windows) both are one file",
+        tasks=VALID + SECOND.replace("out/other_service.py", "out/Calc_service.py"),
         files={"legacy/other.py": b"x = 1\n"},
     ),
     Case(
@@ -550,6 +603,13 @@ CONFIG = [
         args=CFG,
     ),
     Case(
+        "step_typo",
+        "harness.yaml:1: steps.fixx",
+        "unknown step, so it would be ignored; did you mean 'fix'?",
+        files={"harness.yaml": b"steps: {fixx: frontier}\n"},
+        args=CFG,
+    ),
+    Case(
         "ledger_dir",
         "harness.yaml:2: budget.ledger_path",
         "is a directory; name the ledger file in it",
@@ -568,6 +628,23 @@ CONFIG = [
         "prices.yaml:1:",
         "save the file as UTF-8",
         files={"harness.yaml": b"prices: prices.yaml\n", "prices.yaml": b"\xff\xfe"},
+        args=CFG,
+    ),
+    Case(
+        "price_negative",
+        "prices.yaml:4: models.m.output",
+        "must be at least 0 (got '-15')",
+        files={
+            "harness.yaml": b"prices: prices.yaml\n",
+            "prices.yaml": PRICES % b"-15",
+        },
+        args=CFG,
+    ),
+    Case(
+        "price_nan",
+        "prices.yaml:4: models.m.output",
+        "must be a finite number",
+        files={"harness.yaml": b"prices: prices.yaml\n", "prices.yaml": PRICES % b"NaN"},
         args=CFG,
     ),
     Case(
@@ -599,6 +676,13 @@ POLICY = [
         "policy.yaml:1:",
         "nests deeper than",
         files={"policy.yaml": DEEP.encode()},
+        args=POL,
+    ),
+    Case(
+        "policy_root_nul",
+        "policy.yaml line 1: write_roots",
+        "is not a folder name; write the folder's path",
+        files={"policy.yaml": b'write_roots: ["out\\0x"]\n'},
         args=POL,
     ),
     Case(
@@ -768,3 +852,26 @@ def test_a_live_run_refuses_an_unusable_default_ledger_before_the_run_folder(
 
     err = capsys.readouterr().err
     assert (code, "is a file, not a folder" in err, runs.exists()) == (2, True, False), err
+
+
+def test_a_live_run_refuses_a_damaged_day_ledger_before_the_run_folder(
+    project: Path, capsys, monkeypatch
+) -> None:
+    """A day's spend stored as a negative amount would lift the day cap: exit 2, no request."""
+    ledger = project.parent / "spend.sqlite"
+    SqliteLedger(ledger).close()
+    with sqlite3.connect(ledger) as db:
+        db.execute("INSERT INTO days VALUES (date('now', 'localtime'), '-1000')")
+    db.close()
+    (project / "harness.yaml").write_text(f"budget: {{ledger_path: {ledger}, daily_cap_usd: 5}}\n")
+    monkeypatch.setattr(providers, "build_adapter", _unreachable_adapter)
+    (project / "tasks.yaml").write_text(VALID)
+    runs = project.parent / "runs"
+    argv = ["run", str(project / "tasks.yaml"), "--run-dir", str(runs), *CFG]
+    monkeypatch.chdir(project)
+
+    code = main(argv)
+
+    err = capsys.readouterr().err
+    assert (code, "is damaged" in err, "restore the file from a backup" in err) == (2, True, True)
+    assert list(runs.glob("2*")) == []

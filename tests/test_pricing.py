@@ -43,6 +43,21 @@ def test_operator_table_is_validated(tmp_path) -> None:
         load_prices(path)
 
 
+@pytest.mark.parametrize("rate", ["input", "output", "cache_write", "cache_read"])
+@pytest.mark.parametrize("value", ["'-0.01'", "-1", "'-Infinity'", "'NaN'"])
+def test_a_negative_or_unbounded_rate_is_refused(tmp_path, rate: str, value: str) -> None:
+    """A negative price would settle calls as refunds, lifting every cap: refused."""
+    rates = {"input": "'3'", "output": "'15'", "cache_write": "'3.75'", "cache_read": "'0.3'"}
+    row = ", ".join(f"{k}: {value if k == rate else v}" for k, v in rates.items())
+    path = tmp_path / "prices.yaml"
+    path.write_text(f"checked: 2026-01-01\nmodels:\n  m: {{provider: a, {row}}}\n")
+
+    with pytest.raises(PriceError) as caught:
+        load_prices(path)
+
+    assert [("models", "m", rate)] == [e["loc"] for e in caught.value.errors]
+
+
 def test_anthropic_batch_halves_every_rate_caching_included() -> None:
     """Anthropic's batch discount stacks with prompt caching: every token kind at half."""
     price = load_prices().get("claude-sonnet-5-5")

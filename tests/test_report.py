@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import json
+import tempfile
 from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
-from harness.report import RunSummary, render_markdown, write_summary
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main
+from harness.report import RunSummary, load_summary, render_markdown, write_summary
 from harness.results import (
     AttemptRecord,
     BatchReport,
@@ -240,3 +249,129 @@ def test_batch_mode_adds_optional_fields_and_a_line_to_schema_1(tmp_path) -> Non
     assert line in (tmp_path / "summary.md").read_text()
     assert line in (tmp_path / "summary.html").read_text()
     assert "batch" not in write_summary(tmp_path, summary())
+
+
+def _good(tmp_path) -> dict:
+    return json.loads(json.dumps(write_summary(tmp_path, summary())))
+
+
+def _with(data: dict, path: tuple, value: object) -> dict:
+    """A copy of `data` with the value at `path` (keys and indexes) replaced."""
+    copy = json.loads(json.dumps(data))
+    *parents, last = path
+    node = copy
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return copy
+
+
+DAMAGE = {
+    "truncated": lambda d: json.dumps(d)[:200],
+    "empty": lambda d: "",
+    "a_list": lambda d: "[]",
+    "nested_deep": lambda d: "[" * 100_000,
+    "nan_spent": lambda d: json.dumps(d).replace('"spent_usd": 0.51', '"spent_usd": NaN'),
+    "cost_text": lambda d: json.dumps(_with(d, ("tasks", 0, "cost_usd"), "abc")),
+    "tasks_text": lambda d: json.dumps(_with(d, ("tasks",), "orders")),
+    "budget_null": lambda d: json.dumps(_with(d, ("budget",), None)),
+    "status_number": lambda d: json.dumps(_with(d, ("status",), 5)),
+    "attempt_n_text": lambda d: json.dumps(_with(d, ("tasks", 0, "attempts", 0, "n"), "x")),
+    "schema_0": lambda d: json.dumps(_with(d, ("schema",), 0)),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
+def test_a_damaged_summary_exits_2_saying_what_to_do(tmp_path, capsys, damage: str) -> None:
+    """`harness summary` on a damaged summary.json: exit 2, the file, how to rewrite it."""
+    (tmp_path / "summary.json").write_text(DAMAGE[damage](_good(tmp_path)))
+
+    code = main(["summary", str(tmp_path)])
+
+    err = capsys.readouterr().err
+    expected = (2, True, True)
+    assert expected == (code, f"{tmp_path / 'summary.json'} is damaged" in err, "--resume" in err)
+
+
+def test_a_newer_schema_asks_for_a_newer_harness(tmp_path, capsys) -> None:
+    """A summary from a newer harness is not called damaged: the fix is an upgrade."""
+    (tmp_path / "summary.json").write_text(json.dumps(_with(_good(tmp_path), ("schema",), 2)))
+
+    code = main(["summary", str(tmp_path)])
+
+    assert (code, "upgrade the harness" in capsys.readouterr().err) == (2, True)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+
+
+def _paths(node: object, path: tuple = ()) -> list[tuple]:
+    """Every key/index path into a JSON document."""
+    if isinstance(node, dict):
+        pairs = list(node.items())
+    elif isinstance(node, list):
+        pairs = list(enumerate(node))
+    else:
+        return []
+    return [p for key, value in pairs for p in [(*path, key), *_paths(value, (*path, key))]]
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_field_of_a_summary_replaced_reads_or_exits_2(tmp_path, data) -> None:
+    """Any one value of summary.json replaced by any JSON value: a summary or exit 2."""
+    good = _good(tmp_path)
+    where = data.draw(st.sampled_from(_paths(good)))
+    value = data.draw(_JSON)
+    (tmp_path / "summary.json").write_text(json.dumps(_with(good, where, value)))
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["summary", str(tmp_path)])
+
+    assert code in (0, 2)
+
+
+@settings(max_examples=60)
+@given(
+    tasks=st.lists(
+        st.builds(
+            TaskResult,
+            id=st.text("abc_-", min_size=1, max_size=8),
+            status=st.sampled_from(TaskStatus),
+            reason=st.text(max_size=10),
+            best_attempt=st.none() | st.integers(0, 5),
+            passed=st.integers(0, 20),
+            total=st.integers(0, 20),
+            cost_usd=st.decimals(0, 100, places=8),
+            output=st.none() | st.just("/x/out.py"),
+            attempts=st.lists(
+                st.builds(
+                    AttemptRecord,
+                    n=st.integers(1, 5),
+                    kind=st.sampled_from(["write", "fix"]),
+                    cost_usd=st.decimals(0, 10, places=8),
+                    tier=st.sampled_from(["", "mid", "frontier"]),
+                    tampered=st.booleans(),
+                    regressed=st.booleans(),
+                    extraction_error=st.none() | st.just("no code"),
+                ),
+                max_size=3,
+            ).map(tuple),
+            cause=st.none() | st.sampled_from(StopCause),
+            seed=st.none() | st.builds(Seed, source=st.sampled_from(SeedSource)),
+            warnings=st.lists(st.text(max_size=5), max_size=2).map(tuple),
+        ),
+        max_size=3,
+    ).map(tuple),
+    cap=st.none() | st.decimals(0, 1000, places=2),
+)
+def test_every_summary_the_harness_writes_reads_back(tasks, cap) -> None:
+    """load_summary accepts whatever write_summary writes (the schema is not stricter)."""
+    with tempfile.TemporaryDirectory() as folder:
+        written = write_summary(Path(folder), replace(summary(), tasks=tasks, cap_usd=cap))
+
+        assert json.loads(json.dumps(written)) == load_summary(Path(folder))

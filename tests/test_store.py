@@ -34,7 +34,7 @@ from harness.results import (
     TaskResult,
     TaskStatus,
 )
-from harness.store import MIGRATIONS, RunParams, Store, StoreError
+from harness.store import MIGRATIONS, RunParams, Store, StoreError, resolve_run
 from harness.testrun.result import Outcome, TestCase, TestResult
 
 T0 = dt.datetime(2026, 5, 12, 2, 15, tzinfo=dt.timezone(dt.timedelta(hours=2)))
@@ -421,3 +421,24 @@ def test_a_recorded_reply_is_found_again_only_for_the_very_same_request(store: S
     assert store.recorded_reply("r1", _request(attempt=2, step="fix")) is None
     assert store.recorded_reply("r1", other) is None
     assert store.recorded_reply("r2", request) is None
+
+
+def _file(path: Path) -> None:
+    path.write_text("20261121-010000-abcd\n")
+
+
+def _link(target: str):
+    return lambda path: path.symlink_to(target)
+
+
+@pytest.mark.parametrize(
+    "make", [_file, _link("gone"), _link("latest")], ids=["a_file", "dangling", "a_loop"]
+)
+def test_a_latest_that_leads_to_no_run_folder_says_so(tmp_path: Path, make) -> None:
+    """`latest` a plain file, a dangling link or a loop: an error naming it and the fix."""
+    make(tmp_path / "latest")
+
+    with pytest.raises(FileNotFoundError) as caught:
+        resolve_run(tmp_path)
+
+    assert f"{tmp_path / 'latest'} does not lead to a run folder" in str(caught.value)

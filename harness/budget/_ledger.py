@@ -15,6 +15,8 @@ from typing import Protocol
 
 import structlog
 
+from harness.budget._rows import DamagedLedger, check_rows, read_amount
+
 __all__ = ["BudgetError", "DayTotals", "Ledger", "LedgerError", "MemoryLedger", "SqliteLedger"]
 
 log = structlog.get_logger("harness.budget")
@@ -32,7 +34,7 @@ class BudgetError(Exception):
 
 
 class LedgerError(BudgetError):
-    """The day ledger could not be read or written; no call may start without it."""
+    """The day ledger could not be read or written, or is damaged; no call may start."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ class SqliteLedger:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            check_rows(self.path, db)
 
     def hold(
         self, day: dt.date, hold_id: str, amount: Decimal, cap: Decimal | None
@@ -191,6 +194,8 @@ class SqliteLedger:
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise LedgerError(self._explain(exc)) from exc
+            except DamagedLedger as exc:
+                raise LedgerError(str(exc)) from None
             finally:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
@@ -217,10 +222,9 @@ class SqliteLedger:
             "disk, or set budget.ledger_path in harness.yaml"
         )
 
-    @staticmethod
-    def _spent(db: sqlite3.Connection, day: str) -> Decimal:
+    def _spent(self, db: sqlite3.Connection, day: str) -> Decimal:
         row = db.execute("SELECT spent_usd FROM days WHERE day = ?", (day,)).fetchone()
-        return Decimal(row[0]) if row else Decimal(0)
+        return read_amount(self.path, "days", day, row[0]) if row else Decimal(0)
 
     def _add_spend(self, db: sqlite3.Connection, day: str, amount: Decimal) -> None:
         db.execute(
@@ -230,19 +234,22 @@ class SqliteLedger:
         )
 
     def _totals(self, db: sqlite3.Connection, day: str) -> DayTotals:
-        rows = db.execute("SELECT usd FROM holds WHERE day = ?", (day,)).fetchall()
-        return DayTotals(self._spent(db, day), sum((Decimal(r[0]) for r in rows), Decimal(0)))
+        rows = db.execute("SELECT id, usd FROM holds WHERE day = ?", (day,)).fetchall()
+        held = sum((read_amount(self.path, "holds", i, usd) for i, usd in rows), Decimal(0))
+        return DayTotals(self._spent(db, day), held)
 
     def _charge_dead_holds(self, db: sqlite3.Connection) -> None:
         """A process that died with holds may have been billed for those calls: charge each
         hold in full (the worst case) to its day, so a crash can never lift the day cap."""
         rows = db.execute("SELECT id, day, pid, usd FROM holds WHERE pid != ?", (os.getpid(),))
         dead = [row for row in rows.fetchall() if not _alive(row[2])]
+        charged = Decimal(0)
         for hold_id, day, _pid, usd in dead:
+            amount = read_amount(self.path, "holds", hold_id, usd)
             db.execute("DELETE FROM holds WHERE id = ?", (hold_id,))
-            self._add_spend(db, day, Decimal(usd))
+            self._add_spend(db, day, amount)
+            charged += amount
         if dead:
-            charged = sum((Decimal(row[3]) for row in dead), Decimal(0))
             log.warning(
                 "ledger_dead_holds_charged",
                 pids=sorted({row[2] for row in dead}),

@@ -100,6 +100,14 @@ class PolicyFile(_Strict):
     forbidden_code_patterns: list[PatternModel] = []
     scar_checks: list[ScarCheckModel] = []
 
+    @field_validator("write_roots")
+    @classmethod
+    def _folders(cls, value: list[str]) -> list[str]:
+        for root in value:
+            if "\x00" in root:  # no folder has such a name, and resolving it raises
+                raise ValueError(f"{root!r} is not a folder name; write the folder's path")
+        return value
+
 
 def read_policy(path: Path | None) -> tuple[PolicyFile, str]:
     """The validated policy at `path` over the shipped default (or the default), and its name."""

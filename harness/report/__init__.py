@@ -4,11 +4,18 @@ summary.html for a browser, and Prometheus textfile metrics."""
 from __future__ import annotations
 
 from harness.report._html import render_html
-from harness.report._md import RunSummary, load_summary, render_markdown, write_summary
+from harness.report._md import (
+    RunSummary,
+    SummaryError,
+    load_summary,
+    render_markdown,
+    write_summary,
+)
 from harness.report._metrics import render_metrics, write_metrics
 
 __all__ = [
     "RunSummary",
+    "SummaryError",
     "load_summary",
     "render_html",
     "render_markdown",

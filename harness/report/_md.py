@@ -11,11 +11,10 @@ from typing import Any
 
 from harness.fsio import write_atomic
 from harness.report import _facts as facts
+from harness.report._schema import SCHEMA, SummaryError, read_summary
 from harness.results import BatchReport, RunStatus, TaskResult, money, usd
 
-__all__ = ["RunSummary", "load_summary", "render_markdown", "write_summary"]
-
-SCHEMA = 1
+__all__ = ["RunSummary", "SummaryError", "load_summary", "render_markdown", "write_summary"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,8 @@ class RunSummary:
 
 
 def load_summary(run: Path) -> dict[str, Any]:
-    return json.loads((Path(run) / "summary.json").read_text())
+    """The run's summary.json, checked against schema 1 (SummaryError if it is damaged)."""
+    return read_summary(Path(run) / "summary.json")
 
 
 def write_summary(run: Path, summary: RunSummary) -> dict[str, Any]:

@@ -29,8 +29,13 @@ def resolve_run(path: Path) -> Path:
     if (path / "summary.json").is_file() or (path / "events.jsonl").is_file():
         return path
     latest = path / "latest"
-    if latest.exists():
+    if latest.is_dir():
         return latest.resolve()
+    if latest.is_symlink() or latest.exists():  # dangling, a loop, or not a link at all
+        raise FileNotFoundError(
+            f"{latest} does not lead to a run folder; pass a run folder itself "
+            f"(harness summary {path}/RUN_ID), or remove {latest}: the next run recreates it"
+        )
     raise FileNotFoundError(f"no run found at {path}: pass a run folder or a --run-dir with runs")
 
 

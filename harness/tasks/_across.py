@@ -63,21 +63,21 @@ def check_outputs(
     check_write: Callable[[Path], str | None] | None,
     guarded: Mapping[Path, str],
 ) -> None:
-    """No output is written twice, over any task's input or another input file, or outside
-    the write roots; and none shares a basename with its own tests (the import would clash)."""
+    """No output is written twice (also ignoring case), inside another output, over any task's
+    input or another input file, or outside the write roots; and none shares a basename with
+    its own tests (the import would clash)."""
     read: dict[Path, tuple[str, str]] = {}
     for task in tasks:
         for target, name in task.inputs.items():
             read.setdefault(target, (task.spec.id, name))
-    written: dict[Path, str] = {}
+    written: dict[Path, str] = {}  # each output → the first task writing it
+    folded: dict[str, tuple[Path, str]] = {}  # the same, ignoring case
+    for task in tasks:
+        written.setdefault(task.spec.output, task.spec.id)
+        folded.setdefault(str(task.spec.output).casefold(), (task.spec.output, task.spec.id))
     for task in tasks:
         output, task_id, line = task.spec.output, task.spec.id, task.at("output")
-        problems = []
-        if output in written:
-            problems.append(
-                f"same output as task {written[output]!r}; each task needs its own file"
-            )
-        written.setdefault(output, task_id)
+        problems = _clashes(output, task_id, written, folded)
         if output in read:
             owner, name = read[output]
             whose = "this task's" if owner == task_id else f"task {owner!r}'s"
@@ -97,3 +97,27 @@ def check_outputs(
             problems.append(why)
         for message in problems:
             add(line, task_id, "output", message)
+
+
+def _clashes(
+    output: Path, task_id: str, written: Mapping[Path, str], folded: Mapping[str, tuple[Path, str]]
+) -> list[str]:
+    """Where `output` collides with another task's: the same file, the same file on a
+    case-insensitive disk, or a file one task writes that another needs as a folder."""
+    problems = []
+    first = written[output]
+    if first != task_id:
+        problems.append(f"same output as task {first!r}; each task needs its own file")
+    other, owner = folded[str(output).casefold()]
+    if other != output:
+        problems.append(
+            f"differs from task {owner!r}'s output {other} only in case; on a case-insensitive "
+            "disk (macOS, Windows) both are one file: make them differ in more than case"
+        )
+    for parent in output.parents:
+        if parent in written:
+            problems.append(
+                f"is inside {parent}, which task {written[parent]!r} writes as a file; one of "
+                "the two writes would fail after its task was paid for: choose another path"
+            )
+    return problems

@@ -31,6 +31,7 @@ __all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "lo
 
 MAX_TASK_LIST_BYTES = 8 * 2**20  # ~17,000 tasks; a 1,000-task list is under 0.5 MiB
 _TOP_LEVEL = ("defaults", "tasks", "read_roots")
+_TESTS = ("tests", "hidden_tests", "support")  # what pytest collects or imports: must parse
 _INPUTS = ("reference", "tests", "hidden_tests", "examples", "capabilities", "solution", "support")
 
 
@@ -242,12 +243,17 @@ def _check_inputs(
 ) -> dict[Path, str]:
     """Every input file of the task, checked; a default's problem is reported at its line."""
     inputs: dict[Path, str] = {}
+    language = LANGUAGES.get(model.language)
+    is_python = language is not None and language.is_python
     for name in _INPUTS:
         value = getattr(model, name)
         for rel in value if isinstance(value, list) else [value] if value else []:
             mine = name in item and rel in _listed(item[name])
             problem = run.paths.check_input(
-                rel, folder_ok=name == "support", shown=name != "support"
+                rel,
+                folder_ok=name == "support",
+                shown=name != "support",
+                python=is_python and name in _TESTS,
             )
             if problem and mine:
                 run.add(own[name], model.id, name, problem)

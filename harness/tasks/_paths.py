@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from harness.extract import Language
+from harness.pyast import parse_module
 from harness.tasks._yaml import file_kind
 
 __all__ = ["MAX_SHOWN_BYTES", "MAX_SUPPORT_ENTRIES", "Paths"]
@@ -35,7 +36,7 @@ class Paths:
         self.roots = (base, *read_roots)
         self._name = list_name
         self._resolved: dict[str, Path | str] = {}
-        self._inputs: dict[tuple[str, bool, bool], str | None] = {}
+        self._inputs: dict[tuple[str, bool, bool, bool], str | None] = {}
 
     def resolve(self, rel: str) -> Path | str:
         """`rel` (relative to the task list) made absolute and resolved, or why it cannot be."""
@@ -48,13 +49,15 @@ class Paths:
             self._resolved[rel] = found
         return found
 
-    def check_input(self, rel: str, *, folder_ok: bool = False, shown: bool = True) -> str | None:
+    def check_input(
+        self, rel: str, *, folder_ok: bool = False, shown: bool = True, python: bool = False
+    ) -> str | None:
         """None if `rel` is an input the harness may read; else what is wrong and the fix.
 
         `folder_ok`: a whole folder is allowed (support); `shown`: the model reads the file,
-        so it must be UTF-8 text of a sane size.
+        so it must be UTF-8 text of a sane size; `python`: a .py file must parse (tests).
         """
-        key = (rel, folder_ok, shown)
+        key = (rel, folder_ok, shown, python)
         if key not in self._inputs:
             target = self.resolve(rel)
             if isinstance(target, str):
@@ -62,7 +65,10 @@ class Paths:
             elif not self._readable(target):
                 self._inputs[key] = self._escapes(rel, target)
             else:
-                self._inputs[key] = self._inspect(rel, target, folder_ok, shown)
+                problem = self._inspect(rel, target, folder_ok, shown)
+                if problem is None and python and target.suffix == ".py" and target.is_file():
+                    problem = _syntax(rel, target)
+                self._inputs[key] = problem
         return self._inputs[key]
 
     def check_output(self, rel: str, language: Language | None) -> tuple[Path | None, list[str]]:
@@ -214,3 +220,20 @@ def _foreign_name(rel: str, target: Path, language: Language) -> list[str]:
     if target.name.endswith(("_test.go", ".test.js", ".test.mjs", ".test.ts", ".spec.js")):
         return [f"{rel!r} is named like a test file, which the test runner would run; rename it"]
     return []
+
+
+def _syntax(rel: str, target: Path) -> str | None:
+    """What keeps a Python test file from being collected: pytest would report an error for
+    every candidate, so each paid attempt would score nothing."""
+    try:
+        parse_module(target.read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError) as exc:  # a NUL byte: ValueError before Python 3.12
+        where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        return (
+            f"{rel!r} is not valid Python ({where}{why}); fix the test file, or no candidate "
+            "could pass it"
+        )
+    except OSError as exc:
+        return f"{rel!r} cannot be read ({exc.strerror}); fix its permissions"
+    return None
