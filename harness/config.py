@@ -28,6 +28,7 @@ from harness.providers.base import ServiceTier
 from harness.tasks import YamlDoc, YamlError, read_yaml
 
 __all__ = [
+    "MAX_USD",
     "STEPS",
     "BatchConfig",
     "ConfigError",

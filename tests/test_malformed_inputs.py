@@ -708,6 +708,20 @@ CLI = [
         args=("--budget-usd", "inf"),
         validate=False,
     ),
+    Case(
+        "budget_flag_typo",
+        "--budget-usd",
+        "up to 1,000,000, not 10000000.0",
+        args=("--budget-usd", "1e7"),
+        validate=False,
+    ),
+    Case(
+        "resume_unknown_run",
+        "--resume: no run 'nope'",
+        "omit --resume to start anew",
+        args=("--resume", "nope"),
+        validate=False,
+    ),
 ]
 CASES = TASK_LIST + CONFIG + POLICY + CLI
 

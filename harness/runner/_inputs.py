@@ -7,7 +7,6 @@ one BadInput: exit 2, no run folder, no lock, no call.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.budget import ledger_path_problem
-from harness.config import ConfigError, HarnessConfig, check_prices, load_config
+from harness.config import MAX_USD, ConfigError, HarnessConfig, check_prices, load_config
 from harness.errors import BadInput
 from harness.guardrails import Policy, PolicyError, load_policy
 from harness.pricing import MILLION, PriceTable
@@ -188,6 +187,18 @@ def _guarded(args: RunArgs, config: HarnessConfig) -> dict[Path, str]:
     return {Path(p).resolve(): name for p, name in files.items() if p is not None}
 
 
+def _check_resume(args: RunArgs) -> None:
+    """A run named to --resume must be in the run directory's store: looked up before the
+    lock and the store would create anything there."""
+    if args.resume in (None, "latest"):
+        return
+    if not (args.run_dir / "harness.db").is_file():
+        raise BadInput(
+            f"--resume: no run {args.resume!r} in {args.run_dir} (it holds no run store); "
+            "check --run-dir, or omit --resume to start anew"
+        )
+
+
 def check_inputs(args: RunArgs) -> Inputs:
     """Validate config, prices, task list, prompts, policy and keys; raise BadInput (exit 2)."""
     try:
@@ -195,8 +206,12 @@ def check_inputs(args: RunArgs) -> Inputs:
         prices = check_prices(config)
     except ConfigError as exc:
         raise BadInput(str(exc)) from exc
-    if args.budget_usd is not None and not (0 < args.budget_usd < math.inf):
-        raise BadInput(f"--budget-usd must be a positive amount of USD, not {args.budget_usd}")
+    if args.budget_usd is not None and not (0 < args.budget_usd <= MAX_USD):
+        raise BadInput(
+            f"--budget-usd must be a positive amount of USD up to {MAX_USD:,}, "
+            f"not {args.budget_usd}"
+        )
+    _check_resume(args)
     _check_metrics_path(config)
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
