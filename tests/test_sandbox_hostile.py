@@ -41,6 +41,7 @@ TAMPERING = {
     "h_answer_key",
     "h_answer_key_code",
     "h_ctypes_memory",
+    "h_frame_by_formatter",
     "h_patch_library",
     "h_resolve_name",
     "h_rewrite_test_module",
@@ -59,6 +60,10 @@ TAMPERING = {
     "h_reach_host",
     "h_rogue_plugin",
     "h_swap_test_code",
+    "h_swap_test_module",
+    "h_thread_open",
+    "h_thread_spawn",
+    "h_worker_drives_recorder",
 }
 HANGING_TEST = {"h_loop_in_test", "h_loop_ignoring_alarm"}
 RUNTIME_ONLY = {
@@ -77,6 +82,8 @@ RUNTIME_ONLY = {
     "h_memory_hog",
     "h_network",
     "h_pytest_shadow",
+    "h_thread_open",
+    "h_thread_spawn",
 }
 TASK = TaskSpec(
     id="hostile-calc",
