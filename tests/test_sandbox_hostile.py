@@ -25,6 +25,7 @@ import pytest
 from harness.tasks.spec import TaskSpec
 from harness.testrun import _launch as launch
 from harness.testrun import _privilege as privilege
+from harness.testrun._litter import SHARED_FOLDERS
 from harness.testrun._run import TestLimits, _execute, precheck, run_tests
 from harness.testrun.result import Outcome, TestResult
 
@@ -77,6 +78,7 @@ RUNTIME_ONLY = {
     "h_delete_outside",
     "h_edit_test_file",
     "h_flood",
+    "h_litter",
     "h_loop_at_import",
     "h_loop_in_test",
     "h_memory_hog",
@@ -337,6 +339,19 @@ def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, obj
 
     assert (tampered, int(output_chars) < 1_000_000) == ("True", True)
     assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_nothing_is_left_in_the_hosts_shared_folders(kind: str, world: dict[str, object]) -> None:
+    """What the candidate wrote to /tmp, /var/tmp, /dev/shm or /run/lock is gone after the run
+    (the fallback has no private ones: its throwaway uid's files are swept, links unfollowed)."""
+    if not isolated(kind):
+        pytest.skip("documented limit: only with the unsafe setting (same user, no bubblewrap)")
+    _execute(TASK, plant("h_litter", world), limits(kind))
+    tag = "harness-hostile-litter-" + str(world["leak"]).replace("/", "_")[-80:]
+
+    assert [p for f in SHARED_FOLDERS for p in Path(f).glob(f"{tag}*")] == []
+    assert Path("/etc/passwd").exists()
 
 
 @pytest.mark.parametrize("kind", KINDS)
