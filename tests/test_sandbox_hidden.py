@@ -98,6 +98,61 @@ def test_the_candidate_cannot_read_the_hidden_tests(tasks_yaml: Path) -> None:
         assert MARKER not in result.output
 
 
+THREAD_PEEK = """
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    SEEN = []
+    with ThreadPoolExecutor(1) as pool:  # the worker's stack is library code alone
+        try:
+            SEEN.append(pool.submit(Path("hidden/test_calc_hidden.py").read_text).result())
+        except OSError:
+            pass
+    """
+SWAP = """
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    def _passes():
+        pass
+
+    class _Loader(importlib.abc.Loader):
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):  # the same test names, all passing
+            module.test_sub_below_zero = _passes
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            real = importlib.machinery.PathFinder.find_spec(name, path)
+            if not name.startswith("test_") or real is None:
+                return None
+            spec = importlib.util.spec_from_loader(name, _Loader(), origin=real.origin)
+            spec.has_location = True  # so the module gets the test file's __file__
+            return spec
+
+    sys.meta_path.insert(0, _Finder())
+    """
+
+
+@pytest.mark.parametrize("attack", [THREAD_PEEK, SWAP], ids=["thread_peek", "meta_path_swap"])
+@pytest.mark.parametrize("kind", ["bwrap", "none"])
+def test_hidden_tests_can_be_neither_read_by_a_worker_nor_swapped(
+    tasks_yaml: Path, attack: str, kind: str
+) -> None:
+    """A worker thread running library code alone is the candidate's too, and a test module
+    answered for by the candidate's import hook is no test file's: both are tampering."""
+    (spec,) = load_tasks(tasks_yaml)
+    limits = TestLimits(timeout_s=60, per_test_timeout_s=10, collect_timeout_s=30, sandbox=kind)
+    result = _execute(spec, textwrap.dedent(attack) + CLAMPED, limits)
+
+    assert (result.tampered, result.passed, result.hidden_passed) == (True, 0, 0)
+    assert MARKER not in result.output
+
+
 def test_hidden_content_never_reaches_a_provider(servers, tasks_yaml: Path) -> None:  # noqa: F811
     """Write, review and fix requests carry none of it; the summary scores it apart and
     flags the hidden tests trailing the visible ones."""

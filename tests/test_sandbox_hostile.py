@@ -25,6 +25,7 @@ import pytest
 from harness.tasks.spec import TaskSpec
 from harness.testrun import _launch as launch
 from harness.testrun import _privilege as privilege
+from harness.testrun._litter import SHARED_FOLDERS
 from harness.testrun._run import TestLimits, _execute, precheck, run_tests
 from harness.testrun.result import Outcome, TestResult
 
@@ -41,6 +42,7 @@ TAMPERING = {
     "h_answer_key",
     "h_answer_key_code",
     "h_ctypes_memory",
+    "h_frame_by_formatter",
     "h_patch_library",
     "h_resolve_name",
     "h_rewrite_test_module",
@@ -59,6 +61,10 @@ TAMPERING = {
     "h_reach_host",
     "h_rogue_plugin",
     "h_swap_test_code",
+    "h_swap_test_module",
+    "h_thread_open",
+    "h_thread_spawn",
+    "h_worker_drives_recorder",
 }
 HANGING_TEST = {"h_loop_in_test", "h_loop_ignoring_alarm"}
 RUNTIME_ONLY = {
@@ -72,11 +78,15 @@ RUNTIME_ONLY = {
     "h_delete_outside",
     "h_edit_test_file",
     "h_flood",
+    "h_litter",
+    "h_patch_library_class",
     "h_loop_at_import",
     "h_loop_in_test",
     "h_memory_hog",
     "h_network",
     "h_pytest_shadow",
+    "h_thread_open",
+    "h_thread_spawn",
 }
 TASK = TaskSpec(
     id="hostile-calc",
@@ -330,6 +340,43 @@ def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, obj
 
     assert (tampered, int(output_chars) < 1_000_000) == ("True", True)
     assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
+
+
+LIBRARY_STYLE_TESTS = {
+    "test_unit.py": "import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n\n"
+    "    def test_neg(self):\n        self.assertTrue(calc.add(-1, -1) == -2)\n",
+    "test_frac.py": "from fractions import Fraction\n\nfrom calc import half\n\n\n"
+    "def test_half():\n    assert Fraction(1, 2) == half()\n",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_library_classes_the_tests_use_cannot_be_rewired(kind: str, tmp_path: Path) -> None:
+    """unittest.TestCase's assertions and a Fraction's equality, rewired at import, are the
+    candidate's objects in library classes the tests reach: tampering, never a pass."""
+    for name, text in LIBRARY_STYLE_TESTS.items():
+        (tmp_path / "acceptance").mkdir(exist_ok=True)
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in LIBRARY_STYLE_TESTS)
+    task = TaskSpec("library-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    result = _execute(task, (HERE / "h_patch_library_class.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 3, True)
+    assert "is the candidate's" in result.error
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_nothing_is_left_in_the_hosts_shared_folders(kind: str, world: dict[str, object]) -> None:
+    """What the candidate wrote to /tmp, /var/tmp, /dev/shm or /run/lock is gone after the run
+    (the fallback has no private ones: its throwaway uid's files are swept, links unfollowed)."""
+    if not isolated(kind):
+        pytest.skip("documented limit: only with the unsafe setting (same user, no bubblewrap)")
+    _execute(TASK, plant("h_litter", world), limits(kind))
+    tag = "harness-hostile-litter-" + str(world["leak"]).replace("/", "_")[-80:]
+
+    assert [p for f in SHARED_FOLDERS for p in Path(f).glob(f"{tag}*")] == []
+    assert Path("/etc/passwd").exists()
 
 
 @pytest.mark.parametrize("kind", KINDS)

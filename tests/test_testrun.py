@@ -210,7 +210,10 @@ def test_tests_needing_the_real_candidate_to_collect_still_count(tmp_path: Path)
 
 
 STYLES = """
+    import os
     import unittest
+    from unittest import mock
+
     import pytest
     from calc import add, mul
 
@@ -238,14 +241,19 @@ STYLES = """
         (tmp_path / "f").write_text("x")
         print("hello")
         assert add(three, 0) == 3 and capsys.readouterr().out == "hello\\n"
+
+    @mock.patch("os.getcwd", return_value="/x")
+    def test_patched(getcwd):
+        assert add(1, 1) == 2 and os.getcwd() == "/x"
     """
 
 
 def test_class_unittest_and_fixture_tests_are_not_mistaken_for_tampering(tmp_path: Path) -> None:
-    """Methods rebound per test, unittest cases and builtin fixtures all run as usual."""
+    """Methods rebound per test, unittest cases, builtin fixtures and tests wrapped by a
+    library's decorator (mock.patch) all run as usual."""
     result = run_tests(make_task(tmp_path, STYLES), GOOD, limits=FAST)
 
-    assert (result.passed, result.total, result.tampered) == (5, 5, False)
+    assert (result.passed, result.total, result.tampered) == (6, 6, False)
 
 
 def test_hanging_test_times_out_alone(task: TaskSpec) -> None:

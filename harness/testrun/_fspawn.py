@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.testrun import _launch as launch
+from harness.testrun import _litter as litter
 from harness.testrun import _privilege as privilege
 from harness.testrun._limits import TestLimits
 from harness.testrun._reap import kill_tree
@@ -89,6 +90,7 @@ def launch_foreign(run: ForeignRun) -> Launched:
             got.tree_problems = [f"it could not be checked ({type(exc).__name__})"]
     finally:
         remove_tree(run_dir)
+        litter.after_run(run.kind, uid)
     got.duration_s = time.monotonic() - started
     return got
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.testrun import _launch as launch
+from harness.testrun import _litter as litter
 from harness.testrun import _privilege as privilege
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
@@ -144,6 +145,7 @@ def launch_all(run: Run) -> Settlement:
             tally.tamper.append(f"the scratch tree changed during the run: {problems[0]}")
     finally:
         remove_tree(run_dir)
+        litter.after_run(run.kind, uid)
     texts.relativize(tally, root)
     return tally
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import builtins
 import sys
-from types import ModuleType, SimpleNamespace
+from types import FunctionType, ModuleType, SimpleNamespace
 from typing import Any
 
 _PREFIXES = ("pytest", "_pytest", "pluggy")
@@ -45,10 +45,12 @@ _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own dict, whatever 
 
 def build(stack: SimpleNamespace) -> SimpleNamespace:
     """rebase() at session start; watch(pluginmanager, items, own_plugin) after collection;
-    check(nodeid) -> reason|None; kind_of(obj): library (0), test (1) or candidate (2)."""
+    check(nodeid) -> reason|None; impostor(items) -> reason|None, before the semantic wrappers;
+    kind_of(obj): library (0), test (1) or candidate (2)."""
     builtins_kept = [(vars(builtins), k, v, "builtins") for k, v in vars(builtins).items()]
-    kind_of, item_code, changed = stack.origin, _item_code(), _changed()
-    later: dict[str, list] = {"items": [], "kept": [], "used": [], "plugins": []}
+    kind_of, item_function, changed = stack.origin, _item_function(), _changed()
+    item_code, impostor = _item_code(item_function), _impostors(item_function, kind_of)
+    later: dict[str, list] = {"items": [], "kept": [], "used": [], "plugins": [], "used_mros": []}
     vars_, builtins_ns, own_items = vars, vars(builtins), _ITEM_ATTRS
     modules, list_ = sys.modules, list
 
@@ -74,12 +76,14 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
         later["plugins"] = [pm, own]
         tests = [m for m in _modules() if kind_of(m) == _TEST]
         used = _used(tests)
-        later["kept"] = _snapshot(tests)[0] + _snapshot(used, classes=False)[0]
-        later["used"] = [vars_(m) for m in used if kind_of(m) == _LIB] + [builtins_ns]
+        libraries = [m for m in used if kind_of(m) == _LIB]
+        classes, later["used_mros"] = _snapshot(libraries)  # TestCase, Fraction: theirs too
+        later["kept"] = _snapshot(tests)[0] + _snapshot(used, classes=False)[0] + classes
+        later["used"] = [*_namespaces(libraries), (builtins_ns, "builtins")]
 
     def check(nodeid: str | None = None) -> str | None:
         reason = changed(builtins_kept) or changed(later["pytest"]) or changed(later["kept"])
-        reason = reason or _mro_changed(later["mros"])
+        reason = reason or _mro_changed(later["mros"]) or _mro_changed(later["used_mros"])
         reason = reason or _foreign(later["used"], kind_of)
         if reason:
             return reason
@@ -90,24 +94,61 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
                 return f"test {item.nodeid} was altered after collection"
         return _plugins(*later["plugins"], kind_of) if later["plugins"] else None
 
-    return SimpleNamespace(watch=watch, check=check, kind_of=kind_of, rebase=rebase)
+    return SimpleNamespace(
+        watch=watch, check=check, kind_of=kind_of, rebase=rebase, impostor=impostor
+    )
 
 
-def _item_code():
+def _item_function():
     vars_, getattr_ = vars, getattr
 
-    def item_code(item: Any) -> Any:
-        """The code object of the test's function (pytest binds methods, unittest ones per
-        test, to fresh instances; their code stays put)."""
+    def item_function(item: Any) -> Any:
+        """The test's function (pytest binds methods, unittest ones per test, to fresh
+        instances; the function under them stays put), or None."""
         obj = vars_(item).get("_obj")
         if obj is None:  # unittest items bind in setup: look the function up on the class
             parent = getattr_(item, "parent", None)
             owner = vars_(parent).get("_obj") if parent is not None else None
             name = getattr_(item, "originalname", None) or item.name
             obj = getattr_(owner, name, None) if owner is not None else None
-        return getattr_(getattr_(obj, "__func__", obj), "__code__", None)
+        return getattr_(obj, "__func__", obj)
+
+    return item_function
+
+
+def _item_code(item_function: Any):
+    getattr_ = getattr
+
+    def item_code(item: Any) -> Any:
+        """The code object of the test's function."""
+        return getattr_(item_function(item), "__code__", None)
 
     return item_code
+
+
+def _impostors(item_function: Any, kind_of: Any):
+    """impostor(items) -> reason|None: a collected test whose function is not a test file's.
+    A library decorator's wrapper (mock.patch) counts as its __wrapped__ function's."""
+    function_type, type_, vars_, range_ = FunctionType, type, vars, range
+
+    def genuine(func: Any) -> bool:
+        for _ in range_(16):
+            if type_(func) is not function_type:
+                return False
+            kind = kind_of(func)
+            if kind != _LIB:
+                return kind == _TEST
+            func = vars_(func).get("__wrapped__")
+        return False
+
+    def impostor(items: list) -> str | None:
+        for item in items:
+            func = item_function(item)
+            if type_(func) is function_type and not genuine(func):
+                return f"test {item.nodeid} does not run its test file's code"
+        return None
+
+    return impostor
 
 
 def _changed():
@@ -130,11 +171,23 @@ def _mro_changed(mros: list) -> str | None:
     return None
 
 
+def _namespaces(modules: list[ModuleType]) -> list[tuple[dict, str]]:
+    """(namespace, its name) of each module and of each class it defines."""
+    found = []
+    for module in modules:
+        namespace, name = _names(module), _name(module)
+        found.append((namespace, name))
+        for value in list(namespace.values()):
+            if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
+                label = f"{name}.{type.__dict__['__qualname__'].__get__(value)}"
+                found.append((_CLASS_DICT(value), label))
+    return found
+
+
 def _foreign(namespaces: list, kind_of: Any) -> str | None:
-    """A library module the tests use (or builtins) now holding the candidate's object."""
-    for namespace in namespaces:
-        name = namespace.get("__name__")
-        name = name if type(name) is str else "?"
+    """A library module the tests use, one of its classes, or builtins, now holding the
+    candidate's object."""
+    for namespace, name in namespaces:
         for key, value in list(namespace.items()):
             known = type(key) is not str or (name, key) in _MAY_BE_SET
             if not known and type(value) is not ModuleType and kind_of(value) == _CAND:
@@ -165,9 +218,15 @@ def _name(module: ModuleType) -> str:
 
 
 def _used(modules: list[ModuleType]) -> list[ModuleType]:
-    """The modules the tests reach: the ones in their namespaces, and those modules' own
-    submodules (os.path, json.decoder)."""
+    """The modules the tests reach: the ones in their namespaces, those of the classes in them
+    (from fractions import Fraction), and those modules' own submodules (os.path)."""
     used = {id(v): v for m in modules for v in _names(m).values() if type(v) is ModuleType}
+    for module in modules:
+        for value in list(_names(module).values()):
+            home = _CLASS_DICT(value).get("__module__") if issubclass(type(value), type) else None
+            found = sys.modules.get(home) if type(home) is str else None
+            if type(found) is ModuleType:
+                used[id(found)] = found
     for module in list(used.values()):
         prefix = _name(module) + "."
         for value in _names(module).values():

@@ -75,8 +75,10 @@ def _decider(stack: Any, files: Any):
             return always[event]
         if event in by_candidate:
             return by_candidate[event] if asks(caller) else None
-        if event == "sys._getframe" or (event == "object.__getattr__" and args[1] in frame_attrs):
+        if event == "sys._getframe":
             return "read frames" if asks_frames(caller) else None
+        if event == "object.__getattr__" and args[1] in frame_attrs:
+            return "read frames" if asks_frames(caller, args[1]) else None
         if event == "object.__getattr__":
             hit = args[1] in test_attrs and is_test(args[0])
             return f"read a test's {args[1]}" if hit and asks(caller) else None

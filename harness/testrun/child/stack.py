@@ -9,6 +9,7 @@ Imports: standard library only.
 
 from __future__ import annotations
 
+import _thread
 import sys
 from types import FunctionType, ModuleType, SimpleNamespace
 from typing import Any
@@ -51,15 +52,21 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
     classify.build returns."""
     returner, origin = _returner_test(), _origin(classify, boot_dir + "/")
     lib, test, cand, own = LIBRARY, TEST, CANDIDATE, boot_dir + "/"
+    ident, main = _thread.get_ident, _thread.get_ident()  # built on pytest's thread
 
     def first_outside(frame: Any) -> int:
-        """The kind of the first frame, walking out, that is not library code."""
+        """The kind of the first frame, walking out, that is not library code. A thread of
+        library frames alone (a worker running a library function it was handed) is the
+        candidate's: only pytest's own thread is library code from top to bottom."""
         while frame is not None:
             kind = classify(frame.f_code.co_filename)
             if kind != lib:
                 return kind
             frame = frame.f_back
-        return lib
+        return bottom()
+
+    def bottom() -> int:
+        return lib if ident() == main else cand
 
     def keeps(frame: Any) -> bool:
         """A library frame that keeps the frames it reads: not a returner, and its module holds
@@ -71,28 +78,33 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
                 return False
         return True
 
-    def frame_goes_to_candidate(frame: Any) -> bool:
-        """For a frame read (sys._getframe, tb_frame, gi_frame...): does the candidate get it?
-        The sandbox's own code keeps what it reads (and files.py refuses to run copies)."""
+    def frame_goes_to_candidate(frame: Any, attr: Any = None) -> bool:
+        """For a frame read (sys._getframe, or the frame attribute `attr`: tb_frame, gi_frame...):
+        does the candidate get it? The sandbox's own code keeps what it reads (and files.py
+        refuses to run copies). A library frame reading an attribute its code does not name
+        (getattr with a name it was handed: string.Formatter.get_field) keeps nothing."""
         if first_outside(frame) != cand:
             return False
+        code = frame.f_code
+        generic = attr is not None and attr not in code.co_names and attr not in code.co_consts
         while frame is not None:
             name = frame.f_code.co_filename
             kind = classify(name)
             if kind != lib:
                 return kind == cand
-            if name.startswith(own) or keeps(frame):
+            if name.startswith(own) or (not generic and keeps(frame)):
                 return False
-            frame = frame.f_back
-        return False
+            generic, frame = False, frame.f_back
+        return bottom() == cand
 
     def clean(frame: Any) -> bool:
-        """No frame on the stack but library code: what the recorder's hooks expect."""
+        """No frame on the stack but library code, on pytest's own thread: what the
+        recorder's hooks expect (a worker of library frames alone is the candidate's)."""
         while frame is not None:
             if classify(frame.f_code.co_filename) != lib:
                 return False
             frame = frame.f_back
-        return True
+        return bottom() == lib
 
     is_function, spoofs = _is_function(), _spoofs
 

@@ -98,9 +98,10 @@ def _vault(fd: int, nonce: str, parts: SimpleNamespace, emit: Any, holder: list)
 
 def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder: list) -> dict:
     """One closure per message; all of them run inside the vault's frame."""
-    check, watch, wrap, wrapped_intact = (
+    check, watch, impostor, wrap, wrapped_intact = (
         parts.guard.check,
         parts.guard.watch,
+        parts.guard.impostor,
         parts.semantics.wrap,
         parts.semantics.intact,
     )
@@ -151,7 +152,7 @@ def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder:
         return [*tests.values(), *mine]
 
     def collected(config: Any, items: list, ids: list) -> None:
-        reason = check()
+        reason = check() or impostor(items)  # a test module swapped while it was imported
         if reason:
             tamper(reason)
         wrap(candidate_namespaces(items), holder[0])
