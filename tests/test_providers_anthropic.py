@@ -369,15 +369,23 @@ def test_auth_failure_is_not_retried(server, call, status, error_type):
     assert "ANTHROPIC_API_KEY" in str(caught.value) and KEY not in str(caught.value)
 
 
+NO_CREDIT = (
+    "Your credit balance is too low to access the Anthropic API. "
+    "Please go to Plans & Billing to upgrade or purchase credits."
+)
+
+
 @pytest.mark.parametrize(
     "reply",
     [
         anthropic_error(429, "rate_limit_error", error_code="enforced_spend_limit_reached"),
         anthropic_error(402, "billing_error", "credit balance too low"),
+        anthropic_error(400, "invalid_request_error", NO_CREDIT),
     ],
 )
 def test_account_that_cannot_pay_stops_the_run(server, call, reply):
-    """A spend limit or billing error is an AccountError (an AuthenticationError): no retry."""
+    """A spend limit, a billing error or the 400 an account out of credit gets is an
+    AccountError (an AuthenticationError): no retry, no futile call per task."""
     server.script(reply)
 
     with pytest.raises(AccountError):

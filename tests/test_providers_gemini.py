@@ -368,13 +368,30 @@ def test_auth_failure_is_not_retried(server, call, reply):
     assert "GEMINI_API_KEY" in str(caught.value) and KEY not in str(caught.value)
 
 
-def test_spending_cap_stops_the_run(server, call):
-    """A 429 about the project's spending cap is an AccountError, not a rate limit."""
-    server.script(
+FREE_TIER_ZERO = (
+    "You exceeded your current quota, please check your plan and billing details.\n* Quota "
+    "exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_"
+    "input_token_count, limit: 0, model: gemini-3.8-flash"
+)
+NO_BILLING = "User location is not supported for the API use without a billing account linked."
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
         gemini_error(
             429, "RESOURCE_EXHAUSTED", "Your project has exceeded its monthly spending cap."
-        )
-    )
+        ),
+        gemini_error(429, "RESOURCE_EXHAUSTED", FREE_TIER_ZERO),
+        gemini_error(400, "FAILED_PRECONDITION", NO_BILLING),
+        gemini_error(402, "PAYMENT_REQUIRED", "payment required"),
+    ],
+    ids=["spending-cap", "quota-limit-0", "billing-precondition", "402"],
+)
+def test_account_that_cannot_pay_stops_the_run(server, call, reply):
+    """A spending cap, a zero quota (no billing for the model), a billing precondition or a
+    402 is an AccountError, sent once: never retried as a rate limit or failed per task."""
+    server.script(reply)
 
     with pytest.raises(AccountError):
         call(request())
@@ -596,3 +613,13 @@ def test_a_flex_request_waits_longer_than_the_standard_timeout(server):
         caught.value.kind,
         caught.value.outcome_unknown,
     ) == (ServiceTier.FLEX, ErrorKind.TRANSIENT, True)
+
+
+def test_an_ordinary_quota_429_is_still_a_rate_limit(server, call):
+    """A per-minute quota with a real limit ("limit: 10") is waited out, not a halt."""
+    text = FREE_TIER_ZERO.replace("limit: 0", "limit: 10")
+    server.script(gemini_error(429, "RESOURCE_EXHAUSTED", text), gemini_reply("ok"))
+
+    completion = call(request())
+
+    assert (completion.text, len(server.requests)) == ("ok", 2)

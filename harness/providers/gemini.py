@@ -58,6 +58,13 @@ _BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid|API key expired", re.I
 # Out of money, not out of rate: waiting will not help. ("...check your plan and billing
 # details" is Google's ordinary per-minute quota text, so "billing" alone is not a sign.)
 _NO_FUNDS = re.compile(r"spending cap|spend(ing)? limit|prepaid (credit|balance)", re.IGNORECASE)
+# A quota of zero is no rate limit: the project may not use the model at all until billing
+# is enabled ("Quota exceeded for metric: ...free_tier_requests, limit: 0, model: ...").
+_NO_QUOTA = re.compile(r"\blimit: ?0\b(?![.\d])")
+# FAILED_PRECONDITION for the account, not the request: "User location is not supported for
+# the API use without a billing account linked", "...free tier is not available in your
+# country. Please enable billing...".
+_NO_BILLING = re.compile(r"billing|location is not supported|not available in your", re.I)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 # Google's latency target for flex is 1-15 minutes (ai.google.dev/gemini-api/docs/optimization):
 # a flex request is given that long before it counts as timed out.
@@ -204,7 +211,7 @@ class GeminiProvider:
         text = f"{status}: {message}".strip(": ")
         if code == 400 and _BAD_KEY.search(str(exc.details)):
             code = 401
-        if code == 429 and _NO_FUNDS.search(message):
+        if _cannot_pay(code, status, message):
             return account_error(NAME, text, code, "Google AI Studio (billing, spending cap)")
         kind = kind_for_status(code)
         if kind is ErrorKind.AUTH:
@@ -217,6 +224,16 @@ class GeminiProvider:
             wait = rpc_retry_delay_s(exc.details) if wait is None else wait
         lost = gateway_lost(exc.code)
         return ProviderError(kind, text, exc.code, wait, provider=NAME, outcome_unknown=lost)
+
+
+def _cannot_pay(code: int, status: str, message: str) -> bool:
+    """The account, not this request, is refused: a 402, a spending cap, a zero quota (no
+    billing for this model), or billing or location preconditions."""
+    if code == 402:
+        return True
+    if code == 429:
+        return bool(_NO_FUNDS.search(message) or _NO_QUOTA.search(message))
+    return code == 400 and status == "FAILED_PRECONDITION" and bool(_NO_BILLING.search(message))
 
 
 def _shed(exc: ProviderError) -> bool:
