@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -57,7 +56,7 @@ class Caller:
         provider_limits: Mapping[str, int] | None = None,
         stop: threading.Event | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
     ) -> None:
         self._stop = stop or threading.Event()
         self._providers = dict(providers)
@@ -65,7 +64,8 @@ class Caller:
         self._budget = budget
         self._log = call_log
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep
+        # A retry's wait (a server may ask for minutes) ends early once the run is stopping.
+        self._sleep = sleep or self._stop.wait
         limits = provider_limits or {}
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
