@@ -25,7 +25,7 @@ from harness.providers.base import (
     Usage,
 )
 from harness.providers.gemini import GeminiProvider
-from tests.conftest import Calls, calls_over
+from tests.conftest import Calls, call_in_thread, calls_over
 
 KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"
 FAST = RetryPolicy(
@@ -595,6 +595,22 @@ def test_flex_reserves_the_standard_worst_case(raw):
 
     assert [worst[0], worst[0], worst_case(standard, price.at(ServiceTier.BATCH), raw)] == worst
     assert worst[2] < worst[0]
+
+
+def test_a_body_dripped_forever_is_cut_at_the_deadline(server):
+    """A 200 whose body arrives a byte at a time and never ends resets every read timeout:
+    the read deadline still ends the try, as an unknown outcome charged its reservation,
+    instead of holding the worker (and its money) all night."""
+    server.script(Reply(chunks=[b" "], chunk_delay_s=0.05, forever=True))
+    adapter = GeminiProvider(KEY, timeout_s=0.5)
+    call = calls_over(adapter, RetryPolicy(max_attempts=1))
+    asked = request()
+
+    caught = call_in_thread(call, asked)
+
+    worst = worst_case(asked, load_prices().get(asked.route.model), adapter)
+    assert (caught.kind, caught.outcome_unknown) == (ErrorKind.TRANSIENT, True)
+    assert (call.budget.spent_run, call.budget.reserved_run) == (worst, 0)
 
 
 def test_a_flex_request_waits_longer_than_the_standard_timeout(server):

@@ -15,6 +15,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from harness.providers._deadline import ReadDeadline
 from harness.providers._errors import (
     account_error,
     auth_error,
@@ -76,10 +77,14 @@ class AnthropicProvider:
         self._key = api_key  # kept only to scrub it from any error text
         self._key_source = key_source
         self._timeout_s = timeout_s
+        self._deadline = ReadDeadline()
         self._client = anthropic.Anthropic(
             api_key=api_key,
             max_retries=0,
             timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+            http_client=anthropic.DefaultHttpxClient(
+                event_hooks={"response": [self._deadline.hook]}
+            ),
         )
 
     @property
@@ -99,7 +104,9 @@ class AnthropicProvider:
         route = request.route
         deadline = started + max(self._timeout_s, route.max_tokens * _SECONDS_PER_OUTPUT_TOKEN)
         try:
-            message = self._stream(message_params(request), deadline)
+            # The deadline is also checked per event, but keep-alive comments are no events.
+            with self._deadline.within(deadline - started):
+                message = self._stream(message_params(request), deadline)
         except anthropic.APIStatusError as exc:
             if is_context_too_long(exc.status_code, _api_message(exc)):
                 return _outcome(

@@ -18,6 +18,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from harness.providers._deadline import ReadDeadline
 from harness.providers._errors import (
     account_error,
     auth_error,
@@ -26,6 +27,7 @@ from harness.providers._errors import (
     is_context_too_long,
     kind_for_status,
     malformed,
+    outcome_unknown,
     read_key,
     redact,
     retry_after_s,
@@ -101,7 +103,10 @@ class GeminiProvider:
         # Requests one call may make (continuation hops): the caller reserves for all of them.
         self.requests_per_call = max_hops
         # HttpOptions.timeout is in MILLISECONDS (and unset means no timeout at all).
-        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)))
+        # The timeout bounds each read; the deadline, reading the whole body after its headers.
+        self._deadline, self._read_s = ReadDeadline(), timeout_s
+        hooks = {"event_hooks": {"response": [self._deadline.hook]}}
+        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)), client_args=hooks)
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
     @property
@@ -185,10 +190,12 @@ class GeminiProvider:
         """One HTTP request. Errors carry `billed`, the usage of the hops before this one."""
         if token is not None:
             config = config.model_copy(update={"continuation_token": token})
+        watch = None
         try:
-            response = self._client.models.generate_content(
-                model=model, contents=contents, config=config
-            )
+            with self._deadline.within(self._body_s(config)) as watch:
+                response = self._client.models.generate_content(
+                    model=model, contents=contents, config=config
+                )
             return read_response(response)
         except genai_errors.APIError as exc:
             message = redact(exc.message or str(exc), self._key)
@@ -200,10 +207,24 @@ class GeminiProvider:
         except ProviderError as exc:
             raise with_billed_usage(exc, billed) from None
         except Exception as exc:  # raw httpx2 errors, JSON errors on a 200, odd bodies
+            if watch is not None and watch.expired:
+                error = outcome_unknown(
+                    ProviderError(
+                        ErrorKind.TRANSIENT, "the answer was not read in time", 200, provider=NAME
+                    )
+                )
+                raise with_billed_usage(error, billed) from exc
             error = transport_error(exc, NAME)
             if error is None and not isinstance(exc, _MALFORMED):
                 raise
             raise with_billed_usage(error or malformed(NAME, describe(exc)), billed) from exc
+
+    def _body_s(self, config: types.GenerateContentConfig) -> float:
+        """How long the whole request may take from the moment it is sent (headers arrive
+        once the reply is generated, the body right after): its own timeout, twice over."""
+        options = config.http_options
+        timeout_ms = options.timeout if options is not None and options.timeout else None
+        return 2 * (timeout_ms / 1000 if timeout_ms else self._read_s)
 
     def classify(self, exc: genai_errors.APIError, message: str, model: str) -> ProviderError:
         """HTTP status and Google's status string → how the retry policy treats it."""
