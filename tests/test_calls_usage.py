@@ -141,6 +141,7 @@ def test_a_failed_try_reporting_negative_billing_is_charged_and_closed() -> None
         ("claude-opus-5", "claude-opus-5"),  # a dearer model swapped in
         ("claude-haiku-4-5", "claude-haiku-4-5"),  # a cheaper one
         ("claude-sonnet-5-5-20260928", MODEL),  # the route's model under its dated id
+        ("models/claude-sonnet-5-5", MODEL),
     ],
 )
 def test_a_reply_is_priced_as_the_model_that_answered(served, priced_as) -> None:
@@ -151,6 +152,18 @@ def test_a_reply_is_priced_as_the_model_that_answered(served, priced_as) -> None
     calls(REQUEST)
 
     assert cost(usage, PRICES.get(priced_as)) == calls.budget.spent_run
+
+
+def test_a_dated_id_is_priced_as_its_most_specific_model() -> None:
+    """`claude-opus-5-5-20260923` answering a `claude-opus-5` route is Opus 5.5, not Opus 5,
+    though its id also starts with `claude-opus-5-`."""
+    usage = Usage(400, 0, 0, 900)
+    route = Route("frontier", "fake", "claude-opus-5", 1000)
+    calls = calls_over(Reports(usage, model="claude-opus-5-5-20260923"), FAST)
+
+    calls(CallRequest(route, REQUEST.prompt, "t1", "fix", 1))
+
+    assert calls.budget.spent_run == cost(usage, PRICES.get("claude-opus-5-5"))
 
 
 def test_a_reply_from_an_unpriced_model_is_charged_the_reservation() -> None:

@@ -43,10 +43,11 @@ class Charge:
 
 
 def served_price(prices: PriceTable, asked: Price, served: str) -> Price | None:
-    """The price of the model that answered: the route's own (also under a dated or
-    versioned id such as `claude-sonnet-5-5-20260928`), another priced model, or None."""
+    """The price of the model that answered, by its id or a dated or versioned one (such as
+    `claude-sonnet-5-5-20260928`), the most specific priced name first (an answer from
+    `claude-opus-5-5-...` to a `claude-opus-5` request is Opus 5.5's); None if unpriced."""
     name = served.removeprefix("models/")
-    if not name or name == asked.model or name.startswith(f"{asked.model}-"):
+    if not name or name == asked.model:
         return asked
     known = [m for m in prices.prices if name == m or name.startswith(f"{m}-")]
     return prices.prices[max(known, key=len)] if known else None
