@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import textwrap
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -162,3 +164,22 @@ def example_nights(tmp_path_factory: pytest.TempPathFactory):
         return done[seed]
 
     return night
+
+
+def call_in_thread(call: Callable[[CallRequest], object], request: CallRequest) -> BaseException:
+    """What `call(request)` raised, run in a thread that must end: a guard against a call
+    that would hang for good (60 s, far past any deadline the tests set), not a timing."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call(request)
+        except BaseException as exc:  # handed to the test to judge
+            raised.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the call hung"
+    assert raised, "the call returned instead of failing"
+    return raised[0]

@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,7 +40,9 @@ Bill = tuple[int, int, int, int]
 class Reply:
     """One scripted answer. `chunks` makes a chunked (streamed) body; `cut` drops the
     connection before the body is complete; `drop` closes it without any answer; `bill` is
-    what the provider charges for the request (None: nothing, as for an error status)."""
+    what the provider charges for the request (None: nothing, as for an error status);
+    `chunk_delay_s` is slept before each chunk (a slow drip); `forever` repeats the last
+    chunk until the client hangs up (a body that never ends)."""
 
     status: int = 200
     body: bytes = b""
@@ -50,6 +53,8 @@ class Reply:
     cut: bool = False
     drop: bool = False
     bill: Bill | None = None
+    chunk_delay_s: float = 0.0
+    forever: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,8 @@ def _handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 return
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            for chunk in reply.chunks:
+            for chunk in _chunks(reply):
+                time.sleep(reply.chunk_delay_s)
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
             if reply.cut:  # no terminating chunk: the client sees an incomplete body
@@ -173,6 +179,14 @@ def _handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"0\r\n\r\n")
 
     return Handler
+
+
+def _chunks(reply: Reply) -> Iterator[bytes]:
+    """The reply's chunks; with `forever`, its last chunk again until the client hangs up."""
+    chunks = reply.chunks or []
+    yield from chunks
+    while reply.forever and chunks:
+        yield chunks[-1]
 
 
 def json_reply(obj: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> Reply:

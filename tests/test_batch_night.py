@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from harness.budget import Budget, BudgetExceeded
+from harness.budget import Budget, BudgetExceeded, estimate_worst_case
 from harness.pricing import cost, load_prices
 from harness.providers import SimBatch, SimBatchScript
 from harness.providers.base import (
@@ -221,3 +221,30 @@ def test_a_recorded_entry_whose_prompt_changed_is_not_used(tmp_path) -> None:
     changed = _night(store, batch, Budget(Decimal(10))).start([_request("a", 11, 100)])
 
     assert (changed, batch.creates) == (set(), 1)
+
+
+class Garbled(Vendor):
+    """A vendor whose replies report negative cache reads (a garbled usage block)."""
+
+    def complete(self, request: CallRequest) -> Completion:
+        self.calls.append(request.task_id)
+        usage = Usage(input_tokens=10, cache_read_tokens=-(10**9), output_tokens=5)
+        return Completion("```python\nx = 1\n```", usage, StopReason.END, MODEL, "sim")
+
+
+def test_a_batch_entry_with_impossible_usage_is_charged_its_reservation(tmp_path) -> None:
+    """A batch result whose usage cannot be true settles at the entry's reservation (the
+    batch-price worst case), not a negative amount that would crash the settle and leave
+    the reservation held."""
+    store = _store(tmp_path)
+    budget = Budget(Decimal(10))
+    request = _request("a", 100, 500)
+    night = _night(store, SimBatch(Garbled(), SimBatchScript(polls_to_end=1)), budget)
+
+    night.start([request])
+    night.poll()
+
+    worst = estimate_worst_case(
+        request.prompt, request.route, PRICES.get(MODEL).at(ServiceTier.BATCH)
+    )
+    assert (worst, 0) == (budget.spent_run, budget.reserved_run)

@@ -9,8 +9,9 @@ import pytest
 from fakeserver import FakeLLMServer, Reply, anthropic_error, anthropic_sse, json_reply
 from structlog.testing import capture_logs
 
-from harness.pricing import Price, cost
+from harness.pricing import Price, cost, load_prices
 from harness.providers import AccountError, MissingKeyError, RetryPolicy
+from harness.providers._tries import worst_case
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.base import (
     AuthenticationError,
@@ -22,7 +23,7 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from tests.conftest import Calls, calls_over
+from tests.conftest import Calls, call_in_thread, calls_over
 
 KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
 FAST = RetryPolicy(
@@ -369,15 +370,23 @@ def test_auth_failure_is_not_retried(server, call, status, error_type):
     assert "ANTHROPIC_API_KEY" in str(caught.value) and KEY not in str(caught.value)
 
 
+NO_CREDIT = (
+    "Your credit balance is too low to access the Anthropic API. "
+    "Please go to Plans & Billing to upgrade or purchase credits."
+)
+
+
 @pytest.mark.parametrize(
     "reply",
     [
         anthropic_error(429, "rate_limit_error", error_code="enforced_spend_limit_reached"),
         anthropic_error(402, "billing_error", "credit balance too low"),
+        anthropic_error(400, "invalid_request_error", NO_CREDIT),
     ],
 )
 def test_account_that_cannot_pay_stops_the_run(server, call, reply):
-    """A spend limit or billing error is an AccountError (an AuthenticationError): no retry."""
+    """A spend limit, a billing error or the 400 an account out of credit gets is an
+    AccountError (an AuthenticationError): no retry, no futile call per task."""
     server.script(reply)
 
     with pytest.raises(AccountError):
@@ -472,6 +481,26 @@ def test_timeout_is_transient(server):
         call(request())
 
     assert (caught.value.kind, len(server.requests)) == (ErrorKind.TRANSIENT, 2)
+
+
+def test_a_stream_of_keep_alives_that_never_ends_is_cut_at_the_deadline(server):
+    """A gateway that keeps the stream open with SSE comments and never sends another event
+    resets every read timeout: the stream deadline still ends the try, as an unknown outcome
+    charged its reservation, instead of holding the worker (and its money) all night."""
+    start = anthropic_sse("x").chunks[0]  # message_start, then only keep-alive comments
+    server.script(Reply(chunks=[start, b": keep-alive\n\n"], content_type="text/event-stream",
+                        chunk_delay_s=0.05, forever=True))  # fmt: skip
+    call = calls_over(AnthropicProvider(KEY, timeout_s=1), RetryPolicy(max_attempts=1))
+
+    asked = request(max_tokens=10)
+
+    caught = call_in_thread(call, asked)
+
+    worst = worst_case(
+        asked, load_prices().get(asked.route.model), AnthropicProvider(KEY, timeout_s=1)
+    )
+    assert (caught.kind, caught.outcome_unknown) == (ErrorKind.TRANSIENT, True)
+    assert (call.budget.spent_run, call.budget.reserved_run) == (worst, 0)
 
 
 def test_connection_refused_is_transient(monkeypatch):

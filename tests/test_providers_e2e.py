@@ -198,6 +198,25 @@ HALTS = {
             429, "rate_limit_error", "limit", error_code="enforced_spend_limit_reached"
         ),
     ),
+    "anthropic-400-no-credit": (
+        "anthropic",
+        anthropic_error(
+            400,
+            "invalid_request_error",
+            "Your credit balance is too low to access the Anthropic API. "
+            "Please go to Plans & Billing to upgrade or purchase credits.",
+        ),
+    ),
+    "gemini-quota-limit-0": (
+        "gemini",
+        gemini_error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "Quota exceeded for metric: generativelanguage.googleapis.com/"
+            "generate_content_free_tier_requests, limit: 0, model: gemini-3.8-flash",
+        ),
+    ),
+    "gemini-402": ("gemini", gemini_error(402, "PAYMENT_REQUIRED", "payment required")),
     "gemini-API_KEY_INVALID": (
         "gemini",
         gemini_error(

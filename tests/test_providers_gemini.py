@@ -25,7 +25,7 @@ from harness.providers.base import (
     Usage,
 )
 from harness.providers.gemini import GeminiProvider
-from tests.conftest import Calls, calls_over
+from tests.conftest import Calls, call_in_thread, calls_over
 
 KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"
 FAST = RetryPolicy(
@@ -368,13 +368,30 @@ def test_auth_failure_is_not_retried(server, call, reply):
     assert "GEMINI_API_KEY" in str(caught.value) and KEY not in str(caught.value)
 
 
-def test_spending_cap_stops_the_run(server, call):
-    """A 429 about the project's spending cap is an AccountError, not a rate limit."""
-    server.script(
+FREE_TIER_ZERO = (
+    "You exceeded your current quota, please check your plan and billing details.\n* Quota "
+    "exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_"
+    "input_token_count, limit: 0, model: gemini-3.8-flash"
+)
+NO_BILLING = "User location is not supported for the API use without a billing account linked."
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
         gemini_error(
             429, "RESOURCE_EXHAUSTED", "Your project has exceeded its monthly spending cap."
-        )
-    )
+        ),
+        gemini_error(429, "RESOURCE_EXHAUSTED", FREE_TIER_ZERO),
+        gemini_error(400, "FAILED_PRECONDITION", NO_BILLING),
+        gemini_error(402, "PAYMENT_REQUIRED", "payment required"),
+    ],
+    ids=["spending-cap", "quota-limit-0", "billing-precondition", "402"],
+)
+def test_account_that_cannot_pay_stops_the_run(server, call, reply):
+    """A spending cap, a zero quota (no billing for the model), a billing precondition or a
+    402 is an AccountError, sent once: never retried as a rate limit or failed per task."""
+    server.script(reply)
 
     with pytest.raises(AccountError):
         call(request())
@@ -580,6 +597,22 @@ def test_flex_reserves_the_standard_worst_case(raw):
     assert worst[2] < worst[0]
 
 
+def test_a_body_dripped_forever_is_cut_at_the_deadline(server):
+    """A 200 whose body arrives a byte at a time and never ends resets every read timeout:
+    the read deadline still ends the try, as an unknown outcome charged its reservation,
+    instead of holding the worker (and its money) all night."""
+    server.script(Reply(chunks=[b" "], chunk_delay_s=0.05, forever=True))
+    adapter = GeminiProvider(KEY, timeout_s=0.5)
+    call = calls_over(adapter, RetryPolicy(max_attempts=1))
+    asked = request()
+
+    caught = call_in_thread(call, asked)
+
+    worst = worst_case(asked, load_prices().get(asked.route.model), adapter)
+    assert (caught.kind, caught.outcome_unknown) == (ErrorKind.TRANSIENT, True)
+    assert (call.budget.spent_run, call.budget.reserved_run) == (worst, 0)
+
+
 def test_a_flex_request_waits_longer_than_the_standard_timeout(server):
     """Flex may queue for minutes: it gets its own, longer timeout; standard keeps its own."""
     slow = gemini_reply("code")
@@ -596,3 +629,13 @@ def test_a_flex_request_waits_longer_than_the_standard_timeout(server):
         caught.value.kind,
         caught.value.outcome_unknown,
     ) == (ServiceTier.FLEX, ErrorKind.TRANSIENT, True)
+
+
+def test_an_ordinary_quota_429_is_still_a_rate_limit(server, call):
+    """A per-minute quota with a real limit ("limit: 10") is waited out, not a halt."""
+    text = FREE_TIER_ZERO.replace("limit: 0", "limit: 10")
+    server.script(gemini_error(429, "RESOURCE_EXHAUSTED", text), gemini_reply("ok"))
+
+    completion = call(request())
+
+    assert (completion.text, len(server.requests)) == ("ok", 2)

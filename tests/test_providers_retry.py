@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
+from decimal import Decimal
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
+from harness.budget import Budget
 from harness.pricing import cost, load_prices
 from harness.providers import AccountError, RetryPolicy
 from harness.providers.base import (
@@ -20,7 +24,8 @@ from harness.providers.base import (
     StopReason,
     Usage,
 )
-from tests.conftest import Calls, calls_over
+from harness.providers.calls import Caller, RunStopped
+from tests.conftest import CallRecords, Calls, calls_over
 
 SECRET_PROMPT = "SECRET PROMPT TEXT"
 MODEL = "claude-sonnet-5-5"  # any priced model: the Caller prices every try
@@ -199,3 +204,35 @@ def test_policy_needs_one_attempt():
     """max_attempts below 1 is refused at construction."""
     with pytest.raises(ValueError, match="max_attempts"):
         RetryPolicy(max_attempts=0)
+
+
+def test_a_retry_wait_ends_as_soon_as_the_run_stops():
+    """A rate limit asking for a long wait is waited out only until the run stops (a signal,
+    a halt): then the call ends at once as stopped, with no further try."""
+    stop, outcome = threading.Event(), []
+    provider = Scripted([rate_limited(retry_after_s=86400), OK])
+    budget = Budget(cap_run=Decimal(10))
+    caller = Caller({"scripted": provider}, load_prices(), budget, CallRecords(),
+                    stop=stop, retry=RetryPolicy(max_wait_s=1000))  # fmt: skip
+
+    def stop_before_the_wait(_logger: object, _name: str, event: dict) -> dict:
+        if event["event"] == "call_retry":  # logged after the stop check, before the wait
+            stop.set()
+        raise structlog.DropEvent
+
+    def call() -> None:
+        try:
+            caller.call(REQUEST)
+        except RunStopped as exc:
+            outcome.append(exc)
+
+    saved = structlog.get_config()
+    structlog.configure(processors=[stop_before_the_wait])
+    try:
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(timeout=60)  # a guard against a day's sleep, not a measurement
+    finally:
+        structlog.configure(**saved)
+
+    assert (worker.is_alive(), len(outcome), provider.calls) == (False, 1, 1)

@@ -46,7 +46,7 @@ def retrying(
     policy: RetryPolicy,
     request: CallRequest,
     *,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], object] = time.sleep,
     stop: Callable[[], bool] = lambda: False,
 ) -> tenacity.Retrying:
     """The tenacity loop for one call under `policy`.

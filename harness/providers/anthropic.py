@@ -8,12 +8,14 @@ the call; the SDK's own accumulator rebuilds the final Message.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import anthropic
 import httpx2
 
+from harness.providers._deadline import ReadDeadline
 from harness.providers._errors import (
     account_error,
     auth_error,
@@ -54,6 +56,9 @@ _STOP = {
 }
 # 429s that waiting will not fix: the account is out of money until someone acts.
 _ACCOUNT_CODES = {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
+# An account out of prepaid credit is refused with a 400 invalid_request_error ("Your credit
+# balance is too low to access the Anthropic API..."): every later call would be too.
+_NO_CREDIT = re.compile(r"credit balance is too low", re.IGNORECASE)
 _RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RuntimeError)
 
@@ -72,10 +77,14 @@ class AnthropicProvider:
         self._key = api_key  # kept only to scrub it from any error text
         self._key_source = key_source
         self._timeout_s = timeout_s
+        self._deadline = ReadDeadline()
         self._client = anthropic.Anthropic(
             api_key=api_key,
             max_retries=0,
             timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+            http_client=anthropic.DefaultHttpxClient(
+                event_hooks={"response": [self._deadline.hook]}
+            ),
         )
 
     @property
@@ -95,7 +104,9 @@ class AnthropicProvider:
         route = request.route
         deadline = started + max(self._timeout_s, route.max_tokens * _SECONDS_PER_OUTPUT_TOKEN)
         try:
-            message = self._stream(message_params(request), deadline)
+            # The deadline is also checked per event, but keep-alive comments are no events.
+            with self._deadline.within(deadline - started):
+                message = self._stream(message_params(request), deadline)
         except anthropic.APIStatusError as exc:
             if is_context_too_long(exc.status_code, _api_message(exc)):
                 return _outcome(
@@ -156,7 +167,7 @@ class AnthropicProvider:
         status = exc.status_code
         error_type = exc.type or ""
         text = redact(f"{error_type}: {_api_message(exc)}".strip(": "), self._key)
-        if status == 402 or error_type == "billing_error" or exc.error_code in _ACCOUNT_CODES:
+        if _cannot_pay(status, error_type, exc.error_code, text):
             return account_error(NAME, text, status, "the Anthropic console (billing, limits)")
         kind = kind_for_status(status) if status != 200 else _kind_for_type(error_type)
         hint = exc.response.headers.get("x-should-retry")
@@ -247,6 +258,13 @@ def _outcome(stop: StopReason, model: str, started: float, detail: str) -> Compl
 
 def _api_message(exc: anthropic.APIStatusError) -> str:
     return exc.api_message or exc.message
+
+
+def _cannot_pay(status: int, error_type: str, code: str | None, text: str) -> bool:
+    """The account, not this request, is refused: billing, a spend limit, no credit left."""
+    if status == 402 or error_type == "billing_error" or code in _ACCOUNT_CODES:
+        return True
+    return status == 400 and bool(_NO_CREDIT.search(text))
 
 
 def _kind_for_type(error_type: str) -> ErrorKind:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -18,6 +17,7 @@ import structlog
 
 from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.pricing import Price, PriceTable, cost
+from harness.providers._charge import Charge, charge, charge_answer, charge_failure
 from harness.providers._gate import CredentialGate
 from harness.providers._retry import RetryPolicy, is_retryable, log_exhausted, retrying
 from harness.providers._tries import (
@@ -35,10 +35,11 @@ from harness.providers.base import (
     Provider,
     ProviderError,
     Route,
+    Usage,
 )
 from harness.results import StopCause
 
-__all__ = ["CallLog", "Caller", "PricedCompletion", "RunStopped"]
+__all__ = ["CallLog", "Caller", "Charge", "PricedCompletion", "RunStopped", "charge"]
 
 log = structlog.get_logger()
 
@@ -55,7 +56,7 @@ class Caller:
         provider_limits: Mapping[str, int] | None = None,
         stop: threading.Event | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
     ) -> None:
         self._stop = stop or threading.Event()
         self._providers = dict(providers)
@@ -63,7 +64,8 @@ class Caller:
         self._budget = budget
         self._log = call_log
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep
+        # A retry's wait (a server may ask for minutes) ends early once the run is stopping.
+        self._sleep = sleep or self._stop.wait
         limits = provider_limits or {}
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
@@ -152,8 +154,7 @@ class Caller:
                 self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
             self._gates[name].prove()
-            amount = self._settle(request, reservation, handle, completion, price)
-            return completion, amount, request.route
+            return self._settle_answered(request, reservation, handle, completion, worst)
 
     def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
         """Reserve the worst case of the request's route, or of the first fallback that fits
@@ -207,6 +208,27 @@ class Caller:
         log_call(request, completion, amount)
         return amount
 
+    def _settle_answered(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        completion: Completion,
+        worst: Decimal,
+    ) -> tuple[Completion, Decimal, Route]:
+        """Settle an answer at its usage on the model that answered; a usage report that
+        cannot be true is charged the whole reservation (see `_charge`) and dropped."""
+        price = self._prices.get(request.route.model)
+        provider = self._providers[request.route.provider]
+        amount = None  # a replay (not billed): its zero usage is the truth
+        if getattr(provider, "billed", True):
+            billed = charge_answer(completion, request, self._prices, worst, provider)
+            amount = billed.amount
+            if billed.problem:  # the report is not a bill: keep it out of records and sums
+                completion = dataclasses.replace(completion, usage=Usage())
+        amount = self._settle(request, reservation, handle, completion, price, amount)
+        return completion, amount, request.route
+
     def _settle_failed(
         self,
         request: CallRequest,
@@ -216,26 +238,11 @@ class Caller:
         price: Price,
         worst: Decimal,
     ) -> Decimal:
-        """Charge a failed try what the vendor may have billed for it, never less.
-
-        A try whose outcome is unknown (it may have reached the vendor: a timeout, a dropped
-        connection, a cut stream) is charged its whole reservation, the most the vendor can
-        bill for it, so the cap bounds the vendor's bill; any other failure is charged the
-        usage the vendor reported before it failed (usually nothing).
-        """
+        """Charge a failed try what the vendor may have billed for it, never less (see
+        `charge_failure`: an unknown outcome costs the whole reservation)."""
+        provider = self._providers[request.route.provider]
+        amount = charge_failure(exc, request, price, worst, provider)
         record = failed_try(request, exc)
-        if not exc.outcome_unknown:
-            return self._settle(request, reservation, handle, record, price)
-        amount = max(worst, cost(exc.billed, price))
-        log.warning(
-            "call_outcome_unknown",
-            step=request.step,
-            attempt=request.attempt,
-            provider=request.route.provider,
-            error=exc.message[:200],
-            reported_usd=str(cost(exc.billed, price)),
-            charged_usd=str(amount),
-        )
         return self._settle(request, reservation, handle, record, price, amount)
 
     def _halt_run(self, exc: AuthenticationError) -> None:

@@ -18,6 +18,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
+from harness.providers._deadline import ReadDeadline
 from harness.providers._errors import (
     account_error,
     auth_error,
@@ -26,6 +27,7 @@ from harness.providers._errors import (
     is_context_too_long,
     kind_for_status,
     malformed,
+    outcome_unknown,
     read_key,
     redact,
     retry_after_s,
@@ -58,6 +60,13 @@ _BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid|API key expired", re.I
 # Out of money, not out of rate: waiting will not help. ("...check your plan and billing
 # details" is Google's ordinary per-minute quota text, so "billing" alone is not a sign.)
 _NO_FUNDS = re.compile(r"spending cap|spend(ing)? limit|prepaid (credit|balance)", re.IGNORECASE)
+# A quota of zero is no rate limit: the project may not use the model at all until billing
+# is enabled ("Quota exceeded for metric: ...free_tier_requests, limit: 0, model: ...").
+_NO_QUOTA = re.compile(r"\blimit: ?0\b(?![.\d])")
+# FAILED_PRECONDITION for the account, not the request: "User location is not supported for
+# the API use without a billing account linked", "...free tier is not available in your
+# country. Please enable billing...".
+_NO_BILLING = re.compile(r"billing|location is not supported|not available in your", re.I)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 # Google's latency target for flex is 1-15 minutes (ai.google.dev/gemini-api/docs/optimization):
 # a flex request is given that long before it counts as timed out.
@@ -94,7 +103,10 @@ class GeminiProvider:
         # Requests one call may make (continuation hops): the caller reserves for all of them.
         self.requests_per_call = max_hops
         # HttpOptions.timeout is in MILLISECONDS (and unset means no timeout at all).
-        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)))
+        # The timeout bounds each read; the deadline, reading the whole body after its headers.
+        self._deadline, self._read_s = ReadDeadline(), timeout_s
+        hooks = {"event_hooks": {"response": [self._deadline.hook]}}
+        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)), client_args=hooks)
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
     @property
@@ -178,10 +190,12 @@ class GeminiProvider:
         """One HTTP request. Errors carry `billed`, the usage of the hops before this one."""
         if token is not None:
             config = config.model_copy(update={"continuation_token": token})
+        watch = None
         try:
-            response = self._client.models.generate_content(
-                model=model, contents=contents, config=config
-            )
+            with self._deadline.within(self._body_s(config)) as watch:
+                response = self._client.models.generate_content(
+                    model=model, contents=contents, config=config
+                )
             return read_response(response)
         except genai_errors.APIError as exc:
             message = redact(exc.message or str(exc), self._key)
@@ -193,10 +207,24 @@ class GeminiProvider:
         except ProviderError as exc:
             raise with_billed_usage(exc, billed) from None
         except Exception as exc:  # raw httpx2 errors, JSON errors on a 200, odd bodies
+            if watch is not None and watch.expired:
+                error = outcome_unknown(
+                    ProviderError(
+                        ErrorKind.TRANSIENT, "the answer was not read in time", 200, provider=NAME
+                    )
+                )
+                raise with_billed_usage(error, billed) from exc
             error = transport_error(exc, NAME)
             if error is None and not isinstance(exc, _MALFORMED):
                 raise
             raise with_billed_usage(error or malformed(NAME, describe(exc)), billed) from exc
+
+    def _body_s(self, config: types.GenerateContentConfig) -> float:
+        """How long the whole request may take from the moment it is sent (headers arrive
+        once the reply is generated, the body right after): its own timeout, twice over."""
+        options = config.http_options
+        timeout_ms = options.timeout if options is not None and options.timeout else None
+        return 2 * (timeout_ms / 1000 if timeout_ms else self._read_s)
 
     def classify(self, exc: genai_errors.APIError, message: str, model: str) -> ProviderError:
         """HTTP status and Google's status string → how the retry policy treats it."""
@@ -204,7 +232,7 @@ class GeminiProvider:
         text = f"{status}: {message}".strip(": ")
         if code == 400 and _BAD_KEY.search(str(exc.details)):
             code = 401
-        if code == 429 and _NO_FUNDS.search(message):
+        if _cannot_pay(code, status, message):
             return account_error(NAME, text, code, "Google AI Studio (billing, spending cap)")
         kind = kind_for_status(code)
         if kind is ErrorKind.AUTH:
@@ -217,6 +245,16 @@ class GeminiProvider:
             wait = rpc_retry_delay_s(exc.details) if wait is None else wait
         lost = gateway_lost(exc.code)
         return ProviderError(kind, text, exc.code, wait, provider=NAME, outcome_unknown=lost)
+
+
+def _cannot_pay(code: int, status: str, message: str) -> bool:
+    """The account, not this request, is refused: a 402, a spending cap, a zero quota (no
+    billing for this model), or billing or location preconditions."""
+    if code == 402:
+        return True
+    if code == 429:
+        return bool(_NO_FUNDS.search(message) or _NO_QUOTA.search(message))
+    return code == 400 and status == "FAILED_PRECONDITION" and bool(_NO_BILLING.search(message))
 
 
 def _shed(exc: ProviderError) -> bool:

@@ -64,6 +64,7 @@ class ReplayProvider:
     """A Provider answering from recorded calls: zero usage (so $0), zero latency."""
 
     name = "replay"
+    billed = False  # no vendor is asked: its zero usage is the truth, not a missing report
 
     def __init__(self, calls: Iterable[RecordedCall], source: str, *, loose: bool = False) -> None:
         self._calls = {call.key: call for call in calls}

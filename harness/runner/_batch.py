@@ -10,6 +10,7 @@ task is handed to the pool (`arrivals`) once its entry is settled, never before.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -21,9 +22,9 @@ import structlog
 
 from harness.budget import Budget
 from harness.pricing import PriceTable, cost
-from harness.providers.base import CallRequest, ServiceTier
+from harness.providers.base import CallRequest, Completion, Usage
 from harness.providers.batch import BatchEntry, BatchHandle, BatchProvider, BatchState, EntryOutcome
-from harness.providers.calls import CallLog
+from harness.providers.calls import CallLog, charge
 from harness.runner._batchplan import Pending, custom_id, mark_settled, reserve, submit_groups
 from harness.store import BatchEntryRow, BatchLog, RecordedBatch
 
@@ -208,14 +209,12 @@ class BatchNight:
         latency = max(0.0, self._clock() - handle.created_at)
         row = BatchEntryRow(pending.custom_id, pending.request.task_id, "", entry.outcome)
         if entry.outcome is EntryOutcome.SUCCEEDED and entry.completion is not None:
-            usage = entry.completion.usage
-            amount = cost(usage, pending.price.at(ServiceTier.BATCH))
-            listed = cost(usage, pending.price)
+            completion, amount, listed = self._charged(pending, entry.completion)
             held = pending.reservation or self._budget.try_reserve(row.task_id, Decimal(0))
             if held is not None:
                 self._budget.settle(held, amount)
             call = self._calls.open_call(pending.request, pending.reserved)
-            self._calls.close_call(call, entry.completion, amount)
+            self._calls.close_call(call, completion, amount)
             row = BatchEntryRow(
                 row.custom_id, row.task_id, "", entry.outcome, latency, listed, amount
             )
@@ -229,6 +228,23 @@ class BatchNight:
                 error=entry.error[:200],
             )
         self._batch_log.entry_done(handle.id, row)
+
+    def _charged(
+        self, pending: Pending, completion: Completion
+    ) -> tuple[Completion, Decimal, Decimal]:
+        """An entry's (completion to record, cost at the batch price, cost at list price).
+        A usage report that cannot be true costs the reservation and is not recorded."""
+        billed = charge(completion, pending.request.route, self._prices, pending.reserved)
+        if not billed.problem:
+            return completion, billed.amount, cost(completion.usage, pending.price)
+        log.warning(
+            "call_usage_implausible",
+            task_id=pending.request.task_id,
+            model=completion.model,
+            problem=billed.problem,
+            charged_usd=str(billed.amount),
+        )
+        return dataclasses.replace(completion, usage=Usage()), billed.amount, billed.amount
 
     def _fell_back(self, pending: Pending) -> None:
         """An entry no batch took (the submit failed): its task runs interactively now."""
