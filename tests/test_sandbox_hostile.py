@@ -41,6 +41,7 @@ TAMPERING = {
     "h_always_equal_nested",
     "h_answer_key",
     "h_answer_key_code",
+    "h_borrow_tracer",
     "h_ctypes_memory",
     "h_frame_by_formatter",
     "h_patch_library",
@@ -364,6 +365,44 @@ def test_library_classes_the_tests_use_cannot_be_rewired(kind: str, tmp_path: Pa
 
     assert (result.passed, result.total, result.tampered) == (0, 3, True)
     assert "is the candidate's" in result.error
+
+
+GENERATED_STYLE_TESTS = {
+    "test_profile.py": "import pstats\n\nimport calc\n\n\ndef profile(n):\n"
+    "    return pstats.FunctionProfile(n, 0.0, 0.0, 0.0, 0.0, 'calc.py', 1)\n\n\n"
+    "def test_add():\n    assert profile(calc.add(2, 2)) == profile(4)\n\n\n"
+    "def test_mul():\n    assert profile(calc.mul(3, 4)) == profile(12)\n",
+}
+
+
+def _generated_style_task(tmp_path: Path) -> TaskSpec:
+    (tmp_path / "acceptance").mkdir()
+    for name, text in GENERATED_STYLE_TESTS.items():
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in GENERATED_STYLE_TESTS)
+    return TaskSpec("generated-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_library_code_compiled_from_strings_counts_as_the_librarys(
+    kind: str, tmp_path: Path
+) -> None:
+    """A library dataclass the tests compare with (its __eq__ compiled from a string when
+    pstats was imported) is not mistaken for the candidate's: honest code passes."""
+    task = _generated_style_task(tmp_path)
+    result = _execute(task, (HERE / "good_calc.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (2, 2, False), result.error
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_path: Path) -> None:
+    """That generated library code is protected as library code: giving it the candidate's
+    body, or building a function from it, is tampering, never a pass."""
+    task = _generated_style_task(tmp_path)
+    result = _execute(task, (HERE / "h_rewire_generated_code.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 2, True)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 
 from harness.tasks.spec import TaskSpec
 from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
+from harness.testrun._imports import imported_modules
 from harness.testrun.result import Outcome
 
 FAST = TestLimits(timeout_s=30, per_test_timeout_s=5, collect_timeout_s=15)
@@ -256,6 +257,38 @@ def test_class_unittest_and_fixture_tests_are_not_mistaken_for_tampering(tmp_pat
     assert (result.passed, result.total, result.tampered) == (6, 6, False)
 
 
+HYPOTHESIS_TESTS = """
+    from hypothesis import given, strategies as st
+    from calc import add, mul
+
+    @st.composite
+    def pairs(draw):
+        return draw(st.integers(-9, 9)), draw(st.integers(-9, 9))
+
+    @given(pairs())
+    def test_add(pair):
+        assert add(*pair) == pair[0] + pair[1]
+
+    @given(st.integers(0, 9), st.slices(4))
+    def test_mul(n, cut):
+        assert mul(n, 1) == n and cut.step != 0
+    """
+
+
+@pytest.mark.parametrize("code", [GOOD, GOOD.replace("a * b", "a - b")], ids=["good", "bad"])
+def test_property_based_tests_are_judged_not_mistaken_for_tampering(
+    tmp_path: Path, code: str
+) -> None:
+    """Hypothesis builds its strategies from strings as it loads; a property test still passes
+    or fails on the candidate's merits."""
+    result = run_tests(make_task(tmp_path, HYPOTHESIS_TESTS), code, limits=FAST)
+
+    expected = {"test_add": Outcome.PASSED, "test_mul": Outcome.PASSED}
+    if code != GOOD:
+        expected["test_mul"] = Outcome.FAILED
+    assert (outcomes(result), result.tampered) == (expected, False), result.error
+
+
 def test_hanging_test_times_out_alone(task: TaskSpec) -> None:
     """A test that hangs fails with a timeout; the other tests are still judged."""
     code = GOOD.replace("return a + b", "while a < 0:\n        pass\n    return a + b")
@@ -449,3 +482,24 @@ def test_an_infinite_timeout_in_the_config_exits_2(tmp_path: Path) -> None:
 
     assert main([*argv, "--config", str(config)]) == 2
     assert not (runs / "latest").exists()
+
+
+def test_the_modules_a_suite_imports_by_absolute_name_are_listed_once() -> None:
+    """Absolute imports of the .py files, in order and once each; relative imports, other
+    files and a file that does not parse name none."""
+    files = [
+        ("acceptance/test_a.py", b"import os.path, json\nfrom hypothesis import given, st\n"),
+        ("acceptance/test_b.py", b"from . import helpers\nfrom __future__ import annotations\n"),
+        ("acceptance/test_c.py", b"import json\nfrom pstats import *\n"),
+        ("acceptance/broken.py", b"import decimal\ndef (:\n"),
+        ("data/cases.json", b'{"import": "csv"}'),
+    ]
+
+    assert imported_modules(files) == [
+        "os.path",
+        "json",
+        "hypothesis",
+        "hypothesis.given",
+        "hypothesis.st",
+        "pstats",
+    ]

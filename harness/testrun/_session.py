@@ -16,6 +16,7 @@ from harness.testrun import _litter as litter
 from harness.testrun import _privilege as privilege
 from harness.testrun import _texts as texts
 from harness.testrun._channel import Watch, watch
+from harness.testrun._imports import imported_modules
 from harness.testrun._limits import TestLimits
 from harness.testrun._score import Settlement, Verdict, judge
 from harness.testrun._scratch import (
@@ -114,6 +115,7 @@ def _config(
         "paths": list(dict.fromkeys([cand_dir, str(root)])),
         "library": launch.library_dirs(),
         "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
+        "preload": imported_modules(run.pristine.files),
         "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
         "rlimits": {

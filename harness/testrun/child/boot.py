@@ -99,15 +99,30 @@ def _load_sibling(name: str) -> ModuleType:
     return module
 
 
+def _preload(names: list[str], paths: list[str]) -> None:
+    """Import the library modules the tests name (see classify.adopt). A name the scratch tree
+    provides (the candidate, a support module) is left to the tests, as is a failing import:
+    collection will fail on it the same way and say why."""
+    from importlib.machinery import PathFinder
+
+    for name in names:
+        if PathFinder.find_spec(name.partition(".")[0], paths) is None:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+
 def _arm(config: dict) -> SimpleNamespace:
     """Install the audit hook, import pytest under it, and build what the vault checks with."""
     boot_dir = os.path.dirname(os.path.abspath(__file__))
-    classify = _load_sibling("classify").build(config["library"], boot_dir, config["test_code"])
-    stack = _load_sibling("stack").build(classify, boot_dir)
+    code = _load_sibling("classify").build(config["library"], boot_dir, config["test_code"])
+    stack = _load_sibling("stack").build(code.classify, boot_dir)
     files = _load_sibling("files").build(config["protected"], stack, boot_dir)
     notify: list = []
     _load_sibling("shield").install(stack, files, notify)
     import pytest  # noqa: F401  (under the hook, before any candidate-controlled path)
+
+    _preload(config["preload"], config["paths"])
+    code.adopt(list(sys.modules.values()))
 
     recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
     guard = _load_sibling("guard").build(stack)

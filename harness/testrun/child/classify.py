@@ -2,6 +2,12 @@
 site-packages, the sandbox's own files), a test or support file, or candidate code (anything
 else: the candidate's module, code it compiled, files it wrote).
 
+One exception, by identity: code that library modules compiled from a string while they were
+imported before any candidate or test code existed (dataclasses' generated methods, namedtuple,
+hypothesis strategies) is library code; `adopt` records it, and `classify(code)` knows it.
+Everything else asks by filename: `classify(code)` for a code object, `classify(name)` for a
+filename.
+
 A file is library code by the sys.path entry it was imported through; "../" never counts, and
 an entry reached through /proc/self/fd (the fallback's privilege drop) counts only while that
 descriptor still names the same folder. Code cannot claim a library or test filename it does
@@ -12,14 +18,53 @@ from __future__ import annotations
 
 import os
 import sys
+from types import CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import Any
 
 LIBRARY, TEST, CANDIDATE = 0, 1, 2
 
 
 def build(library: list[str], boot_dir: str, test_files: list[str]):
-    """classify(filename) -> LIBRARY | TEST | CANDIDATE, as a closure (see the docstring)."""
-    return _classifier(library, boot_dir, test_files)
+    """classify(code or filename) -> LIBRARY | TEST | CANDIDATE, as a closure, and
+    adopt(modules), which makes the string-compiled code they hold now library code (see the
+    docstring); call adopt before any candidate or test code is imported."""
+    by_name = _classifier(library, boot_dir, test_files)
+    adopted: dict[int, Any] = {}
+    code_type, type_, id_, lib = CodeType, type, id, LIBRARY
+
+    def classify(what: Any) -> int:
+        if type_(what) is code_type:
+            return lib if adopted.get(id_(what)) is what else by_name(what.co_filename)
+        return by_name(what)
+
+    def adopt(modules: list[Any]) -> None:
+        for code in _string_code(modules, by_name):
+            adopted[id(code)] = code  # kept alive here, so its id is never another's
+
+    return SimpleNamespace(classify=classify, adopt=adopt)
+
+
+def _string_code(modules: list[Any], by_name: Any) -> list[Any]:
+    """The code, nested code included, of the functions the modules and their classes hold
+    whose filename is no library file's: what they compiled from strings."""
+    found, todo = [], []
+    for module in modules:
+        if type(module) is not ModuleType:
+            continue
+        for value in list(vars(module).values()):
+            todo.append(value)
+            if isinstance(value, type) and vars(value).get("__module__") == module.__name__:
+                todo += list(vars(value).values())
+    for value in todo:
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        code = value.__code__ if type(value) is FunctionType else None
+        stack = [code] if code is not None and by_name(code.co_filename) == CANDIDATE else []
+        while stack:
+            code = stack.pop()
+            found.append(code)
+            stack += [c for c in code.co_consts if type(c) is CodeType]
+    return found
 
 
 def _library_prefixes(library: list[str], boot_dir: str) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import os
 import pathlib
 import stat
 import sys
-from types import SimpleNamespace
+from types import CodeType, SimpleNamespace
 from typing import Any
 
 _LIBRARY, _CANDIDATE = 0, 2
@@ -106,10 +106,11 @@ def _code_checker(classify: Any, asks: Any, loaded: set[str]):
     `loaded`: files whose code already ran (a second run would be a copy, not an import)."""
     lib, cand, open_code, compile_ = _LIBRARY, _CANDIDATE, io.open_code, compile
     frozen, type_, str_, bytes_, oserror = _imp.get_frozen_object, type, str, bytes, OSError
+    code_type = CodeType
     executed = set(loaded)
 
     def immediate(frame: Any) -> bool:
-        return classify(frame.f_code.co_filename) == cand
+        return classify(frame.f_code) == cand
 
     def read(filename: str) -> bytes | None:
         try:
@@ -131,12 +132,12 @@ def _code_checker(classify: Any, asks: Any, loaded: set[str]):
             name = args[0].co_filename
             again = name in executed
             executed.add(name)
-            kind = classify(name)
+            kind = classify(args[0])
             if kind == cand or not asks(caller):
                 return None
             return None if kind == lib and not again and genuine(args[0]) else "run that code"
-        name = args[0].co_filename if event == "function.__new__" else args[1]
-        if type_(name) is not str_ or classify(name) == cand:
+        name = args[0] if event == "function.__new__" else args[1]  # a code object or a name
+        if type_(name) not in (str_, code_type) or classify(name) == cand:
             return None
         # Building code is refused only from the candidate's own frame (library code builds
         # code while the candidate imports); running it, whenever the candidate asks.
@@ -146,6 +147,7 @@ def _code_checker(classify: Any, asks: Any, loaded: set[str]):
             source = read(name)
             text = args[0] if type_(args[0]) is bytes_ else args[0].encode()
             return None if source == text else "compile code under a library file's name"
-        return f"{event.split('.')[0]} code under a library or test file's name"
+        verb = {"function.__new__": "build a function from", "code.__new__": "build"}
+        return f"{verb.get(event, event)} code under a library or test file's name"
 
     return spoofed

@@ -26,6 +26,13 @@ _ALWAYS = {
     "sys.setprofile": "trace code",
     "sys.addaudithook": "add audit hooks",
 }
+# Library code that may trace: hypothesis's explain phase records which lines a failing
+# example ran (file and line only; its trace function keeps the frames it is shown). Only when
+# the candidate does not ask, and files.py keeps other code from posing as these.
+_TRACER_FILE, _TRACERS = (
+    "/hypothesis/internal/scrutineer.py",
+    ("Tracer.__enter__", "Tracer.__exit__"),
+)
 _CANDIDATE = {
     event: why
     for why, events in {
@@ -69,10 +76,11 @@ def _decider(stack: Any, files: Any):
     asks, asks_frames = stack.candidate_asks, stack.candidate_asks_for_frames
     is_test, refused_change = stack.is_test_object, stack.refused_change
     spoofed, opened = files.spoofed_code, files.refused_open
+    may_trace = _tracer_test(stack)
 
     def decide(event: str, args: tuple, caller: Any) -> str | None:
         if event in always:
-            return always[event]
+            return None if event == "sys.settrace" and may_trace(caller) else always[event]
         if event in by_candidate:
             return by_candidate[event] if asks(caller) else None
         if event == "sys._getframe":
@@ -95,6 +103,23 @@ def _decider(stack: Any, files: Any):
         return opened(args, caller) if event == "open" else None
 
     return decide
+
+
+def _tracer_test(stack: Any):
+    """Whether the frame calling sys.settrace is one of _TRACERS, on the library's behalf."""
+    tail, names, classify, asks = (
+        _TRACER_FILE,
+        frozenset(_TRACERS),
+        stack.classify,
+        stack.candidate_asks,
+    )
+
+    def may_trace(caller: Any) -> bool:
+        code = caller.f_code
+        mine = code.co_filename.endswith(tail) and code.co_qualname in names
+        return mine and classify(code) == 0 and not asks(caller)
+
+    return may_trace
 
 
 def _hook(decide: Any, notify: list):
@@ -190,7 +215,7 @@ def _refusal(stack: Any):
             return "call the vault"
         if name == "signal":
             handler = args[1] if len_(args) > 1 else None
-            mine = origin(handler) == cand or classify(caller.f_code.co_filename) == cand
+            mine = origin(handler) == cand or classify(caller.f_code) == cand
             return "install its own signal handlers" if mine and asks(caller) else None
         if not asks(caller):
             return None

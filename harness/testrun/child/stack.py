@@ -48,8 +48,8 @@ _RETURNERS = frozenset(
 
 
 def build(classify: Any, boot_dir: str) -> SimpleNamespace:
-    """The stack walkers, as closures (see the module docstring); `classify` is what
-    classify.build returns."""
+    """The stack walkers, as closures (see the module docstring); `classify` is the
+    classify of what classify.build returns (it takes a code object or a filename)."""
     returner, origin = _returner_test(), _origin(classify, boot_dir + "/")
     lib, test, cand, own = LIBRARY, TEST, CANDIDATE, boot_dir + "/"
     ident, main = _thread.get_ident, _thread.get_ident()  # built on pytest's thread
@@ -59,7 +59,7 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
         library frames alone (a worker running a library function it was handed) is the
         candidate's: only pytest's own thread is library code from top to bottom."""
         while frame is not None:
-            kind = classify(frame.f_code.co_filename)
+            kind = classify(frame.f_code)
             if kind != lib:
                 return kind
             frame = frame.f_back
@@ -89,7 +89,7 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
         generic = attr is not None and attr not in code.co_names and attr not in code.co_consts
         while frame is not None:
             name = frame.f_code.co_filename
-            kind = classify(name)
+            kind = classify(frame.f_code)
             if kind != lib:
                 return kind == cand
             if name.startswith(own) or (not generic and keeps(frame)):
@@ -101,7 +101,7 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
         """No frame on the stack but library code, on pytest's own thread: what the
         recorder's hooks expect (a worker of library frames alone is the candidate's)."""
         while frame is not None:
-            if classify(frame.f_code.co_filename) != lib:
+            if classify(frame.f_code) != lib:
                 return False
             frame = frame.f_back
         return bottom() == lib
@@ -113,7 +113,7 @@ def build(classify: Any, boot_dir: str) -> SimpleNamespace:
         candidate does it itself (library code may, importing: types.coroutine does). Giving
         the candidate's own function library code: refused whenever the candidate asks."""
         if origin(obj) != cand:
-            return classify(caller.f_code.co_filename) == cand
+            return classify(caller.f_code) == cand
         return spoofs(classify, rest) and first_outside(caller) == cand
 
     return SimpleNamespace(
@@ -153,9 +153,9 @@ def _origin(classify: Any, own: str):
         name = func.__code__.co_filename
         for cell in func.__closure__ or () if name.startswith(own) else ():
             inner = cell.cell_contents if cell_filled(cell) else None
-            if type_(inner) is function_type and classify(inner.__code__.co_filename) == cand:
+            if type_(inner) is function_type and classify(inner.__code__) == cand:
                 return cand
-        return classify(name)
+        return classify(func.__code__)
 
     def defined(namespace: Any, name: Any) -> int | None:
         for value in namespace.values():
@@ -209,7 +209,7 @@ def _spoofs(
 ) -> bool:
     """A __code__ assignment whose new code claims to be library or test code."""
     new = rest[0] if rest else None
-    return type_(new) is code_type and classify(new.co_filename) != cand
+    return type_(new) is code_type and classify(new) != cand
 
 
 def _returner_test():
