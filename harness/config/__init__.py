@@ -1,0 +1,32 @@
+"""Operator configuration: shipped defaults, merged with the operator's harness.yaml."""
+
+from __future__ import annotations
+
+from harness.config._load import check_prices, load_config
+from harness.config._models import (
+    MAX_USD,
+    STEPS,
+    BatchConfig,
+    ConfigError,
+    DeliverConfig,
+    FixFailures,
+    GitDeliverConfig,
+    HarnessConfig,
+    LoopConfig,
+    RouteConfig,
+)
+
+__all__ = [
+    "MAX_USD",
+    "STEPS",
+    "BatchConfig",
+    "ConfigError",
+    "DeliverConfig",
+    "FixFailures",
+    "GitDeliverConfig",
+    "HarnessConfig",
+    "LoopConfig",
+    "RouteConfig",
+    "check_prices",
+    "load_config",
+]
