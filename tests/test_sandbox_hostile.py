@@ -85,6 +85,7 @@ RUNTIME_ONLY = {
     "h_loop_in_test",
     "h_memory_hog",
     "h_network",
+    "h_preloaded_namesake",
     "h_pytest_shadow",
     "h_thread_open",
     "h_thread_spawn",
@@ -403,6 +404,30 @@ def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_pat
     result = _execute(task, (HERE / "h_rewire_generated_code.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 2, True)
+
+
+NAMESAKE_TESTS = {
+    "test_sorted.py": "import hypothesis  # noqa: F401\nfrom sortedcontainers import SortedList"
+    "\n\n\ndef test_sorted():\n    assert list(SortedList([3, 1, 2])) == [1, 2, 3]\n",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_candidate_named_like_a_library_the_tests_libraries_import_is_the_one_tested(
+    kind: str, tmp_path: Path
+) -> None:
+    """The libraries the tests use are imported before the candidate; one of them importing a
+    library of the candidate's name (hypothesis: sortedcontainers) does not put that library
+    in the candidate's place: the tests run the candidate's module, and it fails."""
+    (tmp_path / "acceptance").mkdir()
+    for name, text in NAMESAKE_TESTS.items():
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in NAMESAKE_TESTS)
+    task = TaskSpec("namesake", tmp_path, (), files, tmp_path / "out" / "sortedcontainers.py")
+    result = _execute(task, (HERE / "h_preloaded_namesake.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 1, False), result.error
+    assert "assert [3, 1, 2] == [1, 2, 3]" in all_text(result)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -102,13 +102,25 @@ def _load_sibling(name: str) -> ModuleType:
 def _preload(names: list[str], paths: list[str]) -> None:
     """Import the library modules the tests name (see classify.adopt). A name the scratch tree
     provides (the candidate, a support module) is left to the tests, as is a failing import:
-    collection will fail on it the same way and say why."""
+    collection will fail on it the same way and say why. A library one of them imports under
+    such a name (hypothesis imports sortedcontainers) stays theirs: the tests import the
+    scratch tree's."""
     from importlib.machinery import PathFinder
 
+    before, found = set(sys.modules), {}
+
+    def scratch_has(name: str) -> bool:
+        top = name.partition(".")[0]
+        if top not in found:
+            found[top] = PathFinder.find_spec(top, paths) is not None
+        return found[top]
+
     for name in names:
-        if PathFinder.find_spec(name.partition(".")[0], paths) is None:
+        if not scratch_has(name):
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
+    for name in [n for n in list(sys.modules) if n not in before and scratch_has(n)]:
+        del sys.modules[name]
 
 
 def _arm(config: dict) -> SimpleNamespace:
