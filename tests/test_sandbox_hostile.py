@@ -406,6 +406,31 @@ def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_pat
     assert (result.passed, result.total, result.tampered) == (0, 2, True)
 
 
+PROPERTY_TESTS = {
+    "test_props.py": "from hypothesis import given, strategies as st\n\nfrom calc import add, mul"
+    "\n\n\n@given(st.tuples(st.integers(-9, 9), st.integers(-9, 9)))\ndef test_add(pair):\n"
+    "    assert add(*pair) == pair[0] + pair[1]\n\n\n@given(st.integers(1, 9))\n"
+    "def test_mul(n):\n    assert mul(n, 1) == n\n",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hypothesis_tracer_with_a_candidates_trace_method_may_not_trace(
+    kind: str, tmp_path: Path
+) -> None:
+    """Hypothesis's tracer may trace a failing example; with its trace method replaced by the
+    candidate's (which would rewrite each test's arguments), tracing is tampering, no pass."""
+    (tmp_path / "acceptance").mkdir()
+    for name, text in PROPERTY_TESTS.items():
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in PROPERTY_TESTS)
+    task = TaskSpec("property", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    result = _execute(task, (HERE / "h_replace_tracer_method.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 2, True), result.error
+    assert "tried to trace code" in result.error
+
+
 NAMESAKE_TESTS = {
     "test_sorted.py": "import hypothesis  # noqa: F401\nfrom sortedcontainers import SortedList"
     "\n\n\ndef test_sorted():\n    assert list(SortedList([3, 1, 2])) == [1, 2, 3]\n",
