@@ -289,6 +289,29 @@ def test_property_based_tests_are_judged_not_mistaken_for_tampering(
     assert (outcomes(result), result.tampered) == (expected, False), result.error
 
 
+SUPPORT_NAMESAKE_TESTS = """
+    import hypothesis  # noqa: F401
+    from sortedcontainers import SortedList
+
+    from calc import add
+
+    def test_add():
+        assert list(SortedList([add(1, 2), 1, 2])) == [3, 1, 2]
+    """
+
+
+def test_a_support_module_beside_the_tests_named_like_a_library_is_what_they_import(
+    tmp_path: Path,
+) -> None:
+    """A support module beside the tests, named like a library the tests' libraries import
+    (hypothesis imports sortedcontainers), is what the tests import, not that library."""
+    unsorted = write(tmp_path / "acceptance" / "sortedcontainers.py", "class SortedList(list): ...")
+    task = make_task(tmp_path, SUPPORT_NAMESAKE_TESTS, support=(unsorted,))
+    result = run_tests(task, GOOD, limits=FAST)
+
+    assert (result.passed, result.total, result.tampered) == (1, 1, False), result.error
+
+
 def test_hanging_test_times_out_alone(task: TaskSpec) -> None:
     """A test that hangs fails with a timeout; the other tests are still judged."""
     code = GOOD.replace("return a + b", "while a < 0:\n        pass\n    return a + b")

@@ -101,10 +101,10 @@ def _load_sibling(name: str) -> ModuleType:
 
 def _preload(names: list[str], paths: list[str]) -> None:
     """Import the library modules the tests name (see classify.adopt). A name the scratch tree
-    provides (the candidate, a support module) is left to the tests, as is a failing import:
-    collection will fail on it the same way and say why. A library one of them imports under
-    such a name (hypothesis imports sortedcontainers) stays theirs: the tests import the
-    scratch tree's."""
+    provides (the candidate, a support module, beside the tests or not) is left to the tests,
+    as is a failing import: collection will fail on it the same way and say why. A library
+    one of them imports under such a name (hypothesis imports sortedcontainers) stays theirs:
+    the tests import the scratch tree's."""
     from importlib.machinery import PathFinder
 
     before, found = set(sys.modules), {}
@@ -133,7 +133,8 @@ def _arm(config: dict) -> SimpleNamespace:
     _load_sibling("shield").install(stack, files, notify)
     import pytest  # noqa: F401  (under the hook, before any candidate-controlled path)
 
-    _preload(config["preload"], config["paths"])
+    test_dirs = [os.path.dirname(f) for f in config["test_code"]]  # pytest puts them on sys.path
+    _preload(config["preload"], list(dict.fromkeys([*config["paths"], *test_dirs])))
     code.adopt(list(sys.modules.values()))
 
     recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
