@@ -281,6 +281,12 @@ TASK_LIST = [
         files={"acceptance/test_calc.py": b"import calc_service\n\ndef test_add(:\n    pass\n"},
     ),
     Case(
+        "tests_hypothesis",
+        "tasks.yaml:6: task 'calc', field 'tests'",
+        "imports hypothesis (line 2): candidate code could steer it",
+        files={"acceptance/test_calc.py": b"import calc_service\nfrom hypothesis import given\n"},
+    ),
+    Case(
         "tests_indentation",
         "tasks.yaml:6:",
         "is not valid Python (line 3: unindent does not match",

@@ -81,6 +81,7 @@ RUNTIME_ONLY = {
     "h_flood",
     "h_litter",
     "h_patch_library_class",
+    "h_steer_hypothesis",
     "h_loop_at_import",
     "h_loop_in_test",
     "h_memory_hog",
@@ -368,6 +369,20 @@ def test_library_classes_the_tests_use_cannot_be_rewired(kind: str, tmp_path: Pa
     assert "is the candidate's" in result.error
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_test_module_cannot_be_passed_off_as_the_candidates(kind: str, tmp_path: Path) -> None:
+    """A function planted first in a test module does not make it the candidate's module: the
+    libraries it uses stay watched, and rewiring unittest's assertions is tampering."""
+    for name, text in LIBRARY_STYLE_TESTS.items():
+        (tmp_path / "acceptance").mkdir(exist_ok=True)
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in LIBRARY_STYLE_TESTS)
+    task = TaskSpec("library-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    result = _execute(task, (HERE / "h_disown_test_module.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 3, True), result.error
+
+
 GENERATED_STYLE_TESTS = {
     "test_profile.py": "import pstats\n\nimport calc\n\n\ndef profile(n):\n"
     "    return pstats.FunctionProfile(n, 0.0, 0.0, 0.0, 0.0, 'calc.py', 1)\n\n\n"
@@ -415,25 +430,24 @@ PROPERTY_TESTS = {
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_hypothesis_tracer_with_a_candidates_trace_method_may_not_trace(
-    kind: str, tmp_path: Path
-) -> None:
-    """Hypothesis's tracer may trace a failing example; with its trace method replaced by the
-    candidate's (which would rewrite each test's arguments), tracing is tampering, no pass."""
+@pytest.mark.parametrize("name", ["h_steer_hypothesis", "h_replace_tracer_method"])
+def test_property_tests_are_never_trusted(kind: str, name: str, tmp_path: Path) -> None:
+    """Hypothesis can be steered by candidate code (its settings, its tracer), so its
+    strategies are never library code to the sandbox: a steered property test is tampering,
+    never a pass."""
     (tmp_path / "acceptance").mkdir()
-    for name, text in PROPERTY_TESTS.items():
-        (tmp_path / "acceptance" / name).write_text(text)
+    for test_name, text in PROPERTY_TESTS.items():
+        (tmp_path / "acceptance" / test_name).write_text(text)
     files = tuple(tmp_path / "acceptance" / n for n in PROPERTY_TESTS)
     task = TaskSpec("property", tmp_path, (), files, tmp_path / "out" / "calc.py")
-    result = _execute(task, (HERE / "h_replace_tracer_method.py").read_text(), limits(kind))
+    result = _execute(task, (HERE / f"{name}.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 2, True), result.error
-    assert "tried to trace code" in result.error
 
 
 NAMESAKE_TESTS = {
-    "test_sorted.py": "import hypothesis  # noqa: F401\nfrom sortedcontainers import SortedList"
-    "\n\n\ndef test_sorted():\n    assert list(SortedList([3, 1, 2])) == [1, 2, 3]\n",
+    "test_half.py": "import statistics  # noqa: F401\nfrom fractions import Fraction"
+    "\n\n\ndef test_half():\n    assert Fraction(1, 2) == 0.5\n",
 }
 
 
@@ -442,17 +456,17 @@ def test_a_candidate_named_like_a_library_the_tests_libraries_import_is_the_one_
     kind: str, tmp_path: Path
 ) -> None:
     """The libraries the tests use are imported before the candidate; one of them importing a
-    library of the candidate's name (hypothesis: sortedcontainers) does not put that library
-    in the candidate's place: the tests run the candidate's module, and it fails."""
+    library of the candidate's name (statistics: fractions) does not put that library in the
+    candidate's place: the tests run the candidate's module, and it fails."""
     (tmp_path / "acceptance").mkdir()
     for name, text in NAMESAKE_TESTS.items():
         (tmp_path / "acceptance" / name).write_text(text)
     files = tuple(tmp_path / "acceptance" / n for n in NAMESAKE_TESTS)
-    task = TaskSpec("namesake", tmp_path, (), files, tmp_path / "out" / "sortedcontainers.py")
+    task = TaskSpec("namesake", tmp_path, (), files, tmp_path / "out" / "fractions.py")
     result = _execute(task, (HERE / "h_preloaded_namesake.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 1, False), result.error
-    assert "assert [3, 1, 2] == [1, 2, 3]" in all_text(result)
+    assert "assert <fractions.Fraction object at" in all_text(result)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -275,28 +275,24 @@ HYPOTHESIS_TESTS = """
     """
 
 
-@pytest.mark.parametrize("code", [GOOD, GOOD.replace("a * b", "a - b")], ids=["good", "bad"])
-def test_property_based_tests_are_judged_not_mistaken_for_tampering(
-    tmp_path: Path, code: str
-) -> None:
-    """Hypothesis builds its strategies from strings as it loads; a property test still passes
-    or fails on the candidate's merits."""
-    result = run_tests(make_task(tmp_path, HYPOTHESIS_TESTS), code, limits=FAST)
+def test_property_based_tests_are_never_trusted(tmp_path: Path) -> None:
+    """Hypothesis's settings are the candidate's to change (one example, no shrinking), so
+    its strategies are never adopted as library code: even a right candidate scores nothing,
+    as task validation warns before any call."""
+    result = run_tests(make_task(tmp_path, HYPOTHESIS_TESTS), GOOD, limits=FAST)
 
-    expected = {"test_add": Outcome.PASSED, "test_mul": Outcome.PASSED}
-    if code != GOOD:
-        expected["test_mul"] = Outcome.FAILED
-    assert (outcomes(result), result.tampered) == (expected, False), result.error
+    assert (result.passed, result.tampered) == (0, True)
+    assert "hypothesis." in result.error and "is the candidate's" in result.error
 
 
 SUPPORT_NAMESAKE_TESTS = """
-    import hypothesis  # noqa: F401
-    from sortedcontainers import SortedList
+    import statistics  # noqa: F401  (statistics imports fractions)
+    from fractions import MARKER
 
     from calc import add
 
     def test_add():
-        assert list(SortedList([add(1, 2), 1, 2])) == [3, 1, 2]
+        assert (MARKER, add(1, 2)) == ("beside the tests", 3)
     """
 
 
@@ -304,9 +300,9 @@ def test_a_support_module_beside_the_tests_named_like_a_library_is_what_they_imp
     tmp_path: Path,
 ) -> None:
     """A support module beside the tests, named like a library the tests' libraries import
-    (hypothesis imports sortedcontainers), is what the tests import, not that library."""
-    unsorted = write(tmp_path / "acceptance" / "sortedcontainers.py", "class SortedList(list): ...")
-    task = make_task(tmp_path, SUPPORT_NAMESAKE_TESTS, support=(unsorted,))
+    (statistics imports fractions), is what the tests import, not that library."""
+    beside = write(tmp_path / "acceptance" / "fractions.py", "MARKER = 'beside the tests'")
+    task = make_task(tmp_path, SUPPORT_NAMESAKE_TESTS, support=(beside,))
     result = run_tests(task, GOOD, limits=FAST)
 
     assert (result.passed, result.total, result.tampered) == (1, 1, False), result.error

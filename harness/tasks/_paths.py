@@ -10,6 +10,7 @@ tasks sharing one support folder walk it once.
 
 from __future__ import annotations
 
+import ast
 import keyword
 import os
 import stat
@@ -226,7 +227,7 @@ def _syntax(rel: str, target: Path) -> str | None:
     """What keeps a Python test file from being collected: pytest would report an error for
     every candidate, so each paid attempt would score nothing."""
     try:
-        parse_module(target.read_text(encoding="utf-8"))
+        tree = parse_module(target.read_text(encoding="utf-8"))
     except (SyntaxError, ValueError) as exc:  # a NUL byte: ValueError before Python 3.12
         where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
         why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
@@ -236,4 +237,21 @@ def _syntax(rel: str, target: Path) -> str | None:
         )
     except OSError as exc:
         return f"{rel!r} cannot be read ({exc.strerror}); fix its permissions"
+    return _untrusted_import(rel, tree)
+
+
+def _untrusted_import(rel: str, tree: ast.Module) -> str | None:
+    """A property-testing library the candidate could steer: hypothesis's own settings
+    (examples, phases) decide how hard a property is tried, and candidate code can change
+    them, so the sandbox never trusts its passes and every attempt would score nothing."""
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        if any(n.partition(".")[0] == "hypothesis" for n in names):
+            return (
+                f"{rel!r} imports hypothesis (line {node.lineno}): candidate code could steer "
+                "it through its own settings, so the sandbox never trusts a property test; "
+                "write the properties as @pytest.mark.parametrize examples"
+            )
     return None

@@ -1,10 +1,13 @@
 """Hostile (by its name alone): a module named like a library that the tests' own libraries
-import (hypothesis imports sortedcontainers), which does nothing right; the tests must run
-it, not the library of that name the sandbox imported for them first."""
+import (statistics imports fractions), which does nothing right; the tests must run it, not
+the library of that name the sandbox imported for them first."""
 
 
-class SortedList(list):
-    """Keeps its items in the order given, not sorted."""
+class Fraction:
+    """Equal to nothing but itself."""
+
+    def __init__(self, numerator, denominator):
+        self.pair = (numerator, denominator)
 
 
 def add(a, b):

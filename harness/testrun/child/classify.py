@@ -3,8 +3,10 @@ site-packages, the sandbox's own files), a test or support file, or candidate co
 else: the candidate's module, code it compiled, files it wrote).
 
 One exception, by identity: code that library modules compiled from a string while they were
-imported before any candidate or test code existed (dataclasses' generated methods, namedtuple,
-hypothesis strategies) is library code; `adopt` records it, and `classify(code)` knows it.
+imported before any candidate or test code existed (dataclasses' generated methods, namedtuple)
+is library code; `adopt` records it, and `classify(code)` knows it. Never hypothesis's: its
+public settings let candidate code decide how hard a property is tried, so its strategies stay
+the candidate's and a test that uses them is never trusted.
 Everything else asks by filename: `classify(code)` for a code object, `classify(name)` for a
 filename.
 
@@ -49,7 +51,7 @@ def _string_code(modules: list[Any], by_name: Any) -> list[Any]:
     whose filename is no library file's: what they compiled from strings."""
     found, todo = [], []
     for module in modules:
-        if type(module) is not ModuleType:
+        if type(module) is not ModuleType or _steerable(module.__name__):
             continue
         for value in list(vars(module).values()):
             todo.append(value)
@@ -58,13 +60,19 @@ def _string_code(modules: list[Any], by_name: Any) -> list[Any]:
     for value in todo:
         if isinstance(value, (staticmethod, classmethod)):
             value = value.__func__
-        code = value.__code__ if type(value) is FunctionType else None
+        mine = type(value) is FunctionType and not _steerable(value.__module__)
+        code = value.__code__ if mine else None
         stack = [code] if code is not None and by_name(code.co_filename) == CANDIDATE else []
         while stack:
             code = stack.pop()
             found.append(code)
             stack += [c for c in code.co_consts if type(c) is CodeType]
     return found
+
+
+def _steerable(name: object) -> bool:
+    """A module of hypothesis (or one it made to compile code in): never adopted."""
+    return type(name) is not str or name.partition(".")[0].startswith("hypothesis")
 
 
 def _library_prefixes(library: list[str], boot_dir: str) -> tuple[str, ...]:

@@ -74,7 +74,7 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
     def watch(pm: Any, items: list, own: Any) -> None:
         later["items"] = [(i, item_code(i), attrs_of(i)) for i in items]
         later["plugins"] = [pm, own]
-        tests = [m for m in _modules() if kind_of(m) == _TEST]
+        tests = _test_modules(items, kind_of)
         used = _used(tests)
         libraries = [m for m in used if kind_of(m) == _LIB]
         classes, later["used_mros"] = _snapshot(libraries)  # TestCase, Fraction: theirs too
@@ -97,6 +97,18 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
     return SimpleNamespace(
         watch=watch, check=check, kind_of=kind_of, rebase=rebase, impostor=impostor
     )
+
+
+def _test_modules(items: list, kind_of: Any) -> list[ModuleType]:
+    """The test and support modules: the ones pytest collected the tests from (whatever they
+    hold: candidate code may plant its own function first in one, to pass it off as its own
+    module), and every other module whose functions are the tests'."""
+    found = {id(m): m for m in _modules() if kind_of(m) == _TEST}
+    for item in items:
+        module = getattr(item, "module", None)  # pytest's Module node's object
+        if type(module) is ModuleType:
+            found[id(module)] = module
+    return list(found.values())
 
 
 def _item_function():

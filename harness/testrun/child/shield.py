@@ -19,7 +19,6 @@ import _signal
 import _thread
 import signal
 import sys
-from types import FunctionType
 from typing import Any
 
 _ALWAYS = {
@@ -27,13 +26,6 @@ _ALWAYS = {
     "sys.setprofile": "trace code",
     "sys.addaudithook": "add audit hooks",
 }
-# Library code that may trace: hypothesis's explain phase records which lines a failing
-# example ran (file and line only; its trace function keeps the frames it is shown). Only when
-# the candidate does not ask, and files.py keeps other code from posing as these.
-_TRACER_FILE, _TRACERS = (
-    "/hypothesis/internal/scrutineer.py",
-    ("Tracer.__enter__", "Tracer.__exit__"),
-)
 _CANDIDATE = {
     event: why
     for why, events in {
@@ -77,11 +69,10 @@ def _decider(stack: Any, files: Any):
     asks, asks_frames = stack.candidate_asks, stack.candidate_asks_for_frames
     is_test, refused_change = stack.is_test_object, stack.refused_change
     spoofed, opened = files.spoofed_code, files.refused_open
-    may_trace = _tracer_test(stack)
 
     def decide(event: str, args: tuple, caller: Any) -> str | None:
         if event in always:
-            return None if event == "sys.settrace" and may_trace(caller) else always[event]
+            return always[event]
         if event in by_candidate:
             return by_candidate[event] if asks(caller) else None
         if event == "sys._getframe":
@@ -104,56 +95,6 @@ def _decider(stack: Any, files: Any):
         return opened(args, caller) if event == "open" else None
 
     return decide
-
-
-def _tracer_test(stack: Any):
-    """Whether the frame calling sys.settrace is one of _TRACERS, on the library's behalf; one
-    entering also installs the library's own trace function (see _genuine_tracer)."""
-    tail, names, classify, asks = (
-        _TRACER_FILE,
-        frozenset(_TRACERS),
-        stack.classify,
-        stack.candidate_asks,
-    )
-    genuine = _genuine_tracer(classify)
-
-    def may_trace(caller: Any) -> bool:
-        code = caller.f_code
-        mine = code.co_filename.endswith(tail) and code.co_qualname in names
-        if not (mine and classify(code) == 0 and not asks(caller)):
-            return False
-        return code.co_qualname != _TRACERS[0] or genuine(caller.f_locals.get("self"))
-
-    return may_trace
-
-
-def _genuine_tracer(classify: Any):
-    """Whether `tracer.trace` (what Tracer.__enter__ hands sys.settrace) is scrutineer's own
-    Tracer.trace, looked up with no code of the candidate's: a plain class of slots whose
-    only base is object, holding that function itself (a replaced method, a subclass's
-    override or an instance attribute would hand the frames to the candidate)."""
-    function_type, type_, object_, len_, tail = FunctionType, type, object, len, _TRACER_FILE
-    class_dict, mro_of = type.__dict__["__dict__"].__get__, type.__dict__["__mro__"].__get__
-    lookups = ("__dict__", "__getattribute__", "__getattr__")
-
-    def genuine(tracer: Any) -> bool:
-        cls = type_(tracer)
-        if type_(cls) is not type_:
-            return False
-        mro, own = mro_of(cls), class_dict(cls)
-        if len_(mro) != 2 or mro[1] is not object_ or any(k in own for k in lookups):
-            return False
-        trace = own.get("trace")
-        if type_(trace) is not function_type:
-            return False
-        code = trace.__code__
-        return (
-            code.co_filename.endswith(tail)
-            and code.co_qualname == "Tracer.trace"
-            and (classify(code) == 0)
-        )
-
-    return genuine
 
 
 def _hook(decide: Any, notify: list):
