@@ -80,7 +80,6 @@ RUNTIME_ONLY = {
     "h_edit_test_file",
     "h_flood",
     "h_litter",
-    "h_patch_library_class",
     "h_steer_hypothesis",
     "h_loop_at_import",
     "h_loop_in_test",
@@ -345,6 +344,15 @@ def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, obj
     assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
 
 
+def suite_task(tmp_path: Path, tests: dict[str, str], output: str = "calc.py") -> TaskSpec:
+    """A task whose acceptance tests are `tests` (file name → text), written under tmp_path."""
+    (tmp_path / "acceptance").mkdir(exist_ok=True)
+    for name, text in tests.items():
+        (tmp_path / "acceptance" / name).write_text(text)
+    files = tuple(tmp_path / "acceptance" / n for n in tests)
+    return TaskSpec("suite", tmp_path, (), files, tmp_path / "out" / output)
+
+
 LIBRARY_STYLE_TESTS = {
     "test_unit.py": "import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n"
     "    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n\n"
@@ -358,11 +366,7 @@ LIBRARY_STYLE_TESTS = {
 def test_library_classes_the_tests_use_cannot_be_rewired(kind: str, tmp_path: Path) -> None:
     """unittest.TestCase's assertions and a Fraction's equality, rewired at import, are the
     candidate's objects in library classes the tests reach: tampering, never a pass."""
-    for name, text in LIBRARY_STYLE_TESTS.items():
-        (tmp_path / "acceptance").mkdir(exist_ok=True)
-        (tmp_path / "acceptance" / name).write_text(text)
-    files = tuple(tmp_path / "acceptance" / n for n in LIBRARY_STYLE_TESTS)
-    task = TaskSpec("library-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    task = suite_task(tmp_path, LIBRARY_STYLE_TESTS)
     result = _execute(task, (HERE / "h_patch_library_class.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 3, True)
@@ -373,11 +377,7 @@ def test_library_classes_the_tests_use_cannot_be_rewired(kind: str, tmp_path: Pa
 def test_a_test_module_cannot_be_passed_off_as_the_candidates(kind: str, tmp_path: Path) -> None:
     """A function planted first in a test module does not make it the candidate's module: the
     libraries it uses stay watched, and rewiring unittest's assertions is tampering."""
-    for name, text in LIBRARY_STYLE_TESTS.items():
-        (tmp_path / "acceptance").mkdir(exist_ok=True)
-        (tmp_path / "acceptance" / name).write_text(text)
-    files = tuple(tmp_path / "acceptance" / n for n in LIBRARY_STYLE_TESTS)
-    task = TaskSpec("library-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    task = suite_task(tmp_path, LIBRARY_STYLE_TESTS)
     result = _execute(task, (HERE / "h_disown_test_module.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 3, True), result.error
@@ -391,21 +391,13 @@ GENERATED_STYLE_TESTS = {
 }
 
 
-def _generated_style_task(tmp_path: Path) -> TaskSpec:
-    (tmp_path / "acceptance").mkdir()
-    for name, text in GENERATED_STYLE_TESTS.items():
-        (tmp_path / "acceptance" / name).write_text(text)
-    files = tuple(tmp_path / "acceptance" / n for n in GENERATED_STYLE_TESTS)
-    return TaskSpec("generated-style", tmp_path, (), files, tmp_path / "out" / "calc.py")
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_library_code_compiled_from_strings_counts_as_the_librarys(
     kind: str, tmp_path: Path
 ) -> None:
     """A library dataclass the tests compare with (its __eq__ compiled from a string when
     pstats was imported) is not mistaken for the candidate's: honest code passes."""
-    task = _generated_style_task(tmp_path)
+    task = suite_task(tmp_path, GENERATED_STYLE_TESTS)
     result = _execute(task, (HERE / "good_calc.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (2, 2, False), result.error
@@ -415,7 +407,7 @@ def test_library_code_compiled_from_strings_counts_as_the_librarys(
 def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_path: Path) -> None:
     """That generated library code is protected as library code: giving it the candidate's
     body, or building a function from it, is tampering, never a pass."""
-    task = _generated_style_task(tmp_path)
+    task = suite_task(tmp_path, GENERATED_STYLE_TESTS)
     result = _execute(task, (HERE / "h_rewire_generated_code.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 2, True)
@@ -435,11 +427,7 @@ def test_property_tests_are_never_trusted(kind: str, name: str, tmp_path: Path) 
     """Hypothesis can be steered by candidate code (its settings, its tracer), so its
     strategies are never library code to the sandbox: a steered property test is tampering,
     never a pass."""
-    (tmp_path / "acceptance").mkdir()
-    for test_name, text in PROPERTY_TESTS.items():
-        (tmp_path / "acceptance" / test_name).write_text(text)
-    files = tuple(tmp_path / "acceptance" / n for n in PROPERTY_TESTS)
-    task = TaskSpec("property", tmp_path, (), files, tmp_path / "out" / "calc.py")
+    task = suite_task(tmp_path, PROPERTY_TESTS)
     result = _execute(task, (HERE / f"{name}.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 2, True), result.error
@@ -458,11 +446,7 @@ def test_a_candidate_named_like_a_library_the_tests_libraries_import_is_the_one_
     """The libraries the tests use are imported before the candidate; one of them importing a
     library of the candidate's name (statistics: fractions) does not put that library in the
     candidate's place: the tests run the candidate's module, and it fails."""
-    (tmp_path / "acceptance").mkdir()
-    for name, text in NAMESAKE_TESTS.items():
-        (tmp_path / "acceptance" / name).write_text(text)
-    files = tuple(tmp_path / "acceptance" / n for n in NAMESAKE_TESTS)
-    task = TaskSpec("namesake", tmp_path, (), files, tmp_path / "out" / "fractions.py")
+    task = suite_task(tmp_path, NAMESAKE_TESTS, output="fractions.py")
     result = _execute(task, (HERE / "h_preloaded_namesake.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 1, False), result.error

@@ -41,6 +41,10 @@ REJECTED = {
     "module under another name": "import sys\nmods = sys\nmods.modules.clear()",
     "exec under another name": 'run = exec\nrun("print(1)")',
     "long chr chain": "p = " + " + ".join(f"chr({ord(c)})" for c in "site-packages"),
+    "library class rewired": "import unittest\nunittest.TestCase.assertEqual = print",
+    "imported class rewired": "from fractions import Fraction as F\nF.__eq__ = lambda s, o: 1",
+    "library attribute deleted": "import unittest.case\ndel unittest.case.TestCase.fail",
+    "library attribute added to": "import json\njson.decoder.scanstring += None",
 }
 ACCEPTED = {
     "plain service": "import json\n\ndef handle(req):\n    return json.dumps(req)\n",
@@ -50,6 +54,8 @@ ACCEPTED = {
     "dynamic getattr on own object": "def get(obj, name):\n    return getattr(obj, name)",
     "catching KeyboardInterrupt": "try:\n    pass\nexcept KeyboardInterrupt:\n    pass",
     "syntax error": "def f(:\n",
+    "own attributes and settings": "import decimal, os\nclass A:\n    def f(self):\n"
+    "        self.x = 1\n\ndecimal.getcontext().prec = 9\nos.environ['X'] = '1'\n",
 }
 
 

@@ -160,6 +160,31 @@ class _Checker(ast.NodeVisitor):
         for name in (n for n in names if DYN not in n):
             self._attribute(node, f"{owner}.{name}")
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._rewires(target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._rewires(node.target)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._rewires(target)
+        self.generic_visit(node)
+
+    def _rewires(self, target: ast.expr) -> None:
+        """An attribute of an imported module or of what it exports (unittest.TestCase's
+        assertEqual, Fraction.__eq__) rebound: the tests may rely on that library."""
+        root = target
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        imported = isinstance(root, ast.Name) and root.id in self.folder.names
+        if isinstance(target, ast.Attribute) and imported:
+            name = self.folder.qualname(target)
+            self.flag(target, f"rebinds {name} (patches a library the tests may use)")
+
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         if isinstance(exc, ast.Name) and exc.id in _RAISES:
