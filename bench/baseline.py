@@ -20,9 +20,9 @@ from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.config import load_config
 from harness.extract import required_names_from_tests
+from harness.llm import CallRequest, Prompt, Provider
 from harness.pricing import PriceTable, cost, load_prices
 from harness.prompts import PromptSet, default_prompts_dir, task_context
-from harness.providers.base import CallRequest, Prompt, Provider
 from harness.router import Router
 from harness.tasks.spec import TaskSpec
 

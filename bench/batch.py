@@ -1,7 +1,7 @@
 """Batch mode on vs off, side by side on the same task-nights.
 
 A batch night asks the simulator exactly what an interactive one asks and gets the same
-replies (tests/test_batch.py proves it end to end), so on and off differ only in price and
+replies (tests/runner/test_batch.py proves it end to end), so on and off differ only in price and
 timing: the "on" figures reprice each interactive night's attempt-1 writes at the batch
 price instead of running every night twice. One real batch night per bench run checks that
 repricing against what batch mode actually spends (`batch_priced_as_a_real_batch_night`).
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.model import Night, TaskOutcome
+from harness.llm import ServiceTier, Usage
 from harness.pricing import PriceTable, cost, load_prices
-from harness.providers.base import ServiceTier, Usage
 
 __all__ = ["BATCH_CONFIG", "BATCH_VARIANT", "batch_figures", "first_write_savings"]
 

@@ -15,9 +15,9 @@ import yaml
 
 from bench import article
 from harness.extract import extract_code, required_names_from_tests
+from harness.llm import CallRequest, Prompt, Route, StopReason
 from harness.prompts import PromptSet, default_prompts_dir, task_context
-from harness.providers.base import CallRequest, Prompt, Route, StopReason
-from harness.providers.sim import SimModel, SimProvider
+from harness.sim.provider import SimModel, SimProvider
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["TARGETS", "calibrate"]

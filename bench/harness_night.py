@@ -10,9 +10,9 @@ from bench.batch import first_write_savings
 from bench.instrument import Probe, TimedProvider, timed_tests
 from bench.memo import Memo
 from bench.model import Night, TaskOutcome
-from harness.providers.sim import SimLatency, SimProvider
 from harness.results import RunStatus, TaskResult
 from harness.runner import RunArgs, check_inputs, execute, open_run
+from harness.sim.provider import SimLatency, SimProvider
 
 __all__ = ["run_harness"]
 

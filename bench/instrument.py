@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from bench.model import Tokens
-from harness.providers.base import CallRequest, Completion, Provider, Usage
+from harness.llm import CallRequest, Completion, Provider, Usage
+from harness.results import TestResult
 from harness.tasks.spec import TaskSpec
-from harness.testrun.result import TestResult
 
 __all__ = ["NoPromptCache", "Probe", "TimedProvider", "timed_tests"]
 

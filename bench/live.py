@@ -24,11 +24,11 @@ from bench.model import Night
 from bench.policies import POLICIES, policy_table
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
+from harness.calls.caller import Caller, RunStopped
 from harness.config import HarnessConfig, load_config
+from harness.llm import CallRequest, Completion
 from harness.pricing import load_prices
 from harness.providers import build_adapter
-from harness.providers.base import CallRequest, Completion
-from harness.providers.calls import Caller, RunStopped
 from harness.store import RunDir
 from harness.tasks import load_tasks
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.providers.base import ServiceTier, Usage
+from harness.llm import ServiceTier, Usage
 
 __all__ = ["MILLION", "Price", "PriceError", "PriceTable", "TierDiscount", "cost", "load_prices"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from harness.extract import language_named, language_of_path
-from harness.providers.base import Prompt
+from harness.llm import Prompt
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["PromptError", "PromptSet", "default_prompts_dir", "known_types", "task_context"]

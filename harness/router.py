@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from harness.config import HarnessConfig
-from harness.providers.base import Route
+from harness.llm import Route
 
 __all__ = ["Router"]
 

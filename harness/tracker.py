@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.results import Seed
-from harness.testrun.result import TestResult
+from harness.results import Seed, TestResult
 
 __all__ = ["Best", "BestTracker", "score"]
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from harness.budget import Budget
+from harness.calls import RetryPolicy
+from harness.calls.caller import Caller
+from harness.llm import CallRequest, Completion, Provider
 from harness.pricing import load_prices
-from harness.providers import RetryPolicy
-from harness.providers.base import CallRequest, Completion, Provider
-from harness.providers.calls import Caller
 from harness.tasks.spec import TaskSpec
 
 

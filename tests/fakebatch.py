@@ -101,7 +101,7 @@ class FakeBatches:
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes):
         """The reply to a batch request, or None when `path` is not a batch endpoint."""
-        from fakeserver import json_reply
+        from tests.fakeserver import json_reply
 
         parts = urlsplit(path)
         route, query = parts.path, parse_qs(parts.query)
@@ -113,7 +113,7 @@ class FakeBatches:
             return None
         status, payload, extra = found
         if isinstance(payload, bytes):
-            from fakeserver import Reply
+            from tests.fakeserver import Reply
 
             return Reply(status, payload, extra, content_type="application/binary")
         return json_reply(payload, status=status, headers=extra)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fakebatch import FakeBatches
+from tests.fakebatch import FakeBatches
 
 __all__ = [
     "FakeLLMServer",

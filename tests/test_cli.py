@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_report import summary
+from tests.report.test_md import summary
 
 from harness.report import write_summary
 

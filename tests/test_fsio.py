@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from harness.fsio import remove_stale_temps, write_atomic, write_log
-from harness.providers.base import CallRequest, Completion, Prompt, Route, StopReason, Usage
+from harness.llm import CallRequest, Completion, Prompt, Route, StopReason, Usage
 from harness.store import RunDir
 
 

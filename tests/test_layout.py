@@ -1,11 +1,13 @@
-"""The tree is the diagram: no import cycles, private modules stay private, packages state
-their API. Imports are read with `ast`, so imports inside functions and under TYPE_CHECKING
-count as much as the ones at the top of a file."""
+"""The tree is the diagram: no import cycles, imports only point down the layer order written
+in docs/architecture.md, private names stay in their package, packages state their API.
+Imports are read with `ast`, so imports inside functions and under TYPE_CHECKING count as
+much as the ones at the top of a file."""
 
 from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,25 +141,100 @@ def test_no_import_cycles() -> None:
     )
 
 
-def _private_imports() -> Iterator[str]:
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def layer_order() -> dict[str, int]:
+    """Top-level unit of harness/ (package or module) → its floor, read from the table under
+    "## Layer order" in docs/architecture.md, so the doc and this test cannot disagree."""
+    text = ARCHITECTURE.read_text().split("## Layer order", 1)[1].split("\n## ", 1)[0]
+    floors: dict[str, int] = {}
+    for row in text.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].isdigit():
+            for name in re.findall(r"`([\w/.]+)`", cells[1]):
+                floors[name.rstrip("/").removesuffix(".py")] = int(cells[0])
+    return floors
+
+
+def _unit(module: str) -> str:
+    """The top-level entry of harness/ a module belongs to (`harness.calls.retry` → calls)."""
+    parts = module.split(".")
+    return "bench" if parts[0] == "bench" else (parts[1] if len(parts) > 1 else "harness")
+
+
+def _upward_imports(floors: dict[str, int]) -> Iterator[str]:
+    graph = import_graph()
+    paths = _modules()
+    for module, deps in graph.items():
+        here = _unit(module)
+        if here in {"bench", "harness"}:
+            continue
+        for dep, line in deps.items():
+            there = _unit(dep)
+            if there in {here, "harness", "bench"} or floors[there] < floors[here]:
+                continue
+            yield (
+                f"{paths[module].relative_to(REPO)}:{line} imports {dep}: floor "
+                f"{floors[there]} ({there}) is not below floor {floors[here]} ({here})"
+            )
+
+
+def test_layer_table_covers_every_entry_of_harness() -> None:
+    """Every package and module under harness/ has a floor in docs/architecture.md."""
+    entries = {
+        p.name.removesuffix(".py")
+        for p in (REPO / "harness").iterdir()
+        if (p.suffix == ".py" or (p / "__init__.py").exists()) and p.name != "__init__.py"
+    }
+
+    assert sorted(entries - set(layer_order())) == []
+
+
+def test_imports_only_point_down_the_layer_order() -> None:
+    """A module imports only from its own package or from a lower floor, never sideways or up."""
+    assert list(_upward_imports(layer_order())) == []
+
+
+def test_the_layer_check_reports_an_import_that_runs_back_up() -> None:
+    """With llm moved above calls, calls' imports of llm are reported as running back up."""
+    floors = {**layer_order(), "llm": 99}
+
+    found = list(_upward_imports(floors))
+
+    assert any("harness/calls/" in f and "(llm)" in f for f in found), found
+
+
+def _private_names_imported() -> Iterator[str]:
     modules = _modules()
     for module, path in modules.items():
-        for name, line in _imported(module, path):
-            target = _resolve(name, modules)
-            if target is None:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
                 continue
-            parts = target.split(".")
-            for i, part in enumerate(parts):
-                if part.startswith("_") and not part.startswith("__"):
-                    owner = ".".join(parts[:i])  # the package the private module belongs to
-                    if module != owner and not module.startswith(owner + "."):
-                        yield f"{path.relative_to(REPO)}:{line} imports {target}"
-                    break
+            target = _resolve(node.module, modules)
+            if target is None or _unit(target) == _unit(module):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    yield f"{path.relative_to(REPO)}:{node.lineno} imports {target}.{alias.name}"
 
 
-def test_private_modules_are_imported_only_inside_their_package() -> None:
-    """A `_private` module of a package is imported only by that package's own modules."""
-    assert list(_private_imports()) == []
+def test_no_module_imports_another_packages_private_name() -> None:
+    """A `_name` is private to its package: no other package imports it."""
+    assert list(_private_names_imported()) == []
+
+
+def test_module_files_have_plain_names() -> None:
+    """No module file under harness/ or bench/ starts with an underscore: `_name` marks a
+    private function, never a file (dunder files aside)."""
+    private = [
+        str(p.relative_to(REPO))
+        for top in PACKAGES
+        for p in (REPO / top).rglob("_*.py")
+        if not p.name.startswith("__")
+    ]
+
+    assert private == []
 
 
 def _packages() -> list[Path]:
@@ -175,13 +252,3 @@ def test_every_package_states_its_api(package: Path) -> None:
     )
 
     assert (ast.get_docstring(tree) is not None, has_all or not exports) == (True, True)
-
-
-def test_root_has_no_private_modules_and_stays_small() -> None:
-    """`ls harness/` reads like the architecture: few entries, none of them `_private`."""
-    entries = [
-        p.name for p in (REPO / "harness").iterdir() if p.name not in {"__pycache__", "py.typed"}
-    ]
-    private = [e for e in entries if e.startswith("_") and e not in {"__init__.py", "__main__.py"}]
-
-    assert (private, len(entries) <= 26) == ([], True), sorted(entries)

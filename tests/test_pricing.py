@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
+from harness.llm import ServiceTier, Usage
 from harness.pricing import Price, PriceError, cost, load_prices
-from harness.providers.base import ServiceTier, Usage
 
 PRICE = Price("m", "p", Decimal("3"), Decimal("15"), Decimal("3.75"), Decimal("0.30"))
 

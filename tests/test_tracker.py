@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.testrun.result import Outcome, TestCase, TestResult
+from harness.results import Outcome, TestCase, TestResult
 from harness.tracker import BestTracker
 
 

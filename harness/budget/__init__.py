@@ -31,10 +31,10 @@ Semantics (every amount is exact `Decimal` USD):
 
 from __future__ import annotations
 
-from harness.budget._caps import Abandoned, Budget
-from harness.budget._estimate import FRAMING_TOKENS, estimate_worst_case
-from harness.budget._ledger import LedgerError, MemoryLedger, SqliteLedger
-from harness.budget._types import (
+from harness.budget.caps import Abandoned, Budget
+from harness.budget.estimate import FRAMING_TOKENS, estimate_worst_case
+from harness.budget.ledger import LedgerError, MemoryLedger, SqliteLedger
+from harness.budget.values import (
     BudgetConfig,
     BudgetExceeded,
     CallKind,

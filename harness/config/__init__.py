@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.config._load import check_prices, load_config
-from harness.config._models import (
+from harness.config.load import check_prices, load_config
+from harness.config.models import (
     MAX_USD,
     STEPS,
     BatchConfig,

@@ -3,16 +3,16 @@ the language registry (harness/data/languages.yaml); review parsing."""
 
 from __future__ import annotations
 
-from harness.extract._code import NO_CODE, Extraction, extract_code, required_names_from_tests
-from harness.extract._languages import (
+from harness.extract.code import NO_CODE, Extraction, extract_code, required_names_from_tests
+from harness.extract.languages import (
     LANGUAGES,
     RESULT_FORMATS,
     Language,
     language_named,
     language_of_path,
 )
-from harness.extract._review import Review, parse_review
-from harness.extract._tree import comment_free, syntax_tree, walk
+from harness.extract.review import Review, parse_review
+from harness.extract.tree import comment_free, syntax_tree, walk
 
 __all__ = [
     "LANGUAGES",

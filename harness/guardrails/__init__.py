@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from harness.guardrails._enforce import GuardrailError, Policy, PolicyError, Violation, load_policy
+from harness.guardrails.enforce import GuardrailError, Policy, PolicyError, Violation, load_policy
 
 __all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]

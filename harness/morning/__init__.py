@@ -3,12 +3,12 @@ deliver its shipped files to git."""
 
 from __future__ import annotations
 
-from harness.morning._compare import Comparison, compare_runs, render_comparison
-from harness.morning._deliver import DeliveryError, GitDelivery
-from harness.morning._events import EventFilter, render_events, select_events, show_artefact
-from harness.morning._parsers import add_parsers
-from harness.morning._prefs import Export, export_prefs
-from harness.morning._runs import RunFolder, find_run
+from harness.morning.compare import Comparison, compare_runs, render_comparison
+from harness.morning.deliver import DeliveryError, GitDelivery
+from harness.morning.events import EventFilter, render_events, select_events, show_artefact
+from harness.morning.parsers import add_parsers
+from harness.morning.prefs import Export, export_prefs
+from harness.morning.runs import RunFolder, find_run
 
 __all__ = [
     "Comparison",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.pipeline._env import TaskFault
-from harness.pipeline._first import first_write
-from harness.pipeline._task import Prior, TaskEnv, run_task
+from harness.pipeline.env import TaskFault
+from harness.pipeline.first import first_write
+from harness.pipeline.task import Prior, TaskEnv, run_task
 
 __all__ = ["Prior", "TaskEnv", "TaskFault", "first_write", "run_task"]

@@ -1,27 +1,21 @@
-"""Live providers, built by name, and the one retry policy every paid call runs under.
+"""The vendor adapters (Anthropic, Gemini, their batch APIs) and replay, built by name.
 
-Calls go through harness.providers.calls.Caller, which owns retries (RetryPolicy) over the
+Calls go through harness.calls.caller.Caller, which owns retries (RetryPolicy) over the
 bare adapter `build_adapter` returns; `build_batch_adapter` gives a vendor's batch API
-(harness.providers.batch.BatchProvider) the same way. The vendor SDKs are imported only when
+(harness.llm.BatchProvider) the same way. The vendor SDKs are imported only when
 a live adapter is built, so importing this package, the Provider protocol
-(harness.providers.base) or running on the simulator never loads them.
+(harness.llm) or running on the simulator never loads them.
 """
 
 from __future__ import annotations
 
-from harness.providers._errors import AccountError, MissingKeyError
-from harness.providers._retry import RetryPolicy
-from harness.providers._sim_batch import SimBatch, SimBatchScript
-from harness.providers.base import Provider
-from harness.providers.batch import BatchProvider
+from harness.llm import BatchProvider, Provider
+from harness.providers.errors import AccountError, MissingKeyError
 
 __all__ = [
     "LIVE_PROVIDERS",
     "AccountError",
     "MissingKeyError",
-    "RetryPolicy",
-    "SimBatch",
-    "SimBatchScript",
     "build_adapter",
     "build_batch_adapter",
 ]

@@ -15,8 +15,16 @@ from typing import Any
 import anthropic
 import httpx2
 
-from harness.providers._deadline import ReadDeadline
-from harness.providers._errors import (
+from harness.llm import (
+    CallRequest,
+    Completion,
+    ErrorKind,
+    ProviderError,
+    StopReason,
+    Usage,
+)
+from harness.providers.deadline import ReadDeadline
+from harness.providers.errors import (
     account_error,
     auth_error,
     describe,
@@ -30,14 +38,6 @@ from harness.providers._errors import (
     retry_after_s,
     transport_error,
     with_billed_usage,
-)
-from harness.providers.base import (
-    CallRequest,
-    Completion,
-    ErrorKind,
-    ProviderError,
-    StopReason,
-    Usage,
 )
 
 __all__ = ["AnthropicProvider", "message_params", "translate_message"]

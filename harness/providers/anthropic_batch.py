@@ -18,11 +18,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from harness.providers._batching import one_model
-from harness.providers._errors import describe, malformed, read_key, redact, transport_error
-from harness.providers.anthropic import AnthropicProvider, message_params, translate_message
-from harness.providers.base import ErrorKind, ProviderError, ServiceTier
-from harness.providers.batch import (
+from harness.llm import (
     BatchEntry,
     BatchHandle,
     BatchItem,
@@ -30,7 +26,13 @@ from harness.providers.batch import (
     BatchState,
     BatchStatus,
     EntryOutcome,
+    ErrorKind,
+    ProviderError,
+    ServiceTier,
 )
+from harness.providers.anthropic import AnthropicProvider, message_params, translate_message
+from harness.providers.batching import one_model
+from harness.providers.errors import describe, malformed, read_key, redact, transport_error
 
 __all__ = ["LIMITS", "AnthropicBatches"]
 

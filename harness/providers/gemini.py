@@ -18,8 +18,17 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from harness.providers._deadline import ReadDeadline
-from harness.providers._errors import (
+from harness.llm import (
+    CallRequest,
+    Completion,
+    ErrorKind,
+    ProviderError,
+    ServiceTier,
+    StopReason,
+    Usage,
+)
+from harness.providers.deadline import ReadDeadline
+from harness.providers.errors import (
     account_error,
     auth_error,
     describe,
@@ -35,22 +44,13 @@ from harness.providers._errors import (
     transport_error,
     with_billed_usage,
 )
-from harness.providers._gemini_wire import (
+from harness.providers.gemini_wire import (
     NAME,
     Hop,
     Outcome,
     build_config,
     build_contents,
     read_response,
-)
-from harness.providers.base import (
-    CallRequest,
-    Completion,
-    ErrorKind,
-    ProviderError,
-    ServiceTier,
-    StopReason,
-    Usage,
 )
 
 __all__ = ["GeminiProvider"]

@@ -19,26 +19,29 @@ import structlog
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from harness.providers._batching import one_model
-from harness.providers._errors import describe, malformed, read_key, redact, transport_error
-from harness.providers._gemini_wire import (
-    NAME,
-    Outcome,
-    build_config,
-    build_contents,
-    read_response,
-)
-from harness.providers.base import CallRequest, Completion, ProviderError, ServiceTier
-from harness.providers.batch import (
+from harness.llm import (
     BatchEntry,
     BatchHandle,
     BatchItem,
     BatchLimits,
     BatchState,
     BatchStatus,
+    CallRequest,
+    Completion,
     EntryOutcome,
+    ProviderError,
+    ServiceTier,
 )
+from harness.providers.batching import one_model
+from harness.providers.errors import describe, malformed, read_key, redact, transport_error
 from harness.providers.gemini import GeminiProvider
+from harness.providers.gemini_wire import (
+    NAME,
+    Outcome,
+    build_config,
+    build_contents,
+    read_response,
+)
 
 __all__ = ["INLINE_LIMIT", "LIMITS", "GeminiBatches"]
 

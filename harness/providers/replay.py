@@ -12,52 +12,23 @@ text built from sets and dicts (pytest's "Differing items") can come out in anot
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import structlog
 
-from harness.providers.base import (
+from harness.llm import (
+    CallKey,
     CallRequest,
     Completion,
     ErrorKind,
-    Prompt,
     ProviderError,
+    RecordedCall,
     StopReason,
     Usage,
 )
 
-__all__ = ["CallKey", "RecordedCall", "ReplayProvider"]
+__all__ = ["ReplayProvider"]
 
 log = structlog.get_logger()
-
-
-@dataclass(frozen=True)
-class CallKey:
-    """What identifies one call of a night."""
-
-    task_id: str
-    step: str
-    attempt: int
-    prompt_sha256: str
-
-    @classmethod
-    def of(cls, request: CallRequest) -> CallKey:
-        return cls(request.task_id, request.step, request.attempt, request.prompt.sha256)
-
-    def __str__(self) -> str:
-        return (
-            f"task {self.task_id}, step {self.step}, attempt {self.attempt}, "
-            f"prompt sha256 {self.prompt_sha256[:12]}"
-        )
-
-
-@dataclass(frozen=True)
-class RecordedCall:
-    """One call as a run recorded it: its prompt and what came back (the last try's)."""
-
-    key: CallKey
-    prompt: Prompt
-    completion: Completion
 
 
 class ReplayProvider:

@@ -7,8 +7,8 @@ see through the same aliases (`import subprocess as sp`) and the same constant o
 
 from __future__ import annotations
 
-from harness.pyast._fold import Folder
-from harness.pyast._parse import dotted, parse_module
-from harness.pyast._values import DYN, Value
+from harness.pyast.fold import Folder
+from harness.pyast.parse import dotted, parse_module
+from harness.pyast.values import DYN, Value
 
 __all__ = ["DYN", "Folder", "Value", "dotted", "parse_module"]

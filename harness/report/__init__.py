@@ -3,15 +3,15 @@ summary.html for a browser, and Prometheus textfile metrics."""
 
 from __future__ import annotations
 
-from harness.report._html import render_html
-from harness.report._md import (
+from harness.report.md import (
     RunSummary,
     SummaryError,
     load_summary,
     render_markdown,
     write_summary,
 )
-from harness.report._metrics import render_metrics, write_metrics
+from harness.report.metrics import render_metrics, write_metrics
+from harness.report.page import render_html
 
 __all__ = [
     "RunSummary",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.runner._args import RunArgs
-from harness.runner._inputs import check_inputs, load_task_list
-from harness.runner._lock import LOCK_NAME, LockHeld, RunLock
-from harness.runner._run import execute, exit_code
-from harness.runner._wiring import open_run
+from harness.runner.args import RunArgs
+from harness.runner.inputs import check_inputs, load_task_list
+from harness.runner.lock import LOCK_NAME, LockHeld, RunLock
+from harness.runner.pool import execute, exit_code
+from harness.runner.wiring import open_run
 
 __all__ = [
     "LOCK_NAME",

@@ -3,12 +3,12 @@ written as it finishes; every candidate, prompt and reply as a file."""
 
 from __future__ import annotations
 
-from harness.store._batches import BatchEntryRow, BatchLog, RecordedBatch
-from harness.store._callfiles import RecordingError, read_call, read_calls
-from harness.store._db import StoreError
-from harness.store._rundir import RunDir, TaskFiles, new_run_id, resolve_run
-from harness.store._schema import MIGRATIONS
-from harness.store._store import RunInfo, RunParams, Store, StoredAttempt
+from harness.store.batches import BatchEntryRow, BatchLog, RecordedBatch
+from harness.store.callfiles import RecordingError, read_call, read_calls
+from harness.store.db import StoreError
+from harness.store.rundir import RunDir, TaskFiles, new_run_id, resolve_run
+from harness.store.schema import MIGRATIONS
+from harness.store.store import RunInfo, RunParams, Store, StoredAttempt
 
 __all__ = [
     "MIGRATIONS",

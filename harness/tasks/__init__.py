@@ -5,10 +5,10 @@ Also the one safe way to read a YAML input file (`read_yaml`), which config and 
 
 from __future__ import annotations
 
-from harness.tasks._digest import inputs_digest
-from harness.tasks._edit import add_task
-from harness.tasks._load import MAX_TASK_LIST_BYTES, Problem, TaskListError, load_tasks
-from harness.tasks._yaml import YamlDoc, YamlError, read_yaml
+from harness.tasks.digest import inputs_digest
+from harness.tasks.edit import add_task
+from harness.tasks.load import MAX_TASK_LIST_BYTES, Problem, TaskListError, load_tasks
+from harness.tasks.yamlfile import YamlDoc, YamlError, read_yaml
 
 __all__ = [
     "MAX_TASK_LIST_BYTES",

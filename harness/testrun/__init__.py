@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.testrun._run import (
+from harness.testrun.run import (
     SandboxError,
     TestLimits,
     expect_tests,

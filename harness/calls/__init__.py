@@ -1,0 +1,9 @@
+"""The paid-call layer: every try is reserved, sent, priced, settled and recorded, under the one
+retry policy and the credential gate. Adapters below it only send; the runner above only asks."""
+
+from __future__ import annotations
+
+from harness.calls.caller import Caller, CallLog, charge
+from harness.calls.retry import RetryPolicy
+
+__all__ = ["CallLog", "Caller", "RetryPolicy", "charge"]

@@ -1,0 +1,266 @@
+"""The paid-call layer: every try is reserved, made, priced, settled and recorded.
+
+This layer owns retries (the SDKs' are off and the adapters make one request per call), so
+that each try, not just each call, is reserved against the budget before it is sent, and a
+stopping run makes no further try.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
+from harness.calls.charge import Charge, charge, charge_answer, charge_failure
+from harness.calls.gate import CredentialGate
+from harness.calls.retry import RetryPolicy, is_retryable, log_exhausted, retrying
+from harness.calls.tries import (
+    CallLog,
+    PricedCompletion,
+    RunStopped,
+    failed_try,
+    log_call,
+    worst_case,
+)
+from harness.llm import (
+    AuthenticationError,
+    CallRequest,
+    Completion,
+    Provider,
+    ProviderError,
+    Route,
+    Usage,
+)
+from harness.pricing import Price, PriceTable, cost
+from harness.results import StopCause
+
+__all__ = ["CallLog", "Caller", "Charge", "PricedCompletion", "RunStopped", "charge"]
+
+log = structlog.get_logger()
+
+
+class Caller:
+    """Every paid call goes through `call`; nothing is sent without a reservation."""
+
+    def __init__(
+        self,
+        providers: Mapping[str, Provider],
+        prices: PriceTable,
+        budget: Budget,
+        call_log: CallLog,
+        provider_limits: Mapping[str, int] | None = None,
+        stop: threading.Event | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], object] | None = None,
+    ) -> None:
+        self._stop = stop or threading.Event()
+        self._providers = dict(providers)
+        self._prices = prices
+        self._budget = budget
+        self._log = call_log
+        self._retry = retry or RetryPolicy()
+        # A retry's wait (a server may ask for minutes) ends early once the run is stopping.
+        self._sleep = sleep or self._stop.wait
+        limits = provider_limits or {}
+        self._slots = {
+            name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
+        }
+        self._gates = {name: CredentialGate() for name in self._providers}
+        self._halt: AuthenticationError | None = None
+        self._halt_lock = threading.Lock()
+
+    @property
+    def halted(self) -> AuthenticationError | None:
+        """The refusal (credentials, billing, spend limit) that halted the run, if one did."""
+        return self._halt
+
+    def spent_task(self, task_id: str) -> Decimal:
+        """What the task has cost so far (this run, including any resumed part)."""
+        return self._budget.spent_task(task_id)
+
+    def call(self, request: CallRequest) -> PricedCompletion:
+        """Make one call, retrying transient faults; raises BudgetExceeded before spending,
+        RunStopped once the run is stopping, ProviderError when the tries run out.
+
+        A request this run already received and recorded a reply to (a resume redoing the
+        attempt it was killed in) gets that reply again, bought once, never twice."""
+        reused = self._reuse(request)
+        if reused is not None:
+            return reused
+        failed: list[Decimal] = []
+        loop = retrying(self._retry, request, sleep=self._sleep, stop=self._stop.is_set)
+        try:
+            completion, amount, route = loop(self._try, request, failed)
+        except ProviderError as exc:
+            if self._stop.is_set() and is_retryable(exc):
+                raise self._stopped() from exc  # the stop, not the fault, ended the retries
+            log_exhausted(request, exc, loop)
+            raise
+        retries = loop.statistics.get("attempt_number", 1) - 1
+        completion = dataclasses.replace(completion, retries=retries)
+        return PricedCompletion(completion, amount + sum(failed, Decimal(0)), route)
+
+    def _reuse(self, request: CallRequest) -> PricedCompletion | None:
+        recorded = self._log.recorded(request)
+        if recorded is None:
+            return None
+        if self._stop.is_set():
+            raise self._stopped()
+        route = next(
+            (r for r in (request.route, *request.fallbacks) if r.tier == recorded.tier),
+            request.route,
+        )
+        log.info(
+            "call_reused",
+            step=request.step,
+            attempt=request.attempt,
+            tier=recorded.tier,
+            cost_usd=str(recorded.cost_usd),
+        )
+        return PricedCompletion(recorded.completion, recorded.cost_usd, route)
+
+    def _try(
+        self, request: CallRequest, failed: list[Decimal]
+    ) -> tuple[Completion, Decimal, Route]:
+        """One request: wait for the provider's gate and a slot, then reserve, send, settle,
+        record. The first refused key or unpaid account halts the run before another goes."""
+        name = request.route.provider
+        with self._gates[name].passage(), self._slots[name]:
+            if self._stop.is_set():  # checked after the waits, not before them
+                raise self._stopped()
+            request, worst, reservation = self._reserve(request)
+            price = self._prices.get(request.route.model)
+            handle = self._log.open_call(request, worst)
+            try:
+                completion = self._providers[name].complete(request)
+            except AuthenticationError as exc:
+                self._halt_run(exc)
+                self._settle(request, reservation, handle, failed_try(request, exc), price)
+                raise
+            except ProviderError as exc:
+                if exc.status is not None:  # the server answered without refusing the key
+                    self._gates[name].prove()
+                amount = self._settle_failed(request, reservation, handle, exc, price, worst)
+                failed.append(amount)
+                raise
+            except BaseException:
+                # Not a vendor answer (a harness bug, an interrupt): the request may have
+                # been billed, so the reservation stands as the cost, conservatively.
+                self._settle(request, reservation, handle, failed_try(request, None), price, worst)
+                raise
+            self._gates[name].prove()
+            return self._settle_answered(request, reservation, handle, completion, worst)
+
+    def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
+        """Reserve the worst case of the request's route, or of the first fallback that fits
+        (a fallback on another provider is not taken: the slot held is this provider's).
+        Waits while calls in flight hold the room it needs; (request as sent, worst, held)."""
+        routes = [request.route]
+        routes += [r for r in request.fallbacks if r.provider == request.route.provider]
+        provider = self._providers[request.route.provider]
+        worsts = [
+            worst_case(dataclasses.replace(request, route=r), self._prices.get(r.model), provider)
+            for r in routes
+        ]
+        try:
+            index, reservation = self._budget.reserve_first(
+                request.task_id,
+                worsts,
+                keep_waiting=lambda: not self._stop.is_set(),
+                calls=[CallKind(request.step, r.tier, r.max_tokens) for r in routes],
+            )
+        except Abandoned:
+            raise self._stopped() from None
+        if index:
+            log.warning(
+                "tier_fallback",
+                step=request.step,
+                attempt=request.attempt,
+                wanted_tier=routes[0].tier,
+                tier=routes[index].tier,
+                wanted_usd=str(worsts[0]),
+                reserved_usd=str(worsts[index]),
+                left_usd=str(self._budget.left_run),
+            )
+        return dataclasses.replace(request, route=routes[index]), worsts[index], reservation
+
+    def _settle(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        completion: Completion,
+        price: Price,
+        amount: Decimal | None = None,
+    ) -> Decimal:
+        """Replace the reservation with the real cost (or `amount`), in budget and records.
+        The usage is priced at the tier that served it (a flex call shed to standard pays
+        standard; a batch entry, the batch price)."""
+        if amount is None:
+            amount = cost(completion.usage, price.at(completion.service_tier))
+        self._budget.settle(reservation, amount)
+        self._log.close_call(handle, completion, amount)
+        log_call(request, completion, amount)
+        return amount
+
+    def _settle_answered(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        completion: Completion,
+        worst: Decimal,
+    ) -> tuple[Completion, Decimal, Route]:
+        """Settle an answer at its usage on the model that answered; a usage report that
+        cannot be true is charged the whole reservation (see `_charge`) and dropped."""
+        price = self._prices.get(request.route.model)
+        provider = self._providers[request.route.provider]
+        amount = None  # a replay (not billed): its zero usage is the truth
+        if getattr(provider, "billed", True):
+            billed = charge_answer(completion, request, self._prices, worst, provider)
+            amount = billed.amount
+            if billed.problem:  # the report is not a bill: keep it out of records and sums
+                completion = dataclasses.replace(completion, usage=Usage())
+        amount = self._settle(request, reservation, handle, completion, price, amount)
+        return completion, amount, request.route
+
+    def _settle_failed(
+        self,
+        request: CallRequest,
+        reservation: Any,
+        handle: Any,
+        exc: ProviderError,
+        price: Price,
+        worst: Decimal,
+    ) -> Decimal:
+        """Charge a failed try what the vendor may have billed for it, never less (see
+        `charge_failure`: an unknown outcome costs the whole reservation)."""
+        provider = self._providers[request.route.provider]
+        amount = charge_failure(exc, request, price, worst, provider)
+        record = failed_try(request, exc)
+        return self._settle(request, reservation, handle, record, price, amount)
+
+    def _halt_run(self, exc: AuthenticationError) -> None:
+        """Stop every new call now: the key or the account was refused, and would be again."""
+        with self._halt_lock:
+            first = self._halt is None
+            if first:
+                self._halt = exc
+        self._stop.set()
+        if first:
+            log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
+
+    def _stopped(self) -> RunStopped | BudgetExceeded:
+        """Why no new call is made, the one reason every task it stops reports: the halt,
+        else the budget refusal that stopped the run, else a signal."""
+        if self._halt is not None:
+            return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
+        refusal = self._budget.refusal
+        if refusal is not None:
+            return refusal.again()
+        return RunStopped("interrupted", StopCause.RUN_STOPPED)

@@ -1,0 +1,162 @@
+"""Loading the config: shipped defaults merged with harness.yaml, every problem at its line;
+and the price table its routes need."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from decimal import Decimal
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.config.explain import Loc, dotted, explain
+from harness.config.models import MAX_CONFIG_BYTES, MAX_USD, STEPS, ConfigError, HarnessConfig
+from harness.pricing import PriceError, PriceTable, load_prices
+from harness.tasks import YamlDoc, YamlError, read_yaml
+
+__all__ = ["check_prices", "load_config"]
+
+
+def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
+    """Every step names a tier, and every tier a step or escalation uses has a route."""
+    defined = ", ".join(sorted(config.routes))
+    problems: list[tuple[Loc, str]] = []
+    missing = [s for s in STEPS if s not in config.steps]
+    if missing:
+        problems.append((("steps",), f"add a tier for {', '.join(missing)}"))
+    for step in config.steps:
+        if step not in STEPS:
+            close = difflib.get_close_matches(step, STEPS, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"the steps are {', '.join(STEPS)}"
+            problems.append((("steps", step), f"unknown step, so it would be ignored; {hint}"))
+    uses: list[tuple[Loc, str]] = [(("steps", s), t) for s, t in config.steps.items()]
+    uses.append((("loop", "escalate_to"), config.loop.escalate_to))
+    for loc, tier in uses:
+        if tier not in config.routes:
+            msg = f"tier {tier!r} has no route; add it under routes: (defined: {defined})"
+            problems.append((loc, msg))
+    for step, tokens in config.step_max_tokens.items():
+        if step not in STEPS or not 1 <= tokens <= 1_000_000:
+            msg = f"name a step ({', '.join(STEPS)}) and a number of tokens from 1 to 1,000,000"
+            problems.append((("step_max_tokens", step), msg))
+    return problems
+
+
+def _amount_problems(raw: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Budget amounts are finite and at most MAX_USD: '1e400' is a valid Decimal, not a cap."""
+    budget = raw.get("budget")
+    problems: list[tuple[Loc, str]] = []
+    for key, value in budget.items() if isinstance(budget, dict) else ():
+        if not str(key).endswith("_usd") or isinstance(value, bool) or value is None:
+            continue
+        try:
+            amount = Decimal(str(value))
+        except ArithmeticError:
+            continue  # not a number: the schema says so
+        if amount.is_finite() and amount > MAX_USD:
+            msg = f"{value} is more than {MAX_USD:,} USD; write the cap you mean"
+            problems.append((("budget", key), msg))
+    return problems
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_yaml(path: Path, what: str = "config") -> YamlDoc:
+    """The file parsed once (its duplicate keys are reported with the other problems)."""
+    try:
+        return read_yaml(path, what=what, max_bytes=MAX_CONFIG_BYTES)
+    except YamlError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _shipped() -> dict[str, Any]:
+    text = resources.files("harness.data").joinpath("defaults.yaml").read_text()
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def load_config(path: Path | None = None) -> HarnessConfig:
+    """The shipped defaults, overridden by the operator's file at `path` when given.
+
+    Every problem is reported at once, each with the file, line, key and what to change.
+    """
+    raw, doc = _shipped(), None
+    if path is not None:
+        doc = _read_yaml(Path(path))
+        if doc.data is not None and not isinstance(doc.data, dict):
+            raise ConfigError(f"{path}:1: expected a mapping of settings at the top level")
+        override = doc.data or {}
+        raw = _merge(raw, override)
+        if isinstance(override.get("prices"), str) and override["prices"]:
+            raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
+    problems = _amount_problems(raw)
+    try:
+        config = HarnessConfig.model_validate(raw)
+    except ValidationError as exc:
+        problems += [(tuple(e["loc"]), explain(e)) for e in exc.errors()]
+    else:
+        problems += _tier_problems(config)
+    rows = [(doc.line(*loc) if doc else 0, dotted(loc), msg) for loc, msg in problems]
+    rows += [(d.line, d.key, d.message) for d in (doc.duplicates if doc else ())]
+    if rows:
+        where = path or "the shipped defaults (harness/data/defaults.yaml)"
+        lines = [f"{where}:{line}: {key or 'config'}: {msg}" for line, key, msg in sorted(rows)]
+        raise ConfigError(
+            f"{len(lines)} problem(s) in the config; nothing ran:\n  " + "\n  ".join(lines)
+        )
+    return config
+
+
+def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTable:
+    """Load the price table and prove every route's model is priced and not retired.
+
+    A model that no longer has a price, or whose announced retirement date has passed,
+    is a start-up error: the night would otherwise fail on every call.
+    """
+    today = today or dt.date.today()
+    doc = None
+    if config.prices is not None:  # size, encoding, depth and duplicate keys; lines
+        doc = _read_yaml(config.prices, "price table")
+    try:
+        table = _load_prices(config.prices, doc)
+        for tier, route in config.routes.items():
+            try:
+                price = table.get(route.model)
+                price.at(route.service_tier)  # a flex route needs a flex price
+            except PriceError as exc:
+                raise PriceError(f"route {tier!r}: {exc}") from None
+            if price.retires is not None and price.retires <= today:
+                raise PriceError(
+                    f"route {tier!r}: model {route.model!r} retired on {price.retires}; "
+                    "route the tier to a current model in harness.yaml"
+                )
+    except PriceError as exc:
+        raise ConfigError(str(exc)) from exc
+    return table
+
+
+def _load_prices(path: Path | None, doc: YamlDoc | None) -> PriceTable:
+    """The price table; an invalid one lists every problem at its line, as the config does."""
+    try:
+        return load_prices(path)
+    except PriceError as exc:
+        if doc is None or not exc.errors:
+            raise
+        rows = sorted(
+            (doc.line(*e["loc"]), dotted(tuple(e["loc"])), explain(e)) for e in exc.errors
+        )
+        lines = [f"{path}:{line}: {key}: {msg}" for line, key, msg in rows]
+        raise PriceError(
+            f"{len(lines)} problem(s) in the price table; nothing ran:\n  " + "\n  ".join(lines)
+        ) from None

@@ -1,0 +1,190 @@
+"""The operator's configuration as typed, validated values (what harness.yaml may say)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.budget import BudgetConfig
+from harness.llm import ServiceTier
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_USD",
+    "STEPS",
+    "BatchConfig",
+    "ConfigError",
+    "DeliverConfig",
+    "FixFailures",
+    "GitDeliverConfig",
+    "HarnessConfig",
+    "LoopConfig",
+    "RouteConfig",
+]
+
+STEPS = ("write", "review", "rewrite", "fix")
+
+
+class ConfigError(ValueError):
+    """The operator's configuration is invalid; the message says where and what to change."""
+
+
+MAX_CONFIG_BYTES = 2**20
+MAX_USD = Decimal(1_000_000)  # a cap above this is a typo, not a budget
+# Strict numbers: `true` is not 1, `5.0` is not 5, and .inf / .nan are refused (allow_inf_nan).
+Count = Annotated[int, Field(strict=True, ge=1, le=1024)]
+Small = Annotated[int, Field(strict=True, ge=1, le=50)]
+Seconds = Annotated[float, Field(strict=True, gt=0, le=86_400)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class RouteConfig(_Strict):
+    provider: str
+    model: str
+    max_tokens: int = Field(strict=True, gt=0, le=1_000_000)
+    service_tier: ServiceTier = ServiceTier.STANDARD  # flex: Gemini Flex, half price, sheddable
+
+    @model_validator(mode="after")
+    def _tier_offered(self) -> RouteConfig:
+        if self.service_tier is ServiceTier.BATCH:
+            raise ValueError(
+                "service_tier: batch is not a route option; the night's batch is set under "
+                "batch: (use standard or flex here)"
+            )
+        if self.service_tier is ServiceTier.FLEX and self.provider != "gemini":
+            raise ValueError(
+                f"service_tier: flex is offered only by gemini (Gemini Flex), not by "
+                f"{self.provider}; remove service_tier: flex or route the tier to a gemini model"
+            )
+        return self
+
+
+class FixFailures(StrEnum):
+    """What a fix prompt shows of the best candidate's test run."""
+
+    FOCUSED = "focused"  # the failing tests only, each with its message and traceback
+    FULL = "full"  # every visible test's outcome, passing ones too, as the published loop did
+
+
+class LoopConfig(_Strict):
+    stop_after_no_improvement: Small = 2
+    escalate: bool = Field(default=True, strict=True)
+    escalate_after: Small = 1
+    escalate_to: str = "frontier"
+    review: bool = Field(default=True, strict=True)  # review (and rewrite) attempt 1's draft
+    fix_failures: FixFailures = FixFailures.FOCUSED
+
+
+class ConcurrencyConfig(_Strict):
+    tasks: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
+    providers: dict[str, Count] = {}
+    tests: Count | None = None  # test runs at once; null = CPU count
+
+
+class TestsConfig(_Strict):
+    __test__ = False
+
+    timeout_s: Seconds = 120
+    per_test_timeout_s: Seconds = 30
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+
+
+class MetricsConfig(_Strict):
+    path: Path | None = None  # a .prom file in node_exporter's textfile directory
+    labels: dict[str, str] = {}
+
+    @field_validator("path")
+    @classmethod
+    def _a_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.is_dir():
+            raise ValueError(f"{value} is a directory; name the .prom file in it")
+        return value
+
+
+class GitDeliverConfig(_Strict):
+    """Commit each shipped output (or the night's) to `branch` through a worktree of its own."""
+
+    branch: str = "harness/{run_id}"  # {run_id} is the only placeholder
+    per: Literal["task", "night"] = "task"
+
+    @field_validator("branch")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        try:
+            value.format(run_id="r")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(
+                f"{value!r}: the only placeholder is {{run_id}} (got {exc!s}); "
+                'e.g. "harness/{run_id}"'
+            ) from None
+        return value
+
+
+class DeliverConfig(_Strict):
+    git: GitDeliverConfig | None = None  # off unless configured
+
+
+_DURATION = re.compile(r"^(\d+)(s|m|h)$")
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600}
+
+
+class BatchConfig(_Strict):
+    """Attempt 1's writes through the vendors' batch APIs (half price, hours of latency)."""
+
+    enabled: bool = Field(default=False, strict=True)
+    steps: tuple[Literal["write"], ...] = ("write",)
+    deadline: str = "2h"  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
+    poll_s: Seconds = 30
+    max_poll_s: Seconds = 600
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: str) -> str:
+        if not (_DURATION.match(value) or _CLOCK.match(value)):
+            raise ValueError(
+                f'deadline {value!r} is neither a clock time like "05:30" nor a duration '
+                'like "90s", "45m" or "2h"; write one of those'
+            )
+        return value
+
+    def deadline_at(self, start: dt.datetime) -> dt.datetime:
+        """When the batch must have ended: a duration from `start` (aware), or the next
+        occurrence of the clock time in local time at or after `start`."""
+        if m := _DURATION.match(self.deadline):
+            return start + dt.timedelta(seconds=int(m[1]) * _UNIT_S[m[2]])
+        m = _CLOCK.match(self.deadline)
+        assert m is not None  # validated
+        local = start.astimezone()
+        at = local.replace(hour=int(m[1]), minute=int(m[2]), second=0, microsecond=0)
+        return at if at > local else at + dt.timedelta(days=1)
+
+
+class HarnessConfig(_Strict):
+    """The whole configuration; build it with `load_config`, which also checks the tiers."""
+
+    routes: dict[str, RouteConfig]
+    steps: dict[str, str]
+    step_max_tokens: dict[str, int] = {}  # step → output cap; the route's max_tokens still caps
+    loop: LoopConfig = LoopConfig()
+    # Mark each task's stable prefix for the provider's prompt cache (Anthropic: a cache
+    # breakpoint; Gemini caches implicitly whatever this says).
+    prompt_cache: bool = Field(default=True, strict=True)
+    concurrency: ConcurrencyConfig = ConcurrencyConfig()
+    tests: TestsConfig = TestsConfig()
+    provider_timeout_s: Seconds = 600
+    prices: Path | None = None
+    # Built per load, not at import: the default ledger path follows $XDG_STATE_HOME.
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    metrics: MetricsConfig = MetricsConfig()
+    deliver: DeliverConfig = DeliverConfig()
+    batch: BatchConfig = BatchConfig()

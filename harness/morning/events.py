@@ -1,0 +1,172 @@
+"""`harness events`: a night's events filtered and aligned, and one attempt's artefacts."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import BadInput
+from harness.morning.runs import STEPS, RunFolder
+
+__all__ = ["ARTEFACTS", "EventFilter", "render_events", "select_events", "show_artefact"]
+
+ARTEFACTS = ("prompt", "reply", "code", "tests")
+# Shown in their own columns (or not at all: every line of one run has the same run_id).
+_COLUMNS = frozenset({"event", "level", "timestamp", "run_id", "task_id", "attempt"})
+_MAX_VALUE = 200
+_RESET, _DIM, _BOLD = "\033[0m", "\033[2m", "\033[1m"
+_LEVEL_COLOUR = {"warning": "\033[33m", "error": "\033[31m", "critical": "\033[31m"}
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """What to keep: a task id, an attempt number, an event name (a glob: `call_*`)."""
+
+    task: str | None = None
+    attempt: int | None = None
+    event: str | None = None
+
+    def keeps(self, event: dict[str, Any], attempt: int | None) -> bool:
+        if self.task is not None and event.get("task_id") != self.task:
+            return False
+        if self.attempt is not None and attempt != self.attempt:
+            return False
+        return self.event is None or fnmatch.fnmatchcase(str(event["event"]), self.event)
+
+
+def _with_attempts(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], int | None]]:
+    """Each event with the attempt it belongs to. Events that name no attempt (`tests_ran`)
+    belong to the attempt their task is in: from its first numbered event to attempt_finished."""
+    current: dict[str, int | None] = {}
+    for event in events:
+        task = event.get("task_id")
+        if event["event"] == "attempt_finished":
+            yield event, event.get("n")
+            current[task] = None
+            continue
+        attempt = event.get("attempt")
+        if isinstance(attempt, int):
+            current[task] = attempt
+        yield event, attempt if isinstance(attempt, int) else current.get(task)
+
+
+def select_events(
+    events: Iterable[dict[str, Any]], keep: EventFilter
+) -> list[tuple[dict[str, Any], int | None]]:
+    return [(e, n) for e, n in _with_attempts(events) if keep.keeps(e, n)]
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if isinstance(value, str) and (not value or any(c in value for c in ' "=\n\t')):
+        text = json.dumps(value)  # one line, and unambiguous where the value has spaces
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+
+
+def _fields(event: dict[str, Any]) -> str:
+    """key=value for every field not in a column; null and false fields are left out."""
+    return " ".join(
+        f"{key}={_value(value)}"
+        for key, value in event.items()
+        if key not in _COLUMNS and value is not None and value is not False
+        and not (event["event"] == "attempt_finished" and key == "n")
+    )  # fmt: skip
+
+
+def render_events(rows: list[tuple[dict[str, Any], int | None]], colour: bool) -> list[str]:
+    """One aligned line per event: time, level, task, attempt, event, then its fields."""
+    task_w = max((len(str(e.get("task_id") or "")) for e, _ in rows), default=0)
+    name_w = max((len(str(e["event"])) for e, _ in rows), default=0)
+    lines = []
+    for event, attempt in rows:
+        stamp = str(event.get("timestamp", ""))[11:23] or "-"
+        level = str(event.get("level", "info"))
+        task = str(event.get("task_id") or "").ljust(task_w)
+        number = f"#{attempt}" if attempt is not None else ""
+        name = str(event["event"]).ljust(name_w)
+        fields = _fields(event)
+        if colour:
+            tint = _LEVEL_COLOUR.get(level, "")
+            stamp, name = f"{_DIM}{stamp}{_RESET}", f"{tint or _BOLD}{name}{_RESET}"
+            level = f"{tint}{level[:4].ljust(4)}{_RESET}"
+        else:
+            level = level[:4].ljust(4)
+        lines.append(f"{stamp}  {level}  {task}  {number:>3}  {name}  {fields}".rstrip())
+    return lines
+
+
+def _task(run: RunFolder, task: str | None) -> str:
+    known = run.task_ids()
+    if task is None:
+        if len(known) != 1:
+            raise BadInput(f"--show needs --task: one of {', '.join(known) or '(none)'}")
+        return known[0]
+    if task not in known:
+        raise BadInput(f"--task {task}: not in run {run.run_id}; tasks: {', '.join(known)}")
+    return task
+
+
+def _attempt(run: RunFolder, task: str, attempt: int | None) -> int:
+    """The attempt asked for, else the task's best (else its last)."""
+    if attempt is not None:
+        return attempt
+    summary = run.summary() or {}
+    for entry in summary.get("tasks", []):
+        if entry["id"] == task and entry.get("best_attempt"):
+            return int(entry["best_attempt"])
+    numbers = [a.record.n for a in run.attempts(task)]
+    if not numbers:
+        raise BadInput(f"task {task} has no attempt in run {run.run_id}")
+    return numbers[-1]
+
+
+def show_artefact(
+    run: RunFolder, what: str, task: str | None, attempt: int | None, step: str | None = None
+) -> str:
+    """The text of one attempt's prompt(s), reply(ies), candidate code or test results."""
+    task = _task(run, task)
+    n = _attempt(run, task, attempt)
+    if what in ("prompt", "reply"):
+        return _calls(run, what, task, n, step)
+    if what == "code":
+        path = run.candidate_file(task, n)
+        if path is None:
+            raise BadInput(f"task {task} has no candidate for attempt {n} in run {run.run_id}")
+        return path.read_text(encoding="utf-8")
+    return _tests(run, task, n)
+
+
+def _calls(run: RunFolder, kind: str, task: str, n: int, step: str | None) -> str:
+    steps = [step] if step else list(STEPS)
+    paths = [run.call_file(task, n, s, kind) for s in steps]
+    paths = [p for p in paths if p.is_file()]
+    if not paths:
+        where = f"step {step} of " if step else ""
+        raise BadInput(f"no {kind} for {where}attempt {n} of task {task} in run {run.run_id}")
+    if len(paths) == 1:
+        return paths[0].read_text(encoding="utf-8")
+    parts = [f"==> {p.relative_to(run.root)} <==\n{p.read_text(encoding='utf-8')}" for p in paths]
+    return "\n".join(parts)
+
+
+def _tests(run: RunFolder, task: str, n: int) -> str:
+    stored = {a.record.n: a for a in run.attempts(task)}.get(n)
+    if stored is None:
+        raise BadInput(f"task {task} has no recorded attempt {n} in run {run.run_id}")
+    result, record = stored.result, stored.record
+    if result is None:
+        why = record.extraction_error or record.test_error or "no tests ran"
+        return f"attempt {n}: no test result ({why})\n"
+    lines = [f"attempt {n}: {result.passed}/{result.total} passed"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    for case in result.cases:
+        message = f"  {case.message}" if case.message and case.outcome.value != "passed" else ""
+        lines.append(f"{case.outcome.value.upper():7} {case.nodeid}{message}")
+    for case in result.failing():
+        if case.details:
+            lines += ["", f"--- {case.nodeid}", case.details.rstrip()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,211 @@
+"""The paid steps of an attempt: write, review, rewrite and fix.
+
+Each renders its prompt, makes its call through the Caller and extracts code; a reply
+that ended badly or holds no usable code becomes a reason, never a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from harness.budget import BudgetExceeded
+from harness.calls.caller import RunStopped
+from harness.config import FixFailures
+from harness.extract import extract_code, parse_review
+from harness.llm import (
+    AuthenticationError,
+    CallRequest,
+    Completion,
+    ProviderError,
+    StopReason,
+)
+from harness.pipeline.background import Background
+from harness.pipeline.env import TaskEnv
+from harness.results import AttemptRecord, Outcome, ReviewOutcome, TestResult
+from harness.store import TaskFiles
+from harness.tasks.spec import TaskSpec
+from harness.tracker import BestTracker
+
+__all__ = ["Attempt", "TaskState", "code_from", "fix", "write"]
+
+log = structlog.get_logger()
+FULL = FixFailures.FULL
+
+
+@dataclass
+class Attempt:
+    """What one attempt produced before its tests ran."""
+
+    kind: str
+    code: str | None = None
+    reason: str | None = None
+    cost: Decimal = Decimal(0)
+    tier: str = ""
+    review: ReviewOutcome | None = None
+    fallbacks: list[str] = field(default_factory=list)  # "step: wanted → used" per fallback
+    too_long: str | None = None  # the model refused the prompt as too long: why, in its words
+
+
+@dataclass
+class TaskState:
+    """Per-task state the loop threads through its stages."""
+
+    spec: TaskSpec
+    env: TaskEnv
+    context: dict[str, Any]
+    required: frozenset[str]
+    files: TaskFiles
+    tracker: BestTracker = field(default_factory=BestTracker)
+    records: list[AttemptRecord] = field(default_factory=list)
+    non_improving_fixes: int = 0
+    since_best: int = 0
+    expecting: Background | None = None  # the expected test ids, collected in the background
+
+    def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
+        """One paid step: route it, render its prompt, make the call."""
+        routes = self.env.router.choices(step, self.non_improving_fixes if step == "fix" else 0)
+        prompt = self.env.prompts[self.spec.type].render(step, {**self.context, **extra})
+        request = CallRequest(routes[0], prompt, self.spec.id, step, attempt, routes[1:])
+        priced = self.env.caller.call(request)
+        fallback = None
+        if priced.route.tier != routes[0].tier:
+            fallback = f"{step}: {routes[0].tier} → {priced.route.tier}"
+        return Priced(priced.completion, priced.cost_usd, priced.route.tier, fallback)
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One paid step's reply, cost and tier; `fallback` says so when the budget could not fit
+    the step's tier and a cheaper one answered."""
+
+    completion: Completion
+    cost: Decimal
+    tier: str
+    fallback: str | None = None
+
+    def note(self, attempt: Attempt) -> None:
+        attempt.cost += self.cost
+        if self.fallback:
+            attempt.fallbacks.append(self.fallback)
+
+
+def code_from(
+    completion: Completion, required: frozenset[str], language: str = "python"
+) -> tuple[str | None, str | None]:
+    """(code, None) or (None, reason): outcome-like replies never become files."""
+    if completion.stop_reason is not StopReason.END:
+        detail = f": {completion.detail}" if completion.detail else ""
+        return None, f"reply ended with {completion.stop_reason.value}{detail}"
+    extraction = extract_code(completion.text, required, language)
+    return extraction.code, extraction.reason
+
+
+def write(task: TaskState, n: int, with_review: bool) -> Attempt:
+    priced = task.call("write", n, {})
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    attempt = Attempt("write", code, reason, tier=priced.tier)
+    priced.note(attempt)
+    attempt.too_long = _too_long(priced, "write")
+    if code is None or not with_review:
+        return attempt
+    return _review_and_rewrite(task, n, attempt)
+
+
+def _review_and_rewrite(task: TaskState, n: int, draft: Attempt) -> Attempt:
+    """Review is insurance: if it (or the rewrite) cannot be had, the paid draft is tested."""
+    try:
+        return _reviewed(task, n, draft)
+    except AuthenticationError:
+        raise
+    except (ProviderError, BudgetExceeded, RunStopped) as exc:
+        log.warning("review_failed", attempt=n, error=str(exc))
+        draft.review = draft.review or ReviewOutcome.FAILED
+        return draft
+
+
+def _reviewed(task: TaskState, n: int, draft: Attempt) -> Attempt:
+    priced = task.call("review", n, {"code": draft.code})
+    priced.note(draft)
+    completion = priced.completion
+    if completion.stop_reason is StopReason.CONTEXT_TOO_LONG:  # no review to be had
+        log.warning("review_failed", attempt=n, error=completion.detail)
+        draft.review = ReviewOutcome.FAILED
+        return draft
+    review = parse_review(completion.text if completion.stop_reason is StopReason.END else None)
+    if not review.parsed:
+        log.warning("review_unparseable", attempt=n)
+        draft.review = ReviewOutcome.UNPARSEABLE
+        return draft
+    if review.clean:
+        draft.review = ReviewOutcome.CLEAN
+        return draft
+    draft.review = ReviewOutcome.VIOLATIONS
+    log.info("review_violations", attempt=n, count=len(review.violations))
+    _rewrite(task, n, draft, review.violations)
+    return draft
+
+
+def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...]) -> None:
+    """Replace the draft with its rewrite, unless the rewrite holds no usable code."""
+    priced = task.call("rewrite", n, {"code": draft.code, "violations": list(violations)})
+    priced.note(draft)
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    if code is None:
+        log.warning("rewrite_discarded", attempt=n, reason=reason)
+    else:
+        draft.code = code
+
+
+def fix(task: TaskState, n: int) -> Attempt:
+    best = task.tracker.best
+    current = task.files.read_working()  # the best code, put back on disk after any regression
+    failing = [
+        {"nodeid": c.nodeid, "outcome": c.outcome.value, "message": c.message, "details": c.details}
+        for c in best.result.failing()
+    ]
+    extra = {
+        "code": current,
+        "failures": failing,
+        "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
+        "total": best.result.visible_total,
+        "full_output": full_report(best.result) if task.env.loop.fix_failures is FULL else "",
+    }
+    priced = task.call("fix", n, extra)
+    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    attempt = Attempt("fix", code, reason, tier=priced.tier)
+    priced.note(attempt)
+    attempt.too_long = _too_long(priced, "fix")
+    return attempt
+
+
+def full_report(result: TestResult) -> str:
+    """Every visible test's outcome in run order, pytest -rA style: what `fix_failures: full`
+    shows. Built from the cases, not the raw output, so a hidden test never reaches a model."""
+    lines: list[str] = []
+    for case in (c for c in result.cases if c.counts and not c.hidden):
+        if case.outcome is Outcome.PASSED:
+            lines.append(f"{case.nodeid} PASSED")
+            continue
+        kind = "ERROR" if case.outcome is Outcome.ERROR else "FAILED"
+        lines.append(f"{kind} {case.nodeid} - {case.message or ''}".rstrip(" -"))
+        if case.details:
+            lines.append(case.details)
+    failing = result.visible_total - result.visible_passed
+    return "\n".join([*lines, f"===== {failing} failed, {result.visible_passed} passed ====="])
+
+
+def _too_long(priced: Priced, step: str) -> str | None:
+    """Why no later attempt should be sent, if the model refused this prompt as too long."""
+    completion = priced.completion
+    if completion.stop_reason is not StopReason.CONTEXT_TOO_LONG:
+        return None
+    return (
+        f"prompt too long: the {step} prompt does not fit {completion.model}'s context "
+        f"({completion.detail or 'context window exceeded'}); it is not sent again. Shorten "
+        f"the reference, tests or examples, split the task, or route {step} (steps: in "
+        "harness.yaml) to a model with a longer context"
+    )

@@ -1,0 +1,103 @@
+"""Batch mode's wiring (its vendors, its timing) and its start: which tasks it submits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import structlog
+
+from harness.budget import Budget
+from harness.calls.caller import CallLog
+from harness.errors import BadInput
+from harness.llm import BatchProvider
+from harness.pipeline import first_write
+from harness.runner.args import RunArgs
+from harness.runner.batch.night import BatchNight, BatchTiming
+from harness.runner.carryover import starts_with_write
+from harness.runner.inputs import Inputs
+from harness.runner.prepared import Run
+from harness.store import BatchLog
+
+__all__ = ["batch_night", "batch_vendors", "start_batch"]
+
+log = structlog.get_logger()
+
+
+def start_batch(run: Run) -> set[str]:
+    """Submit (or re-attach to) the batch of attempt 1's writes; the task ids that wait for it.
+    Off, stopped or with nothing to submit: nobody waits."""
+    if run.batch is None or run.stop.is_set() or run.budget.stopped:
+        return set()
+    requests = []
+    for spec in run.tasks:
+        try:
+            if not starts_with_write(run, spec):
+                continue
+            request = first_write(spec, run.env)
+        except Exception as exc:
+            log.warning("batch_request_failed", task_id=spec.id, error=repr(exc))
+            continue
+        if run.batch.batchable(request):
+            requests.append(request)
+    if not requests:
+        return set()
+    waiting = run.batch.start(requests)
+    log.info("batch_started", tasks=len(requests), waiting=len(waiting))
+    return waiting
+
+
+def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
+    """The batch APIs of the run's providers when config batch.enabled (none when off): the
+    simulator's (its vendor side kept in a file of the run directory, so a resumed process
+    sees the batches a killed one made), or the live adapters."""
+    if not inputs.config.batch.enabled:
+        return {}
+    if args.provider == "sim":
+        from harness.sim import SimBatch
+
+        return {"sim": SimBatch(inputs.providers["sim"], state=args.run_dir / "sim-batches.json")}
+    if args.provider != "live":
+        return {}  # a replay serves recorded replies: nothing to batch
+    import harness.providers as providers
+
+    build = getattr(providers, "build_batch_adapter", None)
+    if build is None:
+        raise BadInput(
+            "config batch.enabled: this build has no live batch adapters yet; set "
+            "batch: {enabled: false} in harness.yaml or use --provider sim"
+        )
+    timeout = inputs.config.provider_timeout_s
+    return {name: build(name, timeout_s=timeout) for name in inputs.providers}
+
+
+def batch_night(
+    vendors: dict[str, BatchProvider],
+    inputs: Inputs,
+    budget: Budget,
+    calls: CallLog,
+    batch_log: BatchLog,
+    run_id: str,
+    stop: threading.Event,
+    started: dt.datetime,
+) -> BatchNight | None:
+    """The night's batch phase when config batch.enabled (None when off, or a replay)."""
+    config = inputs.config.batch
+    if not vendors:
+        return None
+    timing = BatchTiming(
+        deadline=config.deadline_at(started).timestamp(),
+        poll_s=config.poll_s,
+        max_poll_s=max(config.poll_s, config.max_poll_s),
+    )
+    log.info("batch_mode", deadline=dt.datetime.fromtimestamp(timing.deadline).isoformat())
+    return BatchNight(
+        vendors,
+        timing,
+        budget=budget,
+        prices=inputs.prices,
+        calls=calls,
+        batch_log=batch_log,
+        run_id=run_id,
+        stop=stop,
+    )

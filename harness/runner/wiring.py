@@ -1,0 +1,277 @@
+"""Start-up: turn CLI arguments into a checked, ready Run. Nothing is spent here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+import threading
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from harness.budget import Budget, LedgerError, MemoryLedger
+from harness.calls import RetryPolicy
+from harness.calls.caller import Caller
+from harness.errors import BadInput
+from harness.log import close_logging, configure_logging
+from harness.morning import DeliveryError, GitDelivery
+from harness.pipeline import TaskEnv
+from harness.prompts import default_prompts_dir
+from harness.report import render_metrics, write_metrics
+from harness.router import Router
+from harness.runner.args import RunArgs
+from harness.runner.batch.start import batch_night, batch_vendors
+from harness.runner.inputs import Inputs, select
+from harness.runner.prepared import Run
+from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
+from harness.tasks import inputs_digest
+from harness.tasks.spec import TaskSpec
+
+__all__ = ["open_run"]
+
+log = structlog.get_logger()
+
+
+def _run_id(args: RunArgs, store: Store) -> tuple[str, RunInfo | None]:
+    """A new run id, or the one to resume with what it was started with."""
+    if args.resume is None:
+        return new_run_id(), None
+    run_id = store.latest_run() if args.resume == "latest" else args.resume
+    if run_id is None:  # a run killed before it was recorded left nothing to resume or pay for
+        log.warning("resume_found_nothing", run_dir=str(args.run_dir))
+        return new_run_id(), None
+    info = store.run_info(run_id) if run_id else None
+    if info is None:
+        raise BadInput(
+            f"--resume: no run {args.resume!r} in {args.run_dir}; omit --resume to start anew"
+        )
+    _same_run(args, run_id, info)
+    return run_id, info
+
+
+def _same_run(args: RunArgs, run_id: str, info: RunInfo) -> None:
+    """A resume must continue the same night: same provider, task list and (sim) seed."""
+    if info.provider != args.provider:
+        raise BadInput(f"--resume: run {run_id} used --provider {info.provider}; pass the same")
+    tasks, seed = info.params.tasks, info.params.seed
+    if tasks and tasks != args.tasks.resolve():
+        raise BadInput(f"--resume: run {run_id} ran the task list {tasks}; pass that file")
+    if args.provider == "sim" and seed is not None and seed != args.seed:
+        raise BadInput(f"--resume: run {run_id} used --seed {seed}; pass the same")
+
+
+def _resumed(args: RunArgs, inputs: Inputs, info: RunInfo) -> tuple[RunArgs, Inputs]:
+    """A resume keeps the run's own cap and task selection unless restated on the command."""
+    if args.budget_usd is None and info.cap_usd is not None:
+        args = replace(args, budget_usd=info.cap_usd)
+    if args.only is None and info.params.only is not None:
+        args = replace(args, only=info.params.only)
+    every = [*inputs.specs, *inputs.filtered]
+    specs = select(every, args.only)
+    filtered = tuple(s for s in every if s not in specs)
+    return args, replace(inputs, specs=specs, filtered=filtered)
+
+
+def _budget(args: RunArgs, inputs: Inputs, store: Store, run_id: str) -> Budget:
+    """The run's caps; simulated or replayed spend never enters the machine's day ledger."""
+    specs = inputs.specs
+    try:
+        return Budget.from_config(
+            inputs.config.budget,
+            budget_usd=Decimal(str(args.budget_usd)) if args.budget_usd is not None else None,
+            ledger=MemoryLedger() if args.provider != "live" else None,
+            spent_run=store.spent(run_id),
+            spent_tasks={s.id: store.spent(run_id, s.id) for s in specs},
+        )
+    except LedgerError as exc:
+        raise BadInput(f"budget ledger: {exc}") from exc
+
+
+class _CallLogs:
+    """Tee calls to the run store first (what resume trusts), then the run folder."""
+
+    def __init__(self, *logs: Any) -> None:
+        self._logs = logs
+
+    def open_call(self, request, reserved_usd) -> tuple:
+        return tuple(call_log.open_call(request, reserved_usd) for call_log in self._logs)
+
+    def close_call(self, handles: tuple, completion, cost_usd) -> None:
+        for call_log, handle in zip(self._logs, handles, strict=True):
+            call_log.close_call(handle, completion, cost_usd)
+
+    def recorded(self, request):
+        return self._logs[0].recorded(request)  # the store holds the replies resume trusts
+
+
+def _run_tests(inputs: Inputs):
+    from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
+
+    tests = inputs.config.tests
+    try:
+        limits = TestLimits(
+            timeout_s=tests.timeout_s,
+            per_test_timeout_s=tests.per_test_timeout_s,
+            sandbox=tests.sandbox,
+        )
+    except ValueError as exc:  # e.g. tests.timeout_s: .inf
+        raise BadInput(f"config tests: {exc}") from exc
+    slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
+    guard = inputs.policy.enforce_command
+
+    def run(spec: TaskSpec, code: str):
+        # The operator's code policy was already applied by the pipeline (a violation is a
+        # `guardrail` stop, not a test result); the sandbox adds its own pre-check, and every
+        # command it starts passes the operator's command policy first.
+        with slots:
+            return run_tests(spec, code, limits=limits, command_guard=guard)
+
+    def expect(spec: TaskSpec) -> None:
+        # No slot: a test run holding one may wait for this collection, so the collection must
+        # never wait for a slot (a short --collect-only run over the limit is the lesser harm).
+        expect_tests(spec, limits, guard)
+
+    run.expect = expect  # type: ignore[attr-defined]  # the pipeline starts it beside a call
+
+    try:
+        kind = sandbox_kind(limits)
+    except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
+        raise BadInput(str(exc)) from exc
+    notes = (
+        ()
+        if kind == "bwrap"
+        else (
+            "tests ran without bubblewrap isolation (rlimits and a scrubbed environment only); "
+            "install bubblewrap",
+        )
+    )
+    return run, notes
+
+
+def _open_store(run_dir: Path) -> Store:
+    try:
+        return Store.open(run_dir / "harness.db")
+    except (sqlite3.Error, StoreError, OSError) as exc:
+        raise BadInput(f"run store {run_dir / 'harness.db'}: {exc}; move it aside") from exc
+
+
+def _delivery(args: RunArgs, inputs: Inputs, run_id: str) -> GitDelivery | None:
+    """Git delivery as configured (deliver.git), checked now: a problem exits 2."""
+    config = inputs.config.deliver.git
+    if config is None:
+        return None
+
+    def check(argv: list[str]) -> str | None:
+        violation = inputs.policy.check_command(argv)
+        return violation.detail if violation else None
+
+    worktree = args.run_dir.resolve() / run_id / "git-worktree"
+    try:
+        return GitDelivery.plan(config, inputs.specs, args.tasks, run_id, worktree, check)
+    except DeliveryError as exc:
+        raise BadInput(f"deliver.git: {exc}; fix it or remove deliver: from the config") from exc
+
+
+def open_run(args: RunArgs, inputs: Inputs) -> Run:
+    """Open the store and run folder (the caller holds the run-dir lock), wire the task env.
+
+    Everything that can refuse (store, resume, budget ledger) runs before the run folder and
+    the `latest` link exist, so a refusal leaves the run directory as it was.
+    """
+    run_tests, notes = _run_tests(inputs)
+    store = _open_store(args.run_dir)
+    run_id, info = _run_id(args, store)
+    if info is not None:
+        args, inputs = _resumed(args, inputs, info)
+    budget = _budget(args, inputs, store, run_id)
+    deliver = _delivery(args, inputs, run_id)
+    vendors = batch_vendors(args, inputs)
+    # Recorded first, so a kill at any later moment leaves a run `--resume` finds and finishes.
+    store.begin_run(
+        run_id,
+        dt.datetime.now().astimezone(),
+        args.provider,
+        budget.cap_run,
+        RunParams(args.tasks.resolve(), args.seed, args.only),
+    )
+    rundir = RunDir(args.run_dir, run_id)
+    policy = inputs.policy.with_write_roots(rundir.root)
+    events = configure_logging(rundir.events, level=args.log_level)
+    rundir.point_latest()
+    stop = threading.Event()
+    config = inputs.config
+    calls = _CallLogs(store.call_log(run_id), rundir)
+    caller = Caller(
+        inputs.providers,
+        inputs.prices,
+        budget,
+        calls,
+        config.concurrency.providers,
+        stop,
+        retry=RetryPolicy(),
+    )
+    router = Router.from_config(config, args.provider if args.provider != "live" else None)
+    run_tests, notes = _run_tests(inputs)
+    env = TaskEnv(
+        caller=caller,
+        router=router,
+        prompts=inputs.prompts,
+        run_tests=run_tests,
+        expect_tests=run_tests.expect,
+        workdir=rundir.task_files,
+        loop=config.loop,
+        check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],
+        check_write=lambda path: str(v) if (v := policy.check_write(path)) else None,
+        scar_tissue=policy.scar_tissue,
+        record_attempt=lambda task_id, record, code, result: store.record_attempt(
+            run_id, task_id, record, code, result
+        ),
+    )
+    root = default_prompts_dir()
+    digests = {s.id: inputs_digest(s, root, router.routes) for s in inputs.specs}
+
+    def after_summary(data: dict) -> None:
+        store.finish_run(run_id, data["status"], dt.datetime.now().astimezone())
+        if config.metrics.path is None:
+            return
+        try:
+            text = render_metrics(data, store.totals(), config.metrics.labels)
+            write_metrics(config.metrics.path, text)
+        except OSError as exc:  # the night's result stands; a missing metric is not a failure
+            log.warning("metrics_write_failed", path=str(config.metrics.path), error=str(exc))
+
+    def close() -> None:
+        if deliver is not None:
+            deliver.close()
+        close_logging(events, level=args.log_level)
+        store.close()
+
+    started = info.started_at if info is not None else dt.datetime.now().astimezone()
+    batch = batch_night(
+        vendors, inputs, budget, calls, store.batch_log(run_id), run_id, stop, started
+    )
+    return Run(
+        inputs.specs,
+        env,
+        rundir,
+        budget,
+        stop,
+        args.provider,
+        args.concurrency or config.concurrency.tasks,
+        notes=notes,
+        close=close,
+        store=store,
+        digests=digests,
+        resumed=info is not None,
+        rerun=args.rerun or args.provider == "replay",  # a replay starts as its night did
+        after_summary=after_summary,
+        filtered=inputs.filtered,
+        started_at=info.started_at if info is not None else None,
+        task_list=args.tasks,
+        deliver=deliver,
+        batch=batch,
+    )

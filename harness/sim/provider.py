@@ -1,0 +1,261 @@
+"""Offline simulator provider: degrades each task's known-good solution the way real models err.
+
+Every random choice comes from random.Random seeded with a string key built from the seed,
+the task, the attempt and the step, never from shared state, so replies are the same for a
+seed whatever the call order or thread. A write is the solution with k mutations; a fix is a
+biased random walk from the mutation set of the code it is given (looked up in a memo of
+everything produced, or replayed after a restart); pytest then sees real, oscillating
+pass counts. The chances come from the behaviour model (_sim_model, sim_model.yaml): they
+depend on the answering tier and on what the prompt shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from harness.extract import language_named
+from harness.llm import (
+    CallRequest,
+    Completion,
+    ErrorKind,
+    ProviderError,
+    StopReason,
+    Usage,
+)
+from harness.sim import mutate, reply
+from harness.sim.model import Features, SimModel, read_features
+from harness.sim.mutate_c import find_c_sites
+from harness.tasks.spec import TaskSpec
+
+__all__ = ["SimLatency", "SimModel", "SimProvider"]
+
+CHARS_PER_TOKEN = 4
+STEPS = ("write", "review", "rewrite", "fix")
+_FIRST_BLOCK = r"```(?:{})[^\n]*\n(.*?)^```"  # the code a review, rewrite or fix is given
+
+
+@dataclass(frozen=True)
+class SimLatency:
+    """Simulated call time: base + per 1k output tokens, spread by ± jitter (a fraction)."""
+
+    base_s: float = 0.3
+    per_1k_output_tokens_s: float = 1.5
+    jitter: float = 0.25
+
+    def seconds(self, key: str, output_tokens: int) -> float:
+        spread = 1 + self.jitter * (2 * random.Random(key).random() - 1)
+        return max(0.0, (self.base_s + self.per_1k_output_tokens_s * output_tokens / 1000) * spread)
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What the simulator knows of one task: its solution, that solution's mutation sites,
+    and the reference code it answers with when there is no solution."""
+
+    solution: str | None
+    sites: tuple[mutate.Site, ...]
+    reference: str
+    dialect: reply.Dialect = reply.PYTHON
+
+    @classmethod
+    def load(cls, spec: TaskSpec) -> _Task:
+        refs = spec.reference
+        reference = refs[0].read_text(encoding="utf-8") if refs else ""
+        language = language_named(spec.language)
+        dialect = reply.Dialect(language.fence, language.grammar, language.fences)
+        if spec.solution is None:
+            return cls(None, (), reference, dialect)
+        solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
+        grammar = language.grammar
+        sites = mutate.find_sites(solution) if grammar is None else find_c_sites(solution, grammar)
+        return cls(solution, sites, reference, dialect)
+
+    def code(self, mutations: frozenset[int]) -> str:
+        if self.solution is None:
+            return self.reference
+        return mutate.render(self.solution, self.sites, mutations)
+
+
+class SimProvider:
+    """Provider that answers from each task's `solution`, degraded by seeded AST mutations."""
+
+    name = "sim"
+
+    def __init__(
+        self,
+        tasks: Mapping[str, TaskSpec],
+        seed: int = 0,
+        latency: SimLatency | None = None,
+        model: SimModel | None = None,
+    ) -> None:
+        self._model = model or SimModel.shipped()
+        self._tasks = {task_id: _Task.load(spec) for task_id, spec in tasks.items()}
+        self._seed = seed
+        self._latency = latency
+        self._lock = threading.Lock()
+        self._memo: dict[tuple[str, str], frozenset[int]] = {}  # (task, code key) → mutations
+        self._prefixes: set[tuple[str, str, str]] = set()  # (task, model, prefix hash) cached
+
+    def complete(self, request: CallRequest) -> Completion:
+        task = self._tasks.get(request.task_id)
+        if task is None:
+            raise ProviderError(ErrorKind.FATAL, f"no task {request.task_id!r}", provider="sim")
+        if request.step not in STEPS:
+            raise ProviderError(ErrorKind.FATAL, f"unknown step {request.step!r}", provider="sim")
+        text, stop = self._reply(task, request)
+        if len(text) > request.route.max_tokens * CHARS_PER_TOKEN:
+            text, stop = text[: request.route.max_tokens * CHARS_PER_TOKEN], StopReason.MAX_TOKENS
+        usage = self._usage(request, text)
+        latency = 0.0
+        if self._latency is not None:
+            key = self._key(request.task_id, request.attempt, request.step, "latency")
+            latency = self._latency.seconds(key, usage.output_tokens)
+            time.sleep(latency)
+        return Completion(text, usage, stop, request.route.model, self.name, latency_s=latency)
+
+    def known_mutations(self, task_id: str, code: str) -> frozenset[int] | None:
+        """The mutation-site indices behind `code`, if this simulator produced it."""
+        with self._lock:
+            return self._memo.get((task_id, _code_key(code)))
+
+    def _key(self, task_id: str, attempt: int, step: str, *parts: object) -> str:
+        return ":".join(map(str, (self._seed, task_id, attempt, step, *parts)))
+
+    def _rng(self, task_id: str, attempt: int, step: str, *parts: object) -> random.Random:
+        return random.Random(self._key(task_id, attempt, step, *parts))
+
+    def _reply(self, task: _Task, request: CallRequest) -> tuple[str, StopReason]:
+        task_id, attempt, step = request.task_id, request.attempt, request.step
+        rng = self._rng(task_id, attempt, step, "reply")
+        if task.solution is None:
+            text = "CLEAN" if step == "review" else reply.fence(task.reference, task.dialect)
+            return text, StopReason.END
+        features = read_features(request)
+        if step == "write":
+            mutations = self._write(task, task_id, features)
+        else:
+            mutations = self._given(task, request)
+        if step == "review":
+            lists = self._review_lists(task_id, attempt, len(mutations))
+            return reply.review(rng, task.code(mutations), lists), StopReason.END
+        if step == "rewrite":
+            mutations = self._rewrite(task_id, features, mutations)
+        elif step == "fix":
+            mutations = self._fix(task, task_id, features, mutations)
+        code = self._remember(task, task_id, mutations)
+        factor = self._model.unusable_factor(features.tier)
+        return reply.wrap(rng, code, factor, task.dialect)
+
+    # The walk: each step is a pure function of (seed, task, attempt, step, starting set) and
+    # the request's features; draws come in a fixed order whatever the chances, so two
+    # policies asking the same question see the same luck (common random numbers).
+
+    def _write(self, task: _Task, task_id: str, f: Features) -> frozenset[int]:
+        rng = self._rng(task_id, f.attempt, "write", "walk")
+        weights = self._model.bug_weights(f)
+        bugs = rng.choices(range(len(weights)), weights=weights)[0]
+        bugs += sum(rng.random() < p for p in self._model.missing_context_bugs(f))
+        mutations: frozenset[int] = frozenset()
+        for _ in range(bugs):
+            mutations = mutate.add_one(rng, task.sites, mutations)
+        self._remember(task, task_id, mutations)
+        return mutations
+
+    def _review_lists(self, task_id: str, attempt: int, mutation_count: int) -> bool:
+        chance = self._model.review_lists(mutation_count)
+        return self._rng(task_id, attempt, "review", "walk").random() < chance
+
+    def _rewrite(self, task_id: str, f: Features, mutations: frozenset[int]) -> frozenset[int]:
+        rng = self._rng(task_id, f.attempt, "rewrite", "walk", sorted(mutations))
+        fixes = rng.random() < self._model.rewrite_fixes(f.tier)
+        return mutate.remove_one(rng, mutations) if fixes else mutations
+
+    def _fix(
+        self, task: _Task, task_id: str, f: Features, mutations: frozenset[int]
+    ) -> frozenset[int]:
+        """Each bug fixed with the model's chance; then, maybe, adjacent code broken."""
+        rng = self._rng(task_id, f.attempt, "fix", "walk", sorted(mutations))
+        p_fix, p_break = self._model.fix_each(f), self._model.break_nearby(f)
+        fixed = frozenset(m for m in sorted(mutations) if rng.random() >= p_fix)
+        if rng.random() >= p_break:
+            return fixed
+        touched = sorted(mutations - fixed) or sorted(mutations)
+        near = task.sites[rng.choice(touched)].start if touched else None
+        return mutate.add_one(rng, task.sites, fixed, avoid=mutations, near=near)
+
+    def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
+        """The mutation set of the code in the prompt: from the memo, else replayed."""
+        fences = "|".join(map(re.escape, task.dialect.fences))
+        match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
+        code = match.group(1) if match else ""
+        known = self.known_mutations(request.task_id, code)
+        if known is not None:
+            return known
+        replayed = self._replay(task, request.task_id, request.attempt, request.step)
+        known = self.known_mutations(request.task_id, code)
+        return replayed if known is None else known
+
+    def _replay(self, task: _Task, task_id: str, attempt: int, step: str) -> frozenset[int]:
+        """After a restart the memo is empty: redo the walk as if each fix started from the
+        previous attempt (which attempts the ratchet kept is not known here), remembering
+        every state, so code from any of them is recognised again."""
+        mutations = self._write(task, task_id, Features("mid", 1))
+        if step == "review" and attempt <= 1:
+            return mutations
+        if self._review_lists(task_id, 1, len(mutations)):
+            mutations = self._rewrite(task_id, Features("mid", 1), mutations)
+            self._remember(task, task_id, mutations)
+        for previous in range(2, attempt):
+            mutations = self._fix(task, task_id, Features("mid", previous), mutations)
+            self._remember(task, task_id, mutations)
+        return mutations
+
+    def _remember(self, task: _Task, task_id: str, mutations: frozenset[int]) -> str:
+        code = task.code(mutations)
+        key = (task_id, _code_key(code))
+        with self._lock:  # two sets rendering alike: keep the smaller, whatever came first
+            known = self._memo.get(key)
+            if known is None or sorted(mutations) < sorted(known):
+                self._memo[key] = mutations
+        return code
+
+    def _usage(self, request: CallRequest, text: str) -> Usage:
+        """Prefix (system + stable) cached like Anthropic's: written by a task's first call
+        with it on a model, read afterwards; the per-attempt part is always fresh. A route
+        with `prompt_cache` off is billed all fresh, as the provider would."""
+        prompt = request.prompt
+        prefix = tokens(prompt.system + prompt.stable)
+        if not request.route.prompt_cache:
+            fresh = prefix + tokens(prompt.variable)
+            return Usage(
+                input_tokens=fresh, output_tokens=min(tokens(text), request.route.max_tokens)
+            )
+        digest = hashlib.sha256(f"{prompt.system}\x00{prompt.stable}".encode()).hexdigest()
+        key = (request.task_id, request.route.model, digest)
+        with self._lock:
+            first = key not in self._prefixes
+            self._prefixes.add(key)
+        return Usage(
+            input_tokens=tokens(prompt.variable),
+            cache_write_tokens=prefix if first else 0,
+            cache_read_tokens=0 if first else prefix,
+            output_tokens=min(tokens(text), request.route.max_tokens),
+        )
+
+
+def _code_key(code: str) -> str:
+    """Identity of code as the pipeline hands it back: blind to fences' trailing newlines,
+    trailing spaces and line endings, which extraction and storage may change."""
+    lines = (line.rstrip() for line in code.strip("\n").splitlines())
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def tokens(text: str) -> int:
+    """Token estimate from characters, as a tokenizer-free simulator can."""
+    return -(-len(text) // CHARS_PER_TOKEN)

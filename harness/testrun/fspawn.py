@@ -1,0 +1,170 @@
+"""Launch one foreign test command in the sandbox and collect what it wrote, within the clock.
+
+The same sandbox as pytest's (launch.make_plan: bubblewrap or the rlimits fallback, the
+throwaway uid, the pids cgroup, the process-tree sweep); only the bootstrap differs: exec.py
+locks the process down as boot.py does and then execs the command. The report pipe is the
+record pipe the sandbox already has: an unguessable fd handed to the command alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from harness.testrun import launch, litter, privilege
+from harness.testrun.limits import TestLimits
+from harness.testrun.reap import kill_tree
+from harness.testrun.reports import MAX_REPORT_BYTES
+from harness.testrun.scratch import (
+    Pristine,
+    build_tree,
+    make_run_folder,
+    remove_tree,
+    verify_tree,
+)
+from harness.testrun.session import _nproc, _prepare
+from harness.testrun.toolenv import command_env, command_rlimits
+
+__all__ = ["ForeignRun", "Launched", "launch_foreign"]
+
+MAX_OUTPUT_BYTES = 32 << 20  # stdout+stderr kept whole (go-json events live there); past it: flood
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class ForeignRun:
+    """Everything fixed for one foreign run: the tree, the command, how the report arrives."""
+
+    pristine: Pristine
+    candidate_rel: str
+    code: str
+    argv: tuple[str, ...]  # {tests} and {output} expanded; {results} left for the bootstrap
+    report_pipe: bool  # the command writes its report to {results}
+    limits: TestLimits
+    kind: str  # "bwrap" | "rlimits"
+    command_guard: Callable[[Sequence[str]], None] | None = None
+
+
+@dataclass
+class Launched:
+    """What the launch produced, raw."""
+
+    output: bytearray = field(default_factory=bytearray)
+    report: bytearray = field(default_factory=bytearray)
+    exit_code: int | None = None
+    timed_out: bool = False
+    flooded: str = ""
+    tree_problems: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    root: str = ""  # the scratch root's path, taken out of what is shown
+
+    def text(self, data: bytearray) -> str:
+        text = data.decode("utf-8", errors="replace")
+        return text.replace(f"{self.root}/", "") if self.root else text
+
+
+def launch_foreign(run: ForeignRun) -> Launched:
+    """Build the scratch tree, run the command once, verify the tree, clean up."""
+    started = time.monotonic()
+    run_dir = make_run_folder()
+    uid = privilege.sandbox_uid()
+    got = Launched()
+    try:
+        root = run_dir / "root"
+        got.root = str(root)
+        build_tree(root, run.pristine, run.candidate_rel, run.code)
+        _prepare(run_dir, uid)
+        _run_once(run, run_dir, root, uid, got)
+        try:
+            got.tree_problems = verify_tree(
+                root, {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
+            )
+        except (OSError, RecursionError) as exc:
+            got.tree_problems = [f"it could not be checked ({type(exc).__name__})"]
+    finally:
+        remove_tree(run_dir)
+        litter.after_run(run.kind, uid)
+    got.duration_s = time.monotonic() - started
+    return got
+
+
+def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: Launched) -> None:
+    lim = run.limits
+    plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
+    plan = replace(plan, argv=(*plan.argv[:-1], str(run_dir / "boot" / "exec.py")))
+    home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
+    who = plan.uid if plan.uid is not None else plan.spawn_user
+    config = {
+        "argv": list(run.argv),
+        "env": [list(pair) for pair in command_env(home, plan.marker)],
+        "cwd": str(root),
+        "report": run.report_pipe,
+        "rlimits": command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs)),
+    }
+    if run.command_guard is not None:
+        run.command_guard(run.argv)
+        run.command_guard(plan.argv)
+    owner = who if run.report_pipe else None
+    child = launch.spawn(plan, root, config, pipe_owner=owner)
+    _pump(child, time.monotonic() + lim.timeout_s, got)
+
+
+def _exited(child: launch.Child) -> bool:
+    try:
+        return os.waitid(os.P_PID, child.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _take(fd: int, sink: bytearray, cap: int, got: Launched, what: str) -> bool:
+    """Read what is there; False at end of file. Past the cap the data is dropped, flagged."""
+    try:
+        data = os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return True
+    if not data:
+        return False
+    if len(sink) + len(data) > cap:
+        got.flooded = got.flooded or f"the {what} went past {cap >> 20} MiB"
+    else:
+        sink += data
+    return True
+
+
+def _pump(child: launch.Child, deadline: float, got: Launched) -> None:
+    """Read output and report until the command exits or the clock runs out; then kill the
+    whole tree (however it detached) and drain the pipes."""
+    sel = selectors.DefaultSelector()
+    sinks = {
+        child.output_fd: (got.output, MAX_OUTPUT_BYTES, "output"),
+        child.records_fd: (got.report, MAX_REPORT_BYTES + 1, "report"),
+    }
+    for fd in sinks:
+        sel.register(fd, selectors.EVENT_READ)
+    try:
+        while not _exited(child) and not got.flooded:
+            if time.monotonic() >= deadline:
+                got.timed_out = True
+                break
+            _select(sel, sinks, got)
+        kill_tree(child)
+        got.exit_code = child.proc.poll()
+        stop = time.monotonic() + 2.0
+        while sel.get_map() and time.monotonic() < stop:
+            _select(sel, sinks, got)
+    finally:
+        sel.close()
+        for fd in sinks:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _select(sel: selectors.BaseSelector, sinks: dict, got: Launched) -> None:
+    for key, _ in sel.select(timeout=0.05):
+        if not _take(key.fd, *sinks[key.fd][:2], got, sinks[key.fd][2]):
+            sel.unregister(key.fd)

@@ -1,0 +1,267 @@
+"""Build the command for one sandboxed pytest process (bubblewrap or the fallback) and start it."""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.testrun import cgroup, privilege
+from harness.testrun.scratch import SandboxError
+
+__all__ = [
+    "Child",
+    "Plan",
+    "base_env",
+    "bwrap_works",
+    "fallback_caps_processes",
+    "make_plan",
+    "spawn",
+]
+
+MARKER_VAR = "HARNESS_SANDBOX_RUN"
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/alternatives",
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to start one sandboxed process: argv, environment, user, and the in-sandbox paths."""
+
+    kind: str  # "bwrap" or "rlimits"
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    uid: int | None  # the uid the bootstrap drops to, None to stay
+    spawn_user: int | None  # the uid the process is started as (fallback privilege drop)
+    marker: str
+    cgroup: Path | None = None  # a pids cgroup the bootstrap joins first (root fallback)
+    interpreter: privilege.Interpreter | None = None  # reached through fds (fallback drop)
+
+
+@dataclass
+class Child:
+    """A running sandbox: its process, the record pipe and the output pipe (parent ends)."""
+
+    proc: subprocess.Popen[bytes]
+    records_fd: int
+    output_fd: int
+    marker: str
+    cgroup: Path | None = None
+
+
+def library_dirs() -> list[str]:
+    """The interpreter's own code (stdlib and site-packages) as real paths: what the sandbox
+    trusts, whichever road (a bind mount, /proc/self/fd) it reaches them by."""
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return sorted({os.path.realpath(paths[k]) for k in keys})
+
+
+def _python_dirs() -> list[str]:
+    dirs = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
+    return sorted(d for d in dirs if not any(d == s or d.startswith(s + "/") for s in _SYSTEM_DIRS))
+
+
+def _mkdirs(path: str) -> list[str]:
+    """bwrap creates missing parents 0700; create them 0755 so the dropped uid can pass."""
+    parents = [p for p in Path(path).parents if str(p) != "/"]
+    return [a for p in reversed(parents) for a in ("--perms", "0755", "--dir", str(p))]
+
+
+def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[str]:
+    argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    # As root, bwrap's user namespace would map the sandbox uid to host uid 0, which is exempt
+    # from RLIMIT_NPROC; instead keep only setuid/setgid and let the bootstrap drop to the
+    # run's throwaway uid.
+    argv += (
+        ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if as_root else ["--unshare-user"]
+    )
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            argv += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            argv += ["--ro-bind", d, d]
+    for f in _ETC_FILES:
+        argv += ["--ro-bind-try", f, f]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm"]
+    for d in [*_python_dirs(), str(boot_dir), str(root)]:  # after /tmp: the scratch is in it
+        argv += [*_mkdirs(d), "--ro-bind", d, d]
+    return [*argv, "--chdir", str(root), "--"]
+
+
+@functools.cache
+def bwrap_works() -> bool:
+    """Whether bubblewrap is installed and can build our sandbox here (checked once)."""
+    if shutil.which("bwrap") is None or not sys.platform.startswith("linux"):
+        return False
+    here = Path(__file__).parent
+    argv = [*_bwrap_argv(here, here, 1, os.geteuid() == 0), sys.executable, "-I", "-c", "pass"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": "/usr/bin"})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+@functools.cache
+def fallback_caps_processes() -> bool:
+    """Whether the fallback sandbox can cap the process count here: RLIMIT_NPROC binds any
+    uid but 0, so as root it needs the drop to a throwaway uid or a writable pids cgroup."""
+    if os.geteuid() != 0 or privilege.can_drop():
+        return True
+    probe = cgroup.create(1)
+    if probe is None:
+        return False
+    cgroup.destroy(probe)
+    return True
+
+
+def base_env(home: str) -> tuple[tuple[str, str], ...]:
+    """What every sandboxed launch's environment starts from, pytest's and a test command's
+    alike (each adds its PATH and its own tools' settings): one list, so the two cannot drift."""
+    return (
+        ("HOME", home),
+        ("TMPDIR", home),
+        ("USER", "sandbox"),
+        ("LOGNAME", "sandbox"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("TZ", "UTC"),
+        ("NO_COLOR", "1"),
+    )
+
+
+def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
+    """Built from an allowlist: nothing of the harness's environment (keys, tokens) leaks in."""
+    venv_bin = str(Path(sys.prefix, "bin"))
+    return (
+        ("PATH", f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"),
+        *base_env(home),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+        ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1"),
+        (MARKER_VAR, marker),
+    )
+
+
+def make_plan(
+    kind: str, run_dir: Path, root: Path, tmp_mb: int, max_procs: int, uid: int | None
+) -> Plan:
+    """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
+    run's throwaway uid (None when not root)."""
+    marker = secrets.token_hex(16)
+    boot = str(run_dir / "boot" / "boot.py")
+    # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
+    # lists every process of the launch for the final sweep however it detached.
+    group = cgroup.create(max_procs, None if kind == "bwrap" else uid) if uid is not None else None
+    if kind == "bwrap":
+        argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
+        if group is not None:
+            at = argv.index("--chdir")
+            argv[at:at] = [*_mkdirs(str(group)), "--bind", str(group), str(group)]
+        python = (sys.executable, "-I", "-B", boot)
+        return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
+    env = _env(str(run_dir / "tmp"), marker)
+    if uid is None or not privilege.can_drop():
+        if not privilege.unsafe():
+            raise SandboxError(refusal())
+        return Plan(kind, (sys.executable, "-I", "-B", boot), env, None, None, marker, group)
+    interpreter = privilege.open_interpreter()
+    argv = (*interpreter.argv, boot)
+    return Plan(kind, argv, (*env, *interpreter.env), None, uid, marker, group, interpreter)
+
+
+def refusal() -> str:
+    """Why the fallback will not run candidate code, and what the operator can do."""
+    who = (
+        "root, but no throwaway uid can start the interpreter"
+        if os.geteuid() == 0
+        else ("not root, so there is no other uid to run candidate code as")
+    )
+    return (
+        f"sandbox: bubblewrap is not in use and the harness is {who}: candidate code would run "
+        "as the harness's own user and could read its API keys, write its budget ledger and run "
+        "directory, and signal its processes. Install bubblewrap (or run the harness as root), "
+        f"or set {privilege.UNSAFE_VAR}=1 to accept that risk"
+    )
+
+
+def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None = None) -> Child:
+    """Start the process in its own session with the record pipe at an unguessable fd;
+    `pipe_owner` gets the pipe, so a process of that uid can reopen it by /dev/fd/N."""
+    rec_r, rec_w = os.pipe()
+    high = fcntl.fcntl(rec_w, fcntl.F_DUPFD_CLOEXEC, 200 + secrets.randbelow(800))
+    os.close(rec_w)
+    if pipe_owner is not None:
+        os.fchown(high, pipe_owner, pipe_owner)
+    out_r, out_w = os.pipe()
+    try:
+        proc = _popen(plan, cwd, out_w, high)
+    except BaseException:
+        os.close(rec_r)
+        os.close(out_r)
+        if plan.cgroup is not None:
+            cgroup.destroy(plan.cgroup)
+        raise
+    finally:
+        os.close(high)
+        os.close(out_w)
+        if plan.interpreter is not None:
+            plan.interpreter.close()
+    cgroup_path = str(plan.cgroup) if plan.cgroup else None
+    parent = os.getpid() if plan.kind != "bwrap" else None  # bwrap: --die-with-parent
+    sitedirs = plan.interpreter.sitedirs if plan.interpreter else ()
+    payload = {"fd": high, "uid": plan.uid, "cgroup": cgroup_path, "parent": parent}
+    payload["sitedirs"] = list(sitedirs)
+    _send_config(proc, {**config, **payload})
+    os.set_blocking(rec_r, False)
+    os.set_blocking(out_r, False)
+    return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)
+
+
+def _popen(plan: Plan, cwd: Path, out_w: int, record_fd: int) -> subprocess.Popen[bytes]:
+    user: dict[str, Any] = {}
+    if plan.spawn_user is not None:
+        user = {"user": plan.spawn_user, "group": plan.spawn_user, "extra_groups": []}
+    inherited = plan.interpreter.fds if plan.interpreter else ()
+    return subprocess.Popen(
+        list(plan.argv),
+        stdin=subprocess.PIPE,
+        stdout=out_w,
+        stderr=out_w,
+        pass_fds=(record_fd, *inherited),
+        env=dict(plan.env),
+        cwd=cwd,
+        start_new_session=True,
+        **user,
+    )
+
+
+def _send_config(proc: subprocess.Popen[bytes], payload: dict[str, Any]) -> None:
+    """On stdin, so it never shows in the child's argv or environment."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.close()
+    except OSError:
+        pass  # died before reading: shows up as a launch with no records

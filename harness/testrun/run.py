@@ -1,0 +1,303 @@
+"""Run a candidate's acceptance tests in a sandbox whose results candidate code cannot fake."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+import structlog
+
+from harness.results import Outcome, TestCase, TestResult
+from harness.tasks.spec import TaskSpec
+from harness.testrun import cgroup, privilege, scratch
+from harness.testrun.foreign import is_foreign, run_foreign
+from harness.testrun.launch import bwrap_works, fallback_caps_processes, refusal
+from harness.testrun.limits import TestLimits
+from harness.testrun.notices import (
+    DEGRADED_WARNING,
+    UNCAPPED_WARNING,
+    UNSAFE_WARNING,
+    log_tests_ran,
+    sandbox_warnings,
+)
+from harness.testrun.precheck import precheck
+from harness.testrun.score import Settlement
+from harness.testrun.scratch import Pristine, SandboxError, candidate_place, read_pristine
+from harness.testrun.session import Run, launch_all
+
+__all__ = [
+    "SandboxError",
+    "TestLimits",
+    "expect_tests",
+    "precheck",
+    "run_tests",
+    "sandbox_kind",
+]
+
+log = structlog.get_logger(__name__)
+
+Guard = Callable[[Sequence[str]], None] | None
+
+_STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
+
+
+class _Stub:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return _Stub()
+
+    def __getattr__(self, name):
+        return _Stub()
+
+    def __iter__(self):
+        return iter(())
+
+
+def __getattr__(name):
+    return type(name, (_Stub,), {})
+'''
+
+
+@functools.cache
+def _sweep_leftovers() -> None:
+    """Once per process: clear what runs of a harness killed outright left behind."""
+    folders, groups = scratch.sweep_stale(), cgroup.sweep_stale()
+    if folders or groups:
+        log.info("sandbox_leftovers_removed", folders=folders, cgroups=groups)
+
+
+def sandbox_kind(limits: TestLimits | None = None) -> str:
+    """Which sandbox runs the tests: bubblewrap ("bwrap") or the degraded "rlimits" fallback.
+
+    Raises SandboxError when the fallback cannot run candidate code as another user and the
+    operator did not accept that risk (UNSAFE_VAR): checked at start-up, before any call.
+    """
+    mode = (limits or TestLimits()).sandbox
+    if mode != "none" and bwrap_works():
+        return "bwrap"
+    if mode == "bwrap":
+        raise SandboxError("sandbox: bwrap was required but bubblewrap is missing or unusable")
+    if not privilege.can_drop():
+        if not privilege.unsafe():
+            raise SandboxError(refusal())
+        _warn_unsafe()
+    if mode == "auto":
+        _warn_degraded()
+    return "rlimits"
+
+
+@functools.cache
+def _warn_degraded() -> None:
+    log.warning("sandbox_degraded", reason=DEGRADED_WARNING)
+    if not fallback_caps_processes():
+        log.warning("sandbox_uncapped", reason=UNCAPPED_WARNING)
+
+
+def _warn_unsafe() -> None:
+    """Every run, loudly: candidate code runs as the harness's own user."""
+    log.warning("sandbox_unsafe_same_user", reason=UNSAFE_WARNING)
+
+
+_expected_lock = threading.Lock()
+Expected = tuple[tuple[str, ...], tuple[str, ...]]  # (collected ids, ids that failed to collect)
+# Keyed by what collection depends on, not by task id: tasks sharing their tests (a family of
+# ports against one suite) collect once. A Future, so concurrent askers wait for one launch.
+_expected_cache: dict[tuple[object, ...], Future[Expected]] = {}
+
+
+def _collection_key(pristine: Pristine, place: str, kind: str) -> tuple[object, ...]:
+    """What the collection sees: the pristine files and test paths, the sandbox, the stub's
+    module name, and the pristine files beside it (its folder comes first on sys.path). Not
+    the candidate's folder itself: tasks writing to out/a/calc.py and out/b/calc.py collect
+    the same ids from the same tests."""
+    folder = PurePosixPath(place).parent
+    beside = tuple(sorted(r for r, _ in pristine.files if PurePosixPath(r).parent == folder))
+    return (pristine.digest, pristine.tests, kind, PurePosixPath(place).name, beside)
+
+
+def _expected(
+    task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+) -> Expected:
+    """The test ids of the pristine tests against a stub candidate, collected once per inputs
+    (see `_collection_key`)."""
+    key = _collection_key(pristine, place, kind)
+    with _expected_lock:
+        pending = _expected_cache.get(key)
+        mine = pending is None
+        if pending is None:
+            pending = _expected_cache[key] = Future()
+    if not mine:
+        return pending.result()
+    try:
+        found = _collect(task, pristine, place, limits, kind, guard)
+    except BaseException as exc:
+        with _expected_lock:  # a failure is not remembered: the next run asks again
+            del _expected_cache[key]
+        pending.set_exception(exc)
+        raise
+    pending.set_result(found)
+    return found
+
+
+def _collect(
+    task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+) -> Expected:
+    tally = launch_all(
+        Run(pristine, place, _STUB, limits, kind, collect_only=True, command_guard=guard)
+    )
+    if tally.tamper or not tally.collected_ok:
+        output = "\n".join(tally.outputs)[-2000:]
+        raise SandboxError(f"task {task.id}: collecting the pristine tests failed: {output}")
+    broken = tuple(sorted({e.id for e in tally.collect_errors}))
+    log.info("expected_tests_collected", task_id=task.id, tests=len(tally.collected), broken=broken)
+    return tuple(tally.collected), broken
+
+
+def expect_tests(task: TaskSpec, limits: TestLimits | None = None, guard: Guard = None) -> None:
+    """Collect the task's pristine test ids now (once per distinct tests), so the first test
+    run does not wait for it: meant to run beside the task's first model call."""
+    limits = limits or TestLimits()
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
+
+
+_suite_skip_cache: dict[tuple[str, str, str, str], dict[str, bool]] = {}
+
+
+def _suite_skips(run: Run, task_id: str, skipped: list[str]) -> frozenset[str]:
+    """Of the tests the candidate's run skipped, those the suite skips whatever the candidate:
+    skipped against the stub candidate too. Each id is asked once per inputs, in one launch."""
+    key = (task_id, run.pristine.digest, run.candidate_rel, run.kind)
+    with _expected_lock:
+        known = _suite_skip_cache.setdefault(key, {})
+        todo = [i for i in skipped if i not in known]
+    if todo:
+        probe = replace(
+            run,
+            pristine=replace(run.pristine, tests=tuple(todo)),  # node ids are pytest arguments
+            code=_STUB,
+            expected=frozenset(todo),
+            open_files=(),
+        )
+        tally = launch_all(probe)
+        stub = {} if tally.tamper else {i: c.outcome for i, c in tally.cases.items()}
+        found = {i: stub.get(i) is Outcome.SKIPPED for i in todo}
+        by_suite = sorted(i for i, yes in found.items() if yes)
+        log.info("suite_skips_checked", task_id=task_id, checked=len(todo), by_suite=by_suite)
+        with _expected_lock:
+            known.update(found)
+    return frozenset(i for i in skipped if known.get(i))
+
+
+def run_tests(
+    task: TaskSpec,
+    code: str,
+    *,
+    limits: TestLimits | None = None,
+    precheck_extra: Callable[[str], list[str]] | None = None,
+    command_guard: Guard = None,
+) -> TestResult:
+    """Run the task's acceptance tests against `code`; never raises for what the code does.
+
+    `command_guard` sees every command line before the harness starts it (the operator's
+    command policy) and raises to refuse it; that refusal propagates to the caller.
+    """
+    limits = limits or TestLimits()
+    if is_foreign(task):  # the task's own command; the pre-check below reads Python only
+        _sweep_leftovers()
+        kind = sandbox_kind(limits)
+        result = run_foreign(task, code, limits, kind, command_guard)
+        return replace(result, warnings=(*sandbox_warnings(kind), *result.warnings))
+    reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
+    reasons = [r for r in reasons if r]
+    if reasons:
+        return _rejected(task, limits, "; ".join(reasons), command_guard)
+    return _execute(task, code, limits, command_guard)
+
+
+def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = None) -> TestResult:
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    ids, _broken = _expected(task, pristine, candidate_place(task, pristine), limits, kind, guard)
+    log.warning("candidate_rejected", task_id=task.id, reason=reason)
+    message = f"precheck: {reason}"
+    cases = _mark_hidden([TestCase(i, Outcome.ERROR, message) for i in ids], pristine)
+    return TestResult(cases=cases, error=message, rejected=True)
+
+
+def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, ...]:
+    """Cases from the task's hidden test files, marked so (by the file in their node id)."""
+    hidden = tuple(f"{path}::" for path in pristine.hidden)
+    if not hidden:
+        return tuple(cases)
+    return tuple(replace(c, hidden=True) if c.nodeid.startswith(hidden) else c for c in cases)
+
+
+def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
+    """The run itself, without the static pre-check (the hostile suite calls this directly)."""
+    started = time.monotonic()
+    _sweep_leftovers()
+    kind = sandbox_kind(limits)
+    pristine = read_pristine(task)
+    place = candidate_place(task, pristine)
+    ids, broken = _expected(task, pristine, place, limits, kind, guard)
+    run = Run(pristine, place, code, limits, kind, frozenset(ids), broken, command_guard=guard)
+    tally = launch_all(run)
+    skipped = [i for i, c in tally.cases.items() if c.outcome is Outcome.SKIPPED]
+    if skipped and not tally.tamper:
+        for i in _suite_skips(run, task.id, skipped):
+            tally.cases[i] = replace(tally.cases[i], by_suite=True)
+    result = _result(run, ids, tally, time.monotonic() - started)
+    log_tests_ran(task.id, kind, result)
+    return result
+
+
+def _missing(nodeid: str, tally: Settlement) -> TestCase:
+    for err in tally.collect_errors:
+        if not err.id or nodeid.startswith(f"{err.id}::"):
+            return TestCase(nodeid, Outcome.ERROR, f"collection error: {err.msg}", err.details)
+    if tally.stop_reason:
+        return TestCase(nodeid, Outcome.ERROR, tally.stop_reason, tally.first_tail)
+    if not tally.collected_ok:
+        return TestCase(
+            nodeid,
+            Outcome.ERROR,
+            "collection did not complete: the test process "
+            "stopped while importing the tests or the candidate",
+            tally.first_tail,
+        )
+    return TestCase(nodeid, Outcome.ERROR, "the test did not run (the test process stopped early)")
+
+
+def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) -> TestResult:
+    extra = [i for i in tally.cases if i not in run.expected]
+    cases = [tally.cases.get(i) or _missing(i, tally) for i in (*ids, *extra)]
+    error = None
+    if tally.tamper:
+        error = f"tampered: {tally.tamper[0]}"
+        cases = [TestCase(c.nodeid, Outcome.ERROR, error) for c in cases]
+    elif tally.timed_out or tally.stop_reason:
+        error = f"timeout: {tally.stop_reason}" if tally.timed_out else tally.stop_reason
+    warnings = sandbox_warnings(run.kind)
+    if run.open_files:
+        warnings += (
+            f"test ids of {', '.join(run.open_files)} could not be collected against a stub "
+            "candidate, so they are taken from this run's own collection",
+        )
+    return TestResult(
+        cases=_mark_hidden(cases, run.pristine),
+        output="\n".join(tally.outputs),
+        error=error,
+        timed_out=tally.timed_out,
+        tampered=bool(tally.tamper),
+        duration_s=duration,
+        warnings=warnings,
+    )

@@ -1,0 +1,218 @@
+"""One sandboxed test run: build the scratch tree, launch (and relaunch past a hung or crashed
+test), judge the records, verify the tree, and turn it all into a TestResult."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.results import Outcome, TestCase
+from harness.testrun import launch, litter, privilege, texts
+from harness.testrun.channel import Watch, watch
+from harness.testrun.imports import imported_modules
+from harness.testrun.limits import TestLimits
+from harness.testrun.score import Settlement, Verdict, judge
+from harness.testrun.scratch import (
+    Pristine,
+    build_tree,
+    make_run_folder,
+    remove_tree,
+    verify_tree,
+)
+
+__all__ = ["Run", "launch_all"]
+
+MAX_LAUNCHES = 8
+_INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_CHILD_FILES = (
+    "boot.py",
+    "classify.py",
+    "stack.py",
+    "files.py",
+    "shield.py",
+    "guard.py",
+    "semantics.py",
+    "texts.py",
+    "recorder.py",
+    "vault.py",
+    "exec.py",
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Everything fixed for one run_tests call."""
+
+    pristine: Pristine
+    candidate_rel: str
+    code: str
+    limits: TestLimits
+    kind: str  # "bwrap" | "rlimits"
+    expected: frozenset[str] = frozenset()  # the pristine ids
+    open_files: tuple[str, ...] = ()  # test files the pristine collection could not read
+    collect_only: bool = False
+    # The operator's command policy: sees every argv before it is started; raises to refuse.
+    command_guard: Callable[[Sequence[str]], None] | None = None
+
+
+def _prepare(run_dir: Path, uid: int | None) -> None:
+    os.chmod(run_dir, 0o711)
+    boot = run_dir / "boot"
+    boot.mkdir(mode=0o755)
+    here = Path(__file__).parent / "child"  # never imported: copied into the sandbox
+    for name in _CHILD_FILES:
+        if (here / name).exists():
+            shutil.copyfile(here / name, boot / name)
+            os.chmod(boot / name, 0o444)
+    (boot / "pytest.ini").write_text("[pytest]\n")
+    os.chmod(boot, 0o555)
+    tmp = run_dir / "tmp"
+    tmp.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
+
+
+def _pytest_args(run: Run, run_dir: Path, root: Path) -> list[str]:
+    names = dict(run.pristine.files)
+    ini = next((root / n for n in _INI_NAMES if n in names), run_dir / "boot" / "pytest.ini")
+    args = [*run.pristine.tests, "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root)]
+    args += ["-p", "no:cacheprovider", "--continue-on-collection-errors", "--color=no"]
+    args += ["--collect-only", "-q"] if run.collect_only else ["-q", "--tb=short", "--no-header"]
+    return args
+
+
+def _nproc(uid: int, extra: int) -> int:
+    """RLIMIT_NPROC counts every process of the uid, so allow the ones already running."""
+    count = 0
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            count += entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid
+        except OSError:
+            continue
+    return count + extra
+
+
+def _config(
+    run: Run, plan: launch.Plan, root: Path, args: list[str], only: list[str] | None
+) -> dict:
+    lim = run.limits
+    uid = plan.uid if plan.uid is not None else plan.spawn_user
+    cand_dir = str((root / run.candidate_rel).parent)
+    return {
+        "nonce": secrets.token_hex(16),
+        "only": only,
+        "args": args,
+        "root": str(root),
+        "candidate": str(root / run.candidate_rel),
+        "paths": list(dict.fromkeys([cand_dir, str(root)])),
+        "library": launch.library_dirs(),
+        "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
+        "preload": imported_modules(run.pristine.files),
+        "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
+        "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
+        "rlimits": {
+            "cpu": int(lim.cpu_s),
+            "as": lim.memory_mb << 20,
+            "fsize": lim.file_size_mb << 20,
+            "nproc": _nproc(os.getuid() if uid is None else uid, lim.max_procs),
+            "core": 0,
+        },
+    }
+
+
+def launch_all(run: Run) -> Settlement:
+    """Run the tests; after a launch dies mid-test, relaunch for the tests it never reached."""
+    run_dir = make_run_folder()
+    tally = Settlement()
+    uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
+    try:
+        root = run_dir / "root"
+        files = {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
+        build_tree(root, run.pristine, run.candidate_rel, run.code)
+        _prepare(run_dir, uid)
+        _launch_loop(run, run_dir, root, tally, uid)
+        try:
+            problems = verify_tree(root, files)
+        except (OSError, RecursionError) as exc:  # a tree mangled beyond walking
+            problems = [f"it could not be checked ({type(exc).__name__})"]
+        if problems:
+            tally.tamper.append(f"the scratch tree changed during the run: {problems[0]}")
+    finally:
+        remove_tree(run_dir)
+        litter.after_run(run.kind, uid)
+    texts.relativize(tally, root)
+    return tally
+
+
+def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None) -> None:
+    lim = run.limits
+    deadline = time.monotonic() + lim.timeout_s
+    args = _pytest_args(run, run_dir, root)
+    only: list[str] | None = None
+    for n in range(MAX_LAUNCHES):
+        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
+        config = _config(run, plan, root, args, only)
+        if run.command_guard is not None:
+            run.command_guard(plan.argv)
+        child = launch.spawn(plan, root, config)
+        grace = max(0.5, lim.per_test_timeout_s / 4)  # time for the in-process alarm first
+        seen = watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
+        allowed = frozenset(only) if only is not None else _allowed(run, seen)
+        verdict = judge(seen.records, config["nonce"], allowed)
+        only = _absorb(n, seen, verdict, tally)
+        if only is None:
+            return
+        if time.monotonic() >= deadline:
+            tally.timed_out, tally.stop_reason = True, f"the run exceeded {lim.timeout_s:g}s"
+            return
+
+
+def _allowed(run: Run, seen: Watch) -> frozenset[str]:
+    """First launch: the pristine ids, plus what was collected from files the pristine
+    collection could not read (or everything, when this is the pristine collection)."""
+    prefixes = tuple(f"{f}::" for f in run.open_files)
+    found = _first_selection(seen)
+    if run.collect_only:
+        return frozenset(found)
+    return run.expected | {i for i in found if prefixes and i.startswith(prefixes)}
+
+
+def _first_selection(seen: Watch) -> list[str]:
+    for rec in seen.records:
+        if rec and rec.get("k") == "collected" and isinstance(rec.get("selected"), list):
+            return [str(i) for i in rec["selected"]]
+    return []
+
+
+def _absorb(n: int, seen: Watch, verdict: Verdict, tally: Settlement) -> list[str] | None:
+    """Fold one launch into the tally; return the ids to relaunch for, or None to stop."""
+    before = len(tally.cases)
+    tally.outputs.append(texts.output_text(n, seen))
+    tally.tamper.extend(verdict.tamper)
+    tally.collect_errors.extend(verdict.collect_errors)
+    if n == 0:
+        tally.collected = _first_selection(seen)  # in collection order: the run order
+        tally.first_tail = texts.output_tail(seen)
+    tally.cases.update(verdict.settled)
+    tally.collected_ok = tally.collected_ok or verdict.collected
+    stuck = verdict.in_flight or seen.hung_test
+    if stuck and stuck not in tally.cases:
+        tally.cases[stuck] = TestCase(stuck, Outcome.ERROR, *texts.stuck_reason(seen, verdict))
+    if seen.ended_by == "flood":
+        tally.tamper.append("the record channel was flooded past its byte or record cap")
+        return None
+    if seen.ended_by in ("deadline", "collect_timeout"):
+        tally.timed_out = True
+        tally.stop_reason = texts.stop_text(seen.ended_by)
+        return None
+    if tally.tamper or not verdict.collected:
+        return None
+    pending = [i for i in _first_selection(seen) if i not in tally.cases]
+    if not pending or len(tally.cases) == before:
+        return None
+    return pending

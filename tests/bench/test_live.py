@@ -1,0 +1,95 @@
+"""`make bench-live`: skipped without keys (exit 0); with keys, every policy night runs through
+the real SDKs (here against the fake servers, dummy keys) and the whole under its hard cap."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.fakeserver import anthropic_sse, gemini_reply
+
+from bench.__main__ import main as bench_main
+from bench.live import missing_keys
+from bench.policies import POLICIES
+from harness.config import load_config
+from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
+    CHEAP,
+    MID,
+    WRITE_REPLY,
+    restore_logging,
+    servers,
+    task_list,
+)
+
+KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def test_without_keys_it_says_what_to_set_and_exits_0(monkeypatch, capsys) -> None:
+    """No key: a clear message naming the variables, nothing run, exit 0."""
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+    code = bench_main(["--live"])
+
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "bench-live skipped" in err
+    assert "ANTHROPIC_API_KEY" in err and "GEMINI_API_KEY or GOOGLE_API_KEY" in err
+
+
+def test_either_gemini_variable_will_do() -> None:
+    """GOOGLE_API_KEY stands in for GEMINI_API_KEY, as the SDK reads either."""
+    config = load_config()
+
+    missing = missing_keys(config, {"ANTHROPIC_API_KEY": "a", "GOOGLE_API_KEY": "g"})
+
+    assert missing == []
+
+
+@pytest.mark.slow
+def test_every_policy_night_runs_through_the_real_sdks_under_the_cap(
+    servers,  # noqa: F811
+    task_list,  # noqa: F811
+    tmp_path,
+) -> None:
+    """The published loop and each policy pass the task through the fake Anthropic and
+    Gemini servers; the results hold the policy table and spend within the cap."""
+    anthropic, gemini = servers
+    nights = 1 + len(POLICIES)
+    reviews = nights - sum(1 for p in POLICIES.values() if p and "review: false" in p)
+    write = anthropic_sse(WRITE_REPLY, model=MID, input_tokens=1200, output_tokens=400)
+    anthropic.script(*[write] * nights)
+    gemini.script(*[gemini_reply("CLEAN", model_version=CHEAP, prompt=900, candidates=2)] * reviews)
+    out = tmp_path / "live.json"
+
+    code = bench_main(
+        ["--live", "--tasks-yaml", str(task_list), "--cap-usd", "3", "--out", str(out)]
+    )
+
+    results = json.loads(out.read_text())
+    table = results["policies"]["policies"]
+    assert code == 0
+    assert set(table) == {"baseline", *POLICIES}
+    assert {v: t["pass_rate"] for v, t in table.items()} == {v: 1.0 for v in table}
+    assert 0 < results["spent_usd"] <= 3
+    assert (len(anthropic.requests), len(gemini.requests)) == (nights, reviews)
+
+
+def test_a_cap_too_small_to_start_the_nights_is_refused_before_any_call(
+    servers,  # noqa: F811
+    task_list,  # noqa: F811
+    tmp_path,
+    capsys,
+) -> None:
+    """A cap that cannot hold a few calls a night says how much to give; nothing is sent."""
+    anthropic, gemini = servers
+    out = tmp_path / "live.json"
+
+    code = bench_main(
+        ["--live", "--tasks-yaml", str(task_list), "--cap-usd", "0.05", "--out", str(out)]
+    )
+
+    err = capsys.readouterr().err
+    assert (code, out.exists()) == (2, False)
+    assert "--cap-usd 0.05" in err and "give at least" in err
+    assert (len(anthropic.requests), len(gemini.requests)) == (0, 0)

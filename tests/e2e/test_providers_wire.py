@@ -1,0 +1,324 @@
+"""End to end: `harness run --provider live` against fake Anthropic and Gemini servers.
+
+The real CLI builds the real providers from the environment (fake keys); the SDKs find the
+fake servers through ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL, as behind a gateway.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import structlog
+from tests.fakeserver import (
+    FakeLLMServer,
+    anthropic_error,
+    anthropic_sse,
+    gemini_error,
+    gemini_reply,
+)
+
+from harness.cli import main
+from harness.errors import ExitCode
+from harness.llm import Usage
+from harness.pricing import cost, load_prices
+from tests.conftest import write
+
+pytestmark = pytest.mark.slow
+
+ANTHROPIC_KEY = "sk-ant-api03-E2EFAKEKEYE2EFAKEKEY"
+GEMINI_KEY = "AIzaSyE2EFAKEFAKEFAKEFAKEFAKEFAKE000"
+MID, CHEAP = "claude-sonnet-5-5", "gemini-3.8-flash"
+SOLUTION = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+WRITE_REPLY = f"Here is the port.\n\n```python\n{SOLUTION}```\n"
+CONFIG = f"""
+routes:
+  cheap: {{provider: gemini, model: {CHEAP}, max_tokens: 16384}}
+  mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
+  frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
+provider_timeout_s: 30
+"""
+
+
+@pytest.fixture(autouse=True)
+def restore_logging():
+    """A run configures structlog to write its events file; undo that for later tests."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
+@pytest.fixture
+def task_list(task_dir: Path) -> Path:
+    """One tiny porting task (conftest's calc folder), its task list and a live config."""
+    write(task_dir / "harness.yaml", CONFIG)
+    return write(
+        task_dir / "tasks.yaml",
+        """
+        tasks:
+          - id: calc
+            reference: legacy/calc.py
+            tests: acceptance/test_calc.py
+            output: out/calc_service.py
+        """,
+    )
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch):
+    """A fake Anthropic and a fake Gemini, reached only through the SDKs' base-URL variables."""
+    for name in (
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_ENTERPRISE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        yield anthropic, gemini
+
+
+def run_live(task_list: Path, concurrency: int = 1) -> tuple[int, dict, list[dict]]:
+    runs = task_list.parent / "runs"
+    code = main(
+        [
+            "run",
+            str(task_list),
+            "--provider",
+            "live",
+            "--run-dir",
+            str(runs),
+            "--config",
+            str(task_list.parent / "harness.yaml"),
+            "--concurrency",
+            str(concurrency),
+        ]
+    )
+    root = (runs / "latest").resolve()
+    summary = json.loads((root / "summary.json").read_text())
+    events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
+    return code, summary, events
+
+
+def test_live_run_passes_and_prices_every_call_exactly(servers, task_list):
+    """Write (Anthropic) then review (Gemini) pass the task; each call is priced exactly."""
+    anthropic, gemini = servers
+    anthropic.script(
+        anthropic_sse(
+            WRITE_REPLY, model=MID, input_tokens=1200, cache_write=3000, output_tokens=400
+        )
+    )
+    gemini.script(
+        gemini_reply("CLEAN", model_version=CHEAP, prompt=2000, candidates=2, thoughts=100)
+    )
+    prices = load_prices()
+    expected = {
+        MID: cost(Usage(1200, 3000, 0, 400), prices.get(MID)),
+        CHEAP: cost(Usage(2000, 0, 0, 102), prices.get(CHEAP)),
+    }
+
+    code, summary, events = run_live(task_list)
+
+    calls = {e["model"]: Decimal(e["cost_usd"]) for e in events if e["event"] == "call_finished"}
+    task = summary["tasks"][0]
+    assert (code, summary["provider"], task["status"]) == (0, "live", "passed")
+    assert expected == calls
+    assert round(float(sum(expected.values())), 6) == summary["budget"]["spent_usd"]
+    assert Path(task["output"]).read_text() == SOLUTION
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 1)
+
+
+def test_live_run_sends_cacheable_prefix_and_keeps_keys_out_of_the_run_dir(servers, task_list):
+    """The write call marks only its stable block for caching; no key reaches the run folder."""
+    anthropic, gemini = servers
+    anthropic.script(anthropic_sse(WRITE_REPLY, model=MID))
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+
+    run_live(task_list)
+
+    blocks = anthropic.requests[0].json["messages"][0]["content"]
+    assert [True] + [False] * (len(blocks) - 1) == ["cache_control" in b for b in blocks]
+    assert gemini.requests[0].path.endswith(f"/models/{CHEAP}:generateContent")
+    run_files = (task_list.parent / "runs").rglob("*")
+    leaked = [
+        p
+        for p in run_files
+        if p.is_file()
+        and (
+            ANTHROPIC_KEY in p.read_text(errors="ignore")
+            or GEMINI_KEY in p.read_text(errors="ignore")
+        )
+    ]
+    assert leaked == []
+
+
+def test_prompt_cache_off_sends_no_cache_breakpoint(servers, task_list):
+    """`prompt_cache: false`: the write reaches Anthropic with no cache_control anywhere."""
+    anthropic, gemini = servers
+    anthropic.script(anthropic_sse(WRITE_REPLY, model=MID))
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+    config = task_list.parent / "harness.yaml"
+    config.write_text(config.read_text() + "prompt_cache: false\n")
+
+    code, _, _ = run_live(task_list)
+
+    body = anthropic.requests[0].json
+    assert code == 0
+    assert "cache_control" not in json.dumps(body)
+    assert len(body["messages"][0]["content"]) == 2  # the stable block is still sent first
+
+
+def test_live_run_retries_an_overloaded_call(servers, task_list):
+    """A 529 on the write is retried after retry-after-ms, logged, and the task still passes."""
+    anthropic, gemini = servers
+    anthropic.script(
+        anthropic_error(529, "overloaded_error", headers={"retry-after-ms": "1"}),
+        anthropic_sse(WRITE_REPLY, model=MID),
+    )
+    gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+
+    code, _, events = run_live(task_list)
+
+    retries = [e for e in events if e["event"] == "call_retry"]
+    assert (code, len(anthropic.requests)) == (0, 2)
+    assert [(e["reason"], e["status"]) for e in retries] == [("transient", 529)]
+
+
+ALL_ON_GEMINI = "steps: {write: cheap, review: cheap, rewrite: cheap, fix: cheap}\n"
+HALTS = {
+    "anthropic-401": ("anthropic", anthropic_error(401, "authentication_error", "invalid key")),
+    "anthropic-403": ("anthropic", anthropic_error(403, "permission_error", "key disabled")),
+    "anthropic-402": ("anthropic", anthropic_error(402, "billing_error", "credit too low")),
+    "anthropic-spend-limit": (
+        "anthropic",
+        anthropic_error(
+            429, "rate_limit_error", "limit", error_code="enforced_spend_limit_reached"
+        ),
+    ),
+    "anthropic-400-no-credit": (
+        "anthropic",
+        anthropic_error(
+            400,
+            "invalid_request_error",
+            "Your credit balance is too low to access the Anthropic API. "
+            "Please go to Plans & Billing to upgrade or purchase credits.",
+        ),
+    ),
+    "gemini-quota-limit-0": (
+        "gemini",
+        gemini_error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "Quota exceeded for metric: generativelanguage.googleapis.com/"
+            "generate_content_free_tier_requests, limit: 0, model: gemini-3.8-flash",
+        ),
+    ),
+    "gemini-402": ("gemini", gemini_error(402, "PAYMENT_REQUIRED", "payment required")),
+    "gemini-API_KEY_INVALID": (
+        "gemini",
+        gemini_error(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid. Please pass a valid API key.",
+            details=[
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ],
+        ),
+    ),
+}
+
+
+def _three_tasks(task_list: Path) -> None:
+    """The calc task three times over, so three workers want to call at once."""
+    extra = "".join(
+        f"- id: calc_{n}\n  reference: legacy/calc.py\n  tests: acceptance/test_calc.py\n"
+        f"  output: out{n}/calc_service.py\n"
+        for n in (2, 3)
+    )
+    task_list.write_text(task_list.read_text() + textwrap.indent(extra, "  "))
+
+
+@pytest.mark.parametrize("case", list(HALTS), ids=list(HALTS))
+def test_refused_key_or_account_halts_the_run_after_exactly_one_request(servers, task_list, case):
+    """The first refusal (bad key, billing, spend limit) halts the run before any other worker
+    sends a request: status halted, exit 4, and summary.md says what happened and what to do."""
+    provider, refusal = HALTS[case]
+    anthropic, gemini = servers
+    (anthropic if provider == "anthropic" else gemini).script(refusal)
+    if provider == "gemini":
+        config = task_list.parent / "harness.yaml"
+        config.write_text(config.read_text() + ALL_ON_GEMINI)
+    _three_tasks(task_list)
+
+    code, summary, events = run_live(task_list, concurrency=3)
+
+    md = (task_list.parent / "runs" / "latest" / "summary.md").read_text()
+    human = md.split("## Needs a human")[1].split("## Tasks")[0]
+    listed = {line.split(":")[0][2:] for line in human.splitlines() if "halted" in line}
+    key_refused = case in ("anthropic-401", "anthropic-403", "gemini-API_KEY_INVALID")
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "GEMINI_API_KEY"
+    causes = sorted(t["cause"] for t in summary["tasks"])
+    assert len(anthropic.requests) + len(gemini.requests) == 1
+    assert (code, summary["status"]) == (ExitCode.HALTED, "halted") == (4, "halted")
+    assert causes == ["halted"] * 3
+    assert sorted(t["status"] for t in summary["tasks"]) == ["error", "skipped", "skipped"]
+    assert "— halted" in md and "run halted" in human and "--resume" in human
+    assert (variable in human) == key_refused  # a refused key names the variable to check
+    assert listed >= {"calc", "calc_2", "calc_3"}  # every task it stopped needs a human
+    assert [e["event"] for e in events if e["event"] == "run_halted"] == ["run_halted"]
+
+
+def test_missing_key_is_bad_input_and_nothing_is_called(servers, task_list, monkeypatch, capsys):
+    """Without GEMINI_API_KEY the run exits 2 naming the variable, before any request."""
+    anthropic, gemini = servers
+    monkeypatch.delenv("GEMINI_API_KEY")
+
+    code = main(
+        [
+            "run",
+            str(task_list),
+            "--provider",
+            "live",
+            "--run-dir",
+            str(task_list.parent / "runs"),
+            "--config",
+            str(task_list.parent / "harness.yaml"),
+        ]
+    )
+
+    assert (code, len(anthropic.requests), len(gemini.requests)) == (2, 0, 0)
+    assert "GEMINI_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        anthropic_error(413, "request_too_large", "Request exceeds the maximum allowed size"),
+        anthropic_error(400, "invalid_request_error", "prompt is too long: 250000 > 200000"),
+    ],
+    ids=["413", "400-prompt-too-long"],
+)
+def test_a_prompt_too_long_is_sent_once_and_ends_the_task(servers, task_list, refusal):
+    """A 413 or context-too-long answer ends the task's attempts with that reason at once: one
+    request, never resent, and the task is listed under Needs a human."""
+    anthropic, gemini = servers
+    anthropic.script(refusal)
+
+    code, summary, _ = run_live(task_list)
+
+    task = summary["tasks"][0]
+    md = (task_list.parent / "runs" / "latest" / "summary.md").read_text()
+    human = md.split("## Needs a human")[1].split("## Tasks")[0]
+    assert (len(anthropic.requests), len(gemini.requests)) == (1, 0)
+    assert (code, task["status"], task["cause"]) == (1, "failed", "context_too_long")
+    assert len(task["attempts"]) == 1
+    assert f"- calc: failed: {task['reason']}" in human

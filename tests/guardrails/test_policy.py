@@ -1,0 +1,153 @@
+"""Loading the guardrails policy: the shipped default, operator files, and clear errors."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from harness.guardrails import PolicyError, load_policy
+
+REPO_POLICY = Path(__file__).resolve().parents[2] / "guardrails" / "policy.yaml"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    return path
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(PolicyError) as info:
+        load_policy(_write(tmp_path, text), task_list_dir=tmp_path)
+    return str(info.value)
+
+
+def test_shipped_file_and_packaged_default_are_identical() -> None:
+    """guardrails/policy.yaml and the copy inside the package never drift apart."""
+    shipped = resources.files("harness.data").joinpath("policy.yaml").read_text()
+
+    assert REPO_POLICY.read_text() == shipped
+
+
+def test_shipped_file_loads_like_the_default(tmp_path: Path) -> None:
+    """Passing the shipped file explicitly behaves exactly like passing no policy."""
+    explicit = load_policy(REPO_POLICY, task_list_dir=tmp_path)
+    default = load_policy(None, task_list_dir=tmp_path)
+
+    assert (explicit.commands, explicit.code, explicit.write_roots) == (
+        default.commands,
+        default.code,
+        default.write_roots,
+    )
+
+
+def test_default_allows_only_the_task_list_folder(tmp_path: Path) -> None:
+    """With no policy, the one write root is the task list's own folder."""
+    assert load_policy(None, task_list_dir=tmp_path).write_roots == (tmp_path.resolve(),)
+
+
+def test_sections_left_out_keep_the_shipped_defaults(tmp_path: Path) -> None:
+    """An operator who only narrows write_roots keeps every shipped forbidden command."""
+    policy = load_policy(_write(tmp_path, "write_roots: [out]\n"), task_list_dir=tmp_path)
+
+    assert policy.write_roots == ((tmp_path / "out").resolve(),)
+    assert policy.check_command("git push -f") is not None
+
+
+def test_loading_is_logged_with_its_source(tmp_path: Path) -> None:
+    """policy_loaded names the file and the resolved roots."""
+    path = _write(tmp_path, "write_roots: [.]\n")
+    with capture_logs() as logs:
+        load_policy(path, task_list_dir=tmp_path)
+
+    assert [(e["event"], e["source"], e["write_roots"]) for e in logs] == [
+        ("policy_loaded", str(path), [str(tmp_path.resolve())])
+    ]
+
+
+def test_unknown_key_names_file_line_field_and_the_allowed_keys(tmp_path: Path) -> None:
+    """A typo is an error with its line and the keys allowed there."""
+    text = (
+        "forbidden_commands:\n  - id: x\n    command: [git, push]\n    flagz: [-f]\n    reason: r\n"
+    )
+
+    assert _error(tmp_path, text) == (
+        f"invalid guardrails policy:\n  {tmp_path / 'policy.yaml'} line 4: "
+        "forbidden_commands[0].flagz: unknown key; fix the spelling or remove it "
+        "(allowed here: id, command, flags, args, unless_flags, reason)"
+    )
+
+
+def test_every_problem_is_listed_with_its_line(tmp_path: Path) -> None:
+    """Several problems are reported together, each with its own line."""
+    text = (
+        "versoin: 1\n"
+        "forbidden_code_patterns:\n"
+        "  - id: broken\n"
+        "    pattern: '(unclosed'\n"
+        "    reason: r\n"
+        "forbidden_calls:\n"
+        "  - {id: c, calls: [], reason: r}\n"
+    )
+    message = _error(tmp_path, text)
+
+    assert "line 1: versoin: unknown key" in message
+    assert "line 4: forbidden_code_patterns[0].pattern: not a valid regular expression" in message
+    assert "line 7: forbidden_calls[0].calls: empty; give at least one entry" in message
+
+
+def test_duplicate_rule_ids_point_at_the_second_one(tmp_path: Path) -> None:
+    """Two rules with one id: the error names the line of the second."""
+    text = (
+        "forbidden_commands:\n"
+        "  - {id: a, command: [git, push], reason: r}\n"
+        "  - {id: a, command: [kubectl, apply], reason: r}\n"
+    )
+
+    assert "line 3: forbidden_commands[1].id: 'a' is used twice" in _error(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("write_roots: [\n", "line 2: not valid YAML"),
+        ("- a\n- b\n", "expected a mapping of policy sections"),
+        ("write_roots: []\n", "write_roots: empty; give at least one entry"),
+        ("version: 2\n", "version: Input should be 1"),
+        (
+            "forbidden_commands:\n  - {id: a, command: [git], flags: [force], reason: r}\n",
+            "flags start with '-'",
+        ),
+        ("forbidden_commands:\n  - {id: Bad Id, command: [git], reason: r}\n", "line 2: "),
+        ('write_roots: [out, "a\\0b"]\n', "line 1: write_roots: 'a\\x00b' is not a folder name"),
+    ],
+)
+def test_invalid_files_are_policy_errors_saying_what_to_change(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """Syntax, shape and value errors all become PolicyError with a useful message."""
+    assert expected in _error(tmp_path, text)
+
+
+def test_a_missing_file_is_a_policy_error(tmp_path: Path) -> None:
+    """A policy path that does not exist is reported, not a traceback."""
+    with pytest.raises(PolicyError, match="cannot read guardrails policy"):
+        load_policy(tmp_path / "nope.yaml", task_list_dir=tmp_path)
+
+
+def test_subcommand_alternatives_may_be_lists_or_bars(tmp_path: Path) -> None:
+    """`[a, b]` and `"a|b"` both mean either word."""
+    text = (
+        "forbidden_commands:\n"
+        "  - {id: a, command: [docker, [push, rmi]], reason: r}\n"
+        "  - {id: b, command: [docker, 'system|volume', prune], reason: r}\n"
+    )
+    policy = load_policy(_write(tmp_path, text), task_list_dir=tmp_path)
+
+    assert [
+        v.rule if v else None
+        for v in map(policy.check_command, ["docker rmi x", "docker volume prune", "docker ps"])
+    ] == ["a", "b", None]

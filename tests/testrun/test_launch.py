@@ -1,0 +1,157 @@
+"""Tests of the sandbox launch: scrubbed environment, isolation flags, what the tests can see."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from harness.tasks.spec import TaskSpec
+from harness.testrun import launch, privilege
+from harness.testrun.run import SandboxError, TestLimits, _execute, sandbox_kind
+
+TASK_DIR = Path(__file__).parents[1] / "hostile" / "task"
+TASK = TaskSpec(
+    id="launch-calc",
+    base_dir=TASK_DIR,
+    reference=(),
+    tests=(TASK_DIR / "acceptance" / "test_calc.py",),
+    output=TASK_DIR / "out/calc.py",
+)
+needs_bwrap = pytest.mark.skipif(not launch.bwrap_works(), reason="bubblewrap not usable here")
+
+
+KINDS = [*(["bwrap"] if launch.bwrap_works() else []), "none"]
+ALLOWED = {
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "NO_COLOR",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    launch.MARKER_VAR,
+}
+needs_drop = pytest.mark.skipif(not privilege.can_drop(), reason="needs root and /proc")
+
+
+def probe(code: str, sandbox: str = "auto") -> str:
+    """Run `code` as the body of calc.add inside the sandbox; return what it raised."""
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    source = f"import os\n\n\ndef add(a, b):\n{body}\n\ndef mul(a, b):\n    return 0\n"
+    limits = TestLimits(per_test_timeout_s=5, collect_timeout_s=15, sandbox=sandbox)  # type: ignore[arg-type]
+    result = _execute(TASK, source, limits)
+    return result.cases[0].message
+
+
+@needs_drop
+def test_environment_is_an_allowlist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's environment holds only the allowlisted names, whatever the parent has."""
+    monkeypatch.setenv("GEMINI_API_KEY", "g-secret-0123456789")
+    monkeypatch.setenv("PYTHONPATH", "/evil")
+    plan = launch.make_plan("rlimits", tmp_path, tmp_path / "root", 16, 8, privilege.sandbox_uid())
+    if plan.interpreter:
+        plan.interpreter.close()
+    if plan.cgroup:
+        launch.cgroup.destroy(plan.cgroup)
+
+    assert {k for k, _ in plan.env} == ALLOWED | {"PYTHONHOME", "LD_LIBRARY_PATH"}
+    assert "g-secret-0123456789" not in repr(plan)
+
+
+@needs_drop
+@pytest.mark.parametrize("kind", KINDS)
+def test_candidate_runs_as_a_throwaway_uid(kind: str) -> None:
+    """As root, candidate code runs as a uid of its own: never root, never the harness's,
+    never another run's, and the harness's environment (its keys) is closed to it."""
+    message = probe(
+        "try:\n"
+        "    leaked = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
+        "except OSError as exc:\n"
+        "    leaked = type(exc).__name__\n"
+        "raise ValueError(f'uid={os.getuid()} gid={os.getgid()} ppid_env={leaked!r}')",
+        kind,
+    )
+    uid = int(message.split("uid=")[1].split()[0])
+
+    assert uid >= 0x7E000000 and f"gid={uid} " in message
+    assert "ppid_env='PermissionError'" in message or kind == "bwrap"
+
+
+def test_fallback_refuses_when_it_cannot_drop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No other uid to run candidate code as: the fallback refuses, naming the unsafe setting."""
+    monkeypatch.setattr(privilege, "can_drop", lambda: False)
+    monkeypatch.delenv(privilege.UNSAFE_VAR, raising=False)
+
+    with pytest.raises(SandboxError, match=privilege.UNSAFE_VAR):
+        sandbox_kind(TestLimits(sandbox="none"))
+
+
+def test_unsafe_setting_runs_the_fallback_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's explicit unsafe setting lets the fallback run, with a warning each run."""
+    monkeypatch.setattr(privilege, "can_drop", lambda: False)
+    monkeypatch.setenv(privilege.UNSAFE_VAR, "1")
+    with capture_logs() as logs:
+        kind = sandbox_kind(TestLimits(sandbox="none"))
+
+    assert (kind, [e["event"] for e in logs]) == ("rlimits", ["sandbox_unsafe_same_user"])
+
+
+@needs_bwrap
+def test_bwrap_plan_isolates(tmp_path: Path) -> None:
+    """The bubblewrap command cuts network, pids, and dies with its parent."""
+    plan = launch.make_plan("bwrap", tmp_path, tmp_path / "root", 16, 8, privilege.sandbox_uid())
+    if plan.cgroup:
+        launch.cgroup.destroy(plan.cgroup)
+
+    assert {"--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"} <= set(
+        plan.argv
+    )
+    assert "/work" not in plan.argv[plan.argv.index("--ro-bind") + 1]
+
+
+@needs_bwrap
+def test_bwrap_sandbox_sees_only_itself() -> None:
+    """Inside bubblewrap: unprivileged uid, a handful of pids, read-only system, private /tmp."""
+    message = probe(
+        "pids = [p for p in os.listdir('/' + 'proc') if p.isdigit()]\n"
+        "ro = os.access('/usr', os.W_OK)\n"
+        "open('/tmp/x', 'w').write('ok')\n"
+        "raise ValueError(f'uid={os.getuid()} pids={len(pids)} usr_writable={ro}')"
+    )
+    uid = int(message.split("uid=")[1].split()[0])
+
+    assert uid != 0 if os.geteuid() == 0 else uid == os.getuid()
+    assert int(message.split("pids=")[1].split()[0]) <= 4 and "usr_writable=False" in message
+
+
+@needs_bwrap
+def test_bwrap_scratch_is_read_only() -> None:
+    """The tests and the candidate cannot be changed, nor files added next to them."""
+    message = probe("open('conftest.py', 'w')")
+
+    assert "Read-only file system" in message or "Permission denied" in message
+
+
+def test_a_night_that_cannot_drop_exits_2_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At start-up, not mid-night: the refusal is bad input (exit 2), nothing ran or spent."""
+    from harness.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "tasks" / "example" / "tasks.yaml"
+    config = tmp_path / "harness.yaml"
+    config.write_text("tests:\n  sandbox: none\n")
+    monkeypatch.setattr(privilege, "can_drop", lambda: False)
+    monkeypatch.delenv(privilege.UNSAFE_VAR, raising=False)
+    runs = tmp_path / "runs"
+    argv = ["run", str(example), "--provider", "sim", "--run-dir", str(runs)]
+
+    assert main([*argv, "--config", str(config)]) == 2
+    assert not (runs / "latest").exists()
