@@ -12,8 +12,6 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 __all__ = [
-    "CallKey",
-    "RecordedCall",
     "AuthenticationError",
     "BatchEntry",
     "BatchHandle",
@@ -22,6 +20,7 @@ __all__ = [
     "BatchProvider",
     "BatchState",
     "BatchStatus",
+    "CallKey",
     "CallRequest",
     "Completion",
     "EntryOutcome",
@@ -29,6 +28,7 @@ __all__ = [
     "Prompt",
     "Provider",
     "ProviderError",
+    "RecordedCall",
     "RecordedReply",
     "Route",
     "ServiceTier",

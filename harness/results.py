@@ -11,13 +11,11 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "Outcome",
-    "TestCase",
-    "TestResult",
     "CUT_SHORT",
     "NEEDS_A_HUMAN",
     "AttemptRecord",
     "BatchReport",
+    "Outcome",
     "ReviewOutcome",
     "RunStatus",
     "Seed",
@@ -26,6 +24,8 @@ __all__ = [
     "TaskBatch",
     "TaskResult",
     "TaskStatus",
+    "TestCase",
+    "TestResult",
     "Totals",
     "money",
     "sha256",

@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.report.test_md import summary
-
 from harness.report import write_summary
+from tests.report.test_md import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.fakeserver import anthropic_sse, gemini_reply
 
 from bench.__main__ import main as bench_main
 from bench.live import missing_keys
@@ -20,6 +19,7 @@ from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
     servers,
     task_list,
 )
+from tests.fakeserver import anthropic_sse, gemini_reply
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 

@@ -10,6 +10,14 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
+
+from harness.budget import BudgetExceeded
+from harness.calls import RetryPolicy
+from harness.llm import CallRequest, Prompt, ProviderError, Route, Usage
+from harness.pricing import cost, load_prices
+from harness.providers.anthropic import AnthropicProvider
+from harness.providers.gemini import GeminiProvider
+from tests.conftest import calls_over
 from tests.fakeserver import (
     FakeLLMServer,
     Reply,
@@ -19,14 +27,6 @@ from tests.fakeserver import (
     gemini_reply,
     json_reply,
 )
-
-from harness.budget import BudgetExceeded
-from harness.calls import RetryPolicy
-from harness.llm import CallRequest, Prompt, ProviderError, Route, Usage
-from harness.pricing import cost, load_prices
-from harness.providers.anthropic import AnthropicProvider
-from harness.providers.gemini import GeminiProvider
-from tests.conftest import calls_over
 
 pytestmark = pytest.mark.slow
 

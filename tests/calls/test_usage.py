@@ -8,7 +8,6 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
@@ -32,6 +31,7 @@ from harness.providers.anthropic import AnthropicProvider
 from harness.providers.gemini import GeminiProvider
 from harness.store import RunParams, Store
 from tests.conftest import calls_over
+from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
 PRICES = load_prices()
 MODEL = "claude-sonnet-5-5"

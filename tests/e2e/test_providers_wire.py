@@ -13,6 +13,12 @@ from pathlib import Path
 
 import pytest
 import structlog
+
+from harness.cli import main
+from harness.errors import ExitCode
+from harness.llm import Usage
+from harness.pricing import cost, load_prices
+from tests.conftest import write
 from tests.fakeserver import (
     FakeLLMServer,
     anthropic_error,
@@ -20,12 +26,6 @@ from tests.fakeserver import (
     gemini_error,
     gemini_reply,
 )
-
-from harness.cli import main
-from harness.errors import ExitCode
-from harness.llm import Usage
-from harness.pricing import cost, load_prices
-from tests.conftest import write
 
 pytestmark = pytest.mark.slow
 

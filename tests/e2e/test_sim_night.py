@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests._quixbugs import CORRECT, quixbugs
 
 from harness.cli import main
+from tests._quixbugs import CORRECT, quixbugs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "tasks" / "example"
 

@@ -6,7 +6,6 @@ import socket
 from decimal import Decimal
 
 import pytest
-from tests.fakeserver import FakeLLMServer, Reply, anthropic_error, anthropic_sse, json_reply
 from structlog.testing import capture_logs
 
 from harness.calls import RetryPolicy
@@ -25,6 +24,7 @@ from harness.pricing import Price, cost, load_prices
 from harness.providers import AccountError, MissingKeyError
 from harness.providers.anthropic import AnthropicProvider
 from tests.conftest import Calls, call_in_thread, calls_over
+from tests.fakeserver import FakeLLMServer, Reply, anthropic_error, anthropic_sse, json_reply
 
 KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
 FAST = RetryPolicy(

@@ -6,8 +6,6 @@ import json
 from decimal import Decimal
 
 import pytest
-from tests.fakebatch import BatchScript, EntryScript
-from tests.fakeserver import FakeLLMServer, anthropic_error, gemini_error, gemini_reply
 from structlog.testing import capture_logs
 
 from harness.llm import (
@@ -32,6 +30,8 @@ from harness.providers.anthropic import message_params
 from harness.providers.anthropic_batch import AnthropicBatches
 from harness.providers.gemini import GeminiProvider
 from harness.providers.gemini_batch import GeminiBatches, wire_request
+from tests.fakebatch import BatchScript, EntryScript
+from tests.fakeserver import FakeLLMServer, anthropic_error, gemini_error, gemini_reply
 
 A_KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
 G_KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 import structlog
-from tests._night import count, kill_tree, latest_run_id, wait_for
-from tests.fakebatch import BatchScript, EntryScript
-from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
 from harness.cli import main
 from harness.llm import ServiceTier, Usage
 from harness.pricing import cost, load_prices
+from tests._night import count, kill_tree, latest_run_id, wait_for
 from tests.conftest import write
+from tests.fakebatch import BatchScript, EntryScript
+from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,6 @@ import dataclasses
 from decimal import Decimal
 
 import pytest
-from tests.fakeserver import FakeLLMServer, Reply, gemini_error, gemini_reply, json_reply
 from google import genai
 from structlog.testing import capture_logs
 
@@ -27,6 +26,7 @@ from harness.pricing import Price, cost, load_prices
 from harness.providers import AccountError, MissingKeyError
 from harness.providers.gemini import GeminiProvider
 from tests.conftest import Calls, call_in_thread, calls_over
+from tests.fakeserver import FakeLLMServer, Reply, gemini_error, gemini_reply, json_reply
 
 KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"
 FAST = RetryPolicy(

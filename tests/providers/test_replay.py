@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import structlog
-from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
 from harness.cli import main
 from harness.llm import (
@@ -30,6 +29,7 @@ from harness.providers.replay import ReplayProvider
 from harness.store import RunDir, read_calls
 from tests._night import db_rows
 from tests.conftest import write
+from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
 pytestmark = pytest.mark.slow
 

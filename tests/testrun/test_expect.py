@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from structlog.testing import capture_logs
-from tests.testrun.test_run import FAST, GOOD, TESTS, make_task, write
 
 from harness.testrun import expect_tests, run_tests
+from tests.testrun.test_run import FAST, GOOD, TESTS, make_task, write
 
 
 def _collections(logs: list[dict]) -> list[str]:

@@ -8,7 +8,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.fakeserver import anthropic_sse, gemini_reply
 
 from harness.tasks import TaskListError, load_tasks
 from harness.testrun import TestLimits, run_tests
@@ -21,6 +20,7 @@ from tests.e2e.test_providers_wire import (  # noqa: F401  (fixtures)
     run_live,
     servers,
 )
+from tests.fakeserver import anthropic_sse, gemini_reply
 
 MARKER = "HIDDEN-MARKER-7f3a"
 HIDDEN = f"""
