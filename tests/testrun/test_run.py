@@ -6,7 +6,6 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import _quixbugs as quixbugs
 import pytest
 from structlog.testing import capture_logs
 
@@ -14,6 +13,7 @@ from harness.results import Outcome
 from harness.tasks.spec import TaskSpec
 from harness.testrun import SandboxError, TestLimits, run_tests, sandbox_kind
 from harness.testrun.imports import imported_modules
+from tests import _quixbugs as quixbugs
 
 FAST = TestLimits(timeout_s=30, per_test_timeout_s=5, collect_timeout_s=15)
 ADD = "def add(a, b):\n    return a + b\n"
