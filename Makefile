@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-live clean
+.PHONY: demo test lint docs bench bench-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness tests bench
 	$(BIN)/ruff format --check harness tests bench
 
+# The documentation site (mkdocs.yml), strict: a broken link or anchor, or a page missing
+# from the navigation, fails the build. The docs extra gets its own stamp, so `make test`
+# never installs mkdocs.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict --site-dir .site
+
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
@@ -44,4 +55,4 @@ bench-live: $(STAMP)
 	$(BIN)/python -m bench --live --cap-usd $(BENCH_LIVE_CAP_USD)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache .site
