@@ -74,13 +74,12 @@ def _results(count: int) -> list[Any]:
             passed = max(0, min(total, passed + rng.randint(-3, 8)))
             attempts.append(
                 AttemptRecord(
-                    n,
-                    "write" if n == 1 else "fix",
-                    passed,
-                    total - passed,
-                    0,
-                    total,
-                    Decimal("0.031"),
+                    n=n,
+                    kind="write" if n == 1 else "fix",
+                    passed=passed,
+                    failed=total - passed,
+                    total=total,
+                    cost_usd=Decimal("0.031"),
                     tier="mid",
                 )
             )
@@ -88,17 +87,16 @@ def _results(count: int) -> list[Any]:
         status = TaskStatus.PASSED if best.passed == total else TaskStatus.PARTIAL
         out.append(
             TaskResult(
-                f"task_{i:04d}",
-                status,
-                "" if best.passed == total else "4 attempts used",
-                best.n,
-                best.passed,
-                best.failed,
-                0,
-                total,
-                Decimal("0.124"),
-                f"/tmp/out/task_{i:04d}.py",
-                tuple(attempts),
+                id=f"task_{i:04d}",
+                status=status,
+                reason="" if best.passed == total else "4 attempts used",
+                best_attempt=best.n,
+                passed=best.passed,
+                failed=best.failed,
+                total=total,
+                cost_usd=Decimal("0.124"),
+                output=f"/tmp/out/task_{i:04d}.py",
+                attempts=tuple(attempts),
             )
         )
     return out

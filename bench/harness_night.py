@@ -111,15 +111,17 @@ def run_harness(
     inputs = replace(inputs, providers=timed)
     started = time.perf_counter()
     run = open_run(args, inputs)
-    run_tests = memo.wrap(run.env.run_tests, reuse) if memo else run.env.run_tests
-    run.env = replace(run.env, run_tests=timed_tests(run_tests, probe))
+    env = run.parts.env
+    run_tests = memo.wrap(env.run_tests, reuse) if memo else env.run_tests
+    parts = replace(run.parts, env=replace(env, run_tests=timed_tests(run_tests, probe)))
+    run = replace(run, parts=parts)
     try:
         summary = execute(run)
     finally:
-        run.close()
+        run.closing.close()
     wall = time.perf_counter() - started
-    attempts_dir = run.rundir.root / "attempts"
-    saved = first_write_savings(run_dir / "harness.db", run.rundir.run_id)
+    attempts_dir = run.parts.rundir.root / "attempts"
+    saved = first_write_savings(run_dir / "harness.db", run.parts.rundir.run_id)
     outcomes = tuple(
         replace(_outcome(t, probe, attempts_dir), batch_saving_usd=saved.get(t.id, 0.0))
         for t in summary.tasks

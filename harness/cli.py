@@ -183,11 +183,11 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
         try:
             summary = execute(run)
         finally:
-            run.close()
+            run.closing.close()
     finally:
         lock.release()
     _say(render_markdown(summary.to_json()))
-    print(f"run folder: {run.rundir.root}", file=sys.stderr)
+    print(f"run folder: {run.parts.rundir.root}", file=sys.stderr)
     return exit_code(summary)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
@@ -95,16 +95,53 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-@dataclass(frozen=True)
-class AttemptRecord:
-    """One attempt at a task: a write (with its review and rewrite) or a fix."""
+@dataclass(frozen=True, kw_only=True)
+class Counts:
+    """The five test counters, named as summary.json names them: passed + failed + errors ==
+    total, and `skipped` (tests the suite itself skips, whatever the candidate) is not in
+    `total`. Records that report a test run (an attempt, a seed, a task) extend it, so the
+    counters are declared once and copied as one value (`Counts.of(result)`)."""
 
-    n: int
-    kind: str  # write | fix
     passed: int = 0
     failed: int = 0
     errors: int = 0
     total: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, result: TestResult | None) -> Counts:
+        """A test run's counters (all zero for no run)."""
+        if result is None:
+            return cls()
+        return cls(
+            passed=result.passed,
+            failed=result.failed,
+            errors=result.errors,
+            total=result.total,
+            skipped=result.skipped,
+        )
+
+    def fields(self) -> dict[str, int]:
+        """The counters as keyword arguments, to build a record that extends Counts."""
+        return {f: getattr(self, f) for f in _COUNTERS}
+
+
+_COUNTERS = ("passed", "failed", "errors", "total", "skipped")
+# summary.json's key order (a contract read by people and diffs, not only by parsers).
+_ATTEMPT_KEYS = (
+    *("n", "kind", "passed", "failed", "errors", "total", "cost_usd", "regressed"),
+    *("extraction_error", "improved", "tier", "review", "tampered", "test_error", "skipped"),
+    "fallbacks",
+)
+_SEED_KEYS = ("source", "run_id", *_COUNTERS)
+
+
+@dataclass(frozen=True)
+class AttemptRecord(Counts):
+    """One attempt at a task: a write (with its review and rewrite) or a fix."""
+
+    n: int
+    kind: str  # write | fix
     cost_usd: Decimal = Decimal(0)
     regressed: bool = False
     extraction_error: str | None = None
@@ -113,12 +150,11 @@ class AttemptRecord:
     review: ReviewOutcome | None = None  # attempt 1 only
     tampered: bool = False
     test_error: str | None = None
-    skipped: int = 0  # tests the suite itself skips, whatever the candidate: not in `total`
     # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
     fallbacks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: getattr(self, k) for k in _ATTEMPT_KEYS}
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
         data["fallbacks"] = list(self.fallbacks)
@@ -133,34 +169,25 @@ class SeedSource(StrEnum):
 
 
 @dataclass(frozen=True)
-class Seed:
+class Seed(Counts):
     """A candidate from before this run, re-tested at its start (no paid call): what the
     ratchet started from. Its scores are this run's re-test, not the earlier ones."""
 
     source: SeedSource
     run_id: str | None = None  # the earlier night, for EARLIER_RUN
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    total: int = 0
-    skipped: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {k: getattr(self, k) for k in _SEED_KEYS}
         data["source"] = self.source.value
         return data
 
 
 @dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Counts):
     id: str
     status: TaskStatus
     reason: str = ""
     best_attempt: int | None = None
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    total: int = 0
     cost_usd: Decimal = Decimal(0)
     output: str | None = None
     attempts: tuple[AttemptRecord, ...] = ()
@@ -168,7 +195,6 @@ class TaskResult:
     output_sha256: str | None = None  # of the shipped file: "up to date" must mean *this* file
     cause: StopCause | None = None  # set when the task stopped early or did not run
     seed: Seed | None = None  # the candidate it started from; best_attempt 0 means this one
-    skipped: int = 0  # the best's tests that the suite itself skips: not in `total`
     hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
     hidden_total: int = 0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from harness.budget import Budget
 from harness.calls import RetryPolicy
@@ -19,6 +20,13 @@ from harness.calls.caller import Caller
 from harness.llm import CallRequest, Completion, Provider
 from harness.pricing import load_prices
 from harness.tasks.spec import TaskSpec
+
+# Property tests never fail on time (a loaded 2-core machine is slow, not wrong), and draw the
+# same examples on every run: a failure they find is reproducible, never a flake.
+settings.register_profile(
+    "harness", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("harness")
 
 
 @pytest.fixture(autouse=True)

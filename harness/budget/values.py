@@ -72,18 +72,19 @@ def ledger_path_problem(path: Path) -> str | None:
 
 
 class BudgetConfig(BaseModel):
-    """The `budget:` section of the operator's harness.yaml."""
+    """The `budget:` section of the operator's harness.yaml (defaults: data/defaults.yaml)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task_cap_usd: Decimal | None = Field(default=None, ge=0)
-    daily_cap_usd: Decimal | None = Field(default=None, ge=0)
-    workday_cap_usd: Decimal = Field(default=Decimal(10), ge=0)
-    overnight_cap_usd: Decimal = Field(default=Decimal(30), ge=0)
-    workday_days: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri")
-    workday_start: dt.time = dt.time(8)
-    workday_end: dt.time = dt.time(19)
-    ledger_path: Path = Field(default_factory=default_ledger_path)
+    task_cap_usd: Decimal | None = Field(ge=0)
+    daily_cap_usd: Decimal | None = Field(ge=0)
+    workday_cap_usd: Decimal = Field(ge=0)
+    overnight_cap_usd: Decimal = Field(ge=0)
+    workday_days: tuple[Weekday, ...]
+    workday_start: dt.time
+    workday_end: dt.time
+    # null: $XDG_STATE_HOME/harness/spend.sqlite, resolved per load (the variable may change)
+    ledger_path: Path
 
     @field_validator("workday_start", "workday_end", mode="before")
     @classmethod
@@ -98,6 +99,11 @@ class BudgetConfig(BaseModel):
         if value.tzinfo is not None:
             raise ValueError("write a local time without a UTC offset, e.g. '08:00'")
         return value
+
+    @field_validator("ledger_path", mode="before")
+    @classmethod
+    def _default_path(cls, value: object) -> object:
+        return default_ledger_path() if value is None else value
 
     @field_validator("ledger_path")
     @classmethod

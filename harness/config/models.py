@@ -76,31 +76,31 @@ class FixFailures(StrEnum):
 
 
 class LoopConfig(_Strict):
-    stop_after_no_improvement: Small = 2
-    escalate: bool = Field(default=True, strict=True)
-    escalate_after: Small = 1
-    escalate_to: str = "frontier"
-    review: bool = Field(default=True, strict=True)  # review (and rewrite) attempt 1's draft
-    fix_failures: FixFailures = FixFailures.FOCUSED
+    stop_after_no_improvement: Small
+    escalate: bool = Field(strict=True)
+    escalate_after: Small
+    escalate_to: str
+    review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
+    fix_failures: FixFailures
 
 
 class ConcurrencyConfig(_Strict):
-    tasks: Annotated[int, Field(strict=True, ge=1, le=256)] = 4
-    providers: dict[str, Count] = {}
-    tests: Count | None = None  # test runs at once; null = CPU count
+    tasks: Annotated[int, Field(strict=True, ge=1, le=256)]
+    providers: dict[str, Count]
+    tests: Count | None  # test runs at once; null = CPU count
 
 
 class TestsConfig(_Strict):
     __test__ = False
 
-    timeout_s: Seconds = 120
-    per_test_timeout_s: Seconds = 30
-    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    timeout_s: Seconds
+    per_test_timeout_s: Seconds
+    sandbox: Literal["auto", "bwrap", "none"]
 
 
 class MetricsConfig(_Strict):
-    path: Path | None = None  # a .prom file in node_exporter's textfile directory
-    labels: dict[str, str] = {}
+    path: Path | None  # a .prom file in node_exporter's textfile directory
+    labels: dict[str, str]
 
     @field_validator("path")
     @classmethod
@@ -130,7 +130,7 @@ class GitDeliverConfig(_Strict):
 
 
 class DeliverConfig(_Strict):
-    git: GitDeliverConfig | None = None  # off unless configured
+    git: GitDeliverConfig | None  # off unless configured
 
 
 _DURATION = re.compile(r"^(\d+)(s|m|h)$")
@@ -141,11 +141,11 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600}
 class BatchConfig(_Strict):
     """Attempt 1's writes through the vendors' batch APIs (half price, hours of latency)."""
 
-    enabled: bool = Field(default=False, strict=True)
-    steps: tuple[Literal["write"], ...] = ("write",)
-    deadline: str = "2h"  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
-    poll_s: Seconds = 30
-    max_poll_s: Seconds = 600
+    enabled: bool = Field(strict=True)
+    steps: tuple[Literal["write"], ...]  # the steps batched; only attempt 1's write can be
+    deadline: str  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
+    poll_s: Seconds
+    max_poll_s: Seconds
 
     @field_validator("deadline")
     @classmethod
@@ -170,21 +170,24 @@ class BatchConfig(_Strict):
 
 
 class HarnessConfig(_Strict):
-    """The whole configuration; build it with `load_config`, which also checks the tiers."""
+    """The whole configuration; build it with `load_config`, which also checks the tiers.
+
+    No field has a default here: every default lives in harness/data/defaults.yaml, which
+    `load_config` always reads first (a test keeps it so). Only the fields of a section that
+    is off by default (deliver.git) keep theirs, as the shipped file cannot hold them."""
 
     routes: dict[str, RouteConfig]
     steps: dict[str, str]
-    step_max_tokens: dict[str, int] = {}  # step → output cap; the route's max_tokens still caps
-    loop: LoopConfig = LoopConfig()
+    step_max_tokens: dict[str, int]  # step → output cap; the route's max_tokens still caps
+    loop: LoopConfig
     # Mark each task's stable prefix for the provider's prompt cache (Anthropic: a cache
     # breakpoint; Gemini caches implicitly whatever this says).
-    prompt_cache: bool = Field(default=True, strict=True)
-    concurrency: ConcurrencyConfig = ConcurrencyConfig()
-    tests: TestsConfig = TestsConfig()
-    provider_timeout_s: Seconds = 600
-    prices: Path | None = None
-    # Built per load, not at import: the default ledger path follows $XDG_STATE_HOME.
-    budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    metrics: MetricsConfig = MetricsConfig()
-    deliver: DeliverConfig = DeliverConfig()
-    batch: BatchConfig = BatchConfig()
+    prompt_cache: bool = Field(strict=True)
+    concurrency: ConcurrencyConfig
+    tests: TestsConfig
+    provider_timeout_s: Seconds
+    prices: Path | None
+    budget: BudgetConfig
+    metrics: MetricsConfig
+    deliver: DeliverConfig
+    batch: BatchConfig

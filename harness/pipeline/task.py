@@ -14,7 +14,15 @@ from harness.pipeline.background import Background
 from harness.pipeline.env import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.pipeline.first import task_inputs
 from harness.pipeline.steps import Attempt, TaskState, fix, write
-from harness.results import AttemptRecord, StopCause, TaskResult, TaskStatus, TestResult, sha256
+from harness.results import (
+    AttemptRecord,
+    Counts,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+    TestResult,
+    sha256,
+)
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["GuardrailStop", "Prior", "TaskEnv", "run_task"]
@@ -61,11 +69,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         )
     record = AttemptRecord(
         **base,
-        passed=result.passed,
-        failed=result.failed,
-        errors=result.errors,
-        total=result.total,
-        skipped=result.skipped,
+        **Counts.of(result).fields(),
         regressed=regressed,
         improved=improved,
         tampered=result.tampered,
@@ -206,11 +210,7 @@ def _ship(
         reason="" if status is TaskStatus.PASSED else reason,
         cause=None if status is TaskStatus.PASSED else cause,
         best_attempt=best.attempt if best else None,
-        passed=result.passed if result else 0,
-        failed=result.failed if result else 0,
-        errors=result.errors if result else 0,
-        total=result.total if result else 0,
-        skipped=result.skipped if result else 0,
+        **Counts.of(result).fields(),
         cost_usd=env.caller.spent_task(spec.id),
         output=output,
         attempts=tuple(task.records),

@@ -48,7 +48,6 @@ _STATE = {
 }
 _OUTCOME = {o.value: o for o in EntryOutcome}
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
-_LOOKBACK_S = 24 * 3600  # a batch expires 24 h after creation: older ones are all ended
 
 
 class AnthropicBatches:
@@ -123,22 +122,9 @@ class AnthropicBatches:
         Returning a guess would be worse than nothing: a caller that re-attaches to what
         `find` returns would take another night's results for its own prompts. So a batch
         created but not recorded before a crash is not found again (its entries are bought
-        twice, at the batch price); `recent` lists candidates for an operator to inspect.
+        twice, at the batch price; the Anthropic console lists them for an operator to inspect).
         """
         return []
-
-    def recent(self, *, since_s: float = _LOOKBACK_S) -> list[BatchHandle]:
-        """Batches created in the last `since_s` seconds, newest first (name and model
-        unknown: Anthropic keeps neither), for an operator or a caller that can tell."""
-        since = time.time() - since_s
-        found = []
-        with self._guard(""):
-            for batch in self._client.messages.batches.list(limit=100):
-                created = batch.created_at.timestamp()
-                if created < since:
-                    break  # listed newest first
-                found.append(BatchHandle(batch.id, NAME, "", "", created))
-        return found
 
     def _entry(self, line: Any, model: str) -> BatchEntry:
         result = line.result

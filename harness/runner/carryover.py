@@ -14,7 +14,16 @@ from pathlib import Path
 import structlog
 
 from harness.pipeline import Prior
-from harness.results import CUT_SHORT, Seed, SeedSource, StopCause, TaskResult, TaskStatus, sha256
+from harness.results import (
+    CUT_SHORT,
+    Counts,
+    Seed,
+    SeedSource,
+    StopCause,
+    TaskResult,
+    TaskStatus,
+    sha256,
+)
 from harness.runner.prepared import Run
 from harness.tasks.spec import TaskSpec
 from harness.tracker import Best, score
@@ -48,13 +57,21 @@ def _file_sha256(path: Path) -> str | None:
 
 def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
     """A result needing no work: finished earlier in this run, or up to date from a past night."""
-    done = run.store.task_results(run.rundir.run_id).get(spec.id) if run.resumed else None
+    done = (
+        run.parts.store.task_results(run.parts.rundir.run_id).get(spec.id)
+        if run.plan.resumed
+        else None
+    )
     if done is not None and _final(done):
         return done
-    passed_in = None if run.rerun else run.store.passed_before(spec.id, run.digests[spec.id])
-    if passed_in is None or passed_in == run.rundir.run_id:
+    passed_in = (
+        None
+        if run.plan.rerun
+        else run.parts.store.passed_before(spec.id, run.plan.digests[spec.id])
+    )
+    if passed_in is None or passed_in == run.parts.rundir.run_id:
         return None
-    earlier = run.store.task_results(passed_in)[spec.id]
+    earlier = run.parts.store.task_results(passed_in)[spec.id]
     if earlier.output_sha256 is not None and earlier.output_sha256 == _file_sha256(spec.output):
         return replace(
             earlier,
@@ -70,8 +87,8 @@ def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
 
 def prior(run: Run, spec: TaskSpec) -> Prior:
     """This run's finished attempts (resume) and the best candidate from before this run."""
-    run_id = run.rundir.run_id
-    attempts = tuple(run.store.load_attempts(run_id, spec.id)) if run.resumed else ()
+    run_id = run.parts.rundir.run_id
+    attempts = tuple(run.parts.store.load_attempts(run_id, spec.id)) if run.plan.resumed else ()
     ours = {sha256(a.code) for a in attempts if a.code is not None}
     return Prior(attempts, _seed(run, spec, ours))
 
@@ -84,9 +101,11 @@ def _seed(run: Run, spec: TaskSpec, ours: set[str]) -> Best | None:
     task shipped) is not a seed: replaying that attempt restores it under its own number.
     `--rerun` asks for a fresh port, so it starts from nothing.
     """
-    if run.rerun:
+    if run.plan.rerun:
         return None
-    earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id, provider=run.provider)
+    earlier = run.parts.store.best_earlier(
+        spec.id, exclude_run=run.parts.rundir.run_id, provider=run.plan.provider
+    )
     sources = [({"from_run": earlier.run_id}, earlier.code)] if earlier is not None else []
     if spec.output.is_file():
         text = spec.output.read_text(encoding="utf-8", errors="replace")
@@ -104,17 +123,14 @@ def _described(origin: dict[str, str], best: Best) -> Seed:
     """Where the seed came from, in words the summary can trust: a file already at the output
     path is not something an earlier run of ours carried over."""
     source = SeedSource.EARLIER_RUN if "from_run" in origin else SeedSource.OUTPUT
-    counts = {
-        k: getattr(best.result, k) for k in ("passed", "failed", "errors", "total", "skipped")
-    }
-    return Seed(source, origin.get("from_run"), **counts)
+    return Seed(source, origin.get("from_run"), **Counts.of(best.result).fields())
 
 
 def _retest(run: Run, spec: TaskSpec, code: str) -> Best | None:
     """A candidate from before this run, kept only if it is clean and still passes something."""
-    if run.env.check_code(code, spec.language):
+    if run.parts.env.check_code(code, spec.language):
         return None
-    result = run.env.run_tests(spec, code)
+    result = run.parts.env.run_tests(spec, code)
     return None if result.tampered or result.passed == 0 else Best(0, code, result)
 
 
@@ -125,9 +141,11 @@ def starts_with_write(run: Run, spec: TaskSpec) -> bool:
     that task write interactively."""
     if already_done(run, spec) is not None:
         return False
-    if run.resumed and run.store.load_attempts(run.rundir.run_id, spec.id):
+    if run.plan.resumed and run.parts.store.load_attempts(run.parts.rundir.run_id, spec.id):
         return False
-    if run.rerun:
+    if run.plan.rerun:
         return True
-    earlier = run.store.best_earlier(spec.id, exclude_run=run.rundir.run_id, provider=run.provider)
+    earlier = run.parts.store.best_earlier(
+        spec.id, exclude_run=run.parts.rundir.run_id, provider=run.plan.provider
+    )
     return earlier is None and not spec.output.is_file()

@@ -34,16 +34,16 @@ log = structlog.get_logger()
 
 def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
     """One task, start to recorded result; nothing it raises escapes to the pool."""
-    if run.stop.is_set() or run.budget.stopped:
+    if run.parts.stop.is_set() or run.parts.budget.stopped:
         return _not_run(run, spec)
-    with structlog.contextvars.bound_contextvars(run_id=run.rundir.run_id, task_id=spec.id):
+    with structlog.contextvars.bound_contextvars(run_id=run.parts.rundir.run_id, task_id=spec.id):
         result, started = _attempt_task(run, spec)
-        if run.deliver is not None:
-            result = run.deliver.task_done(result)
-        if run.budget.stopped:
-            run.stop.set()
+        if run.parts.deliver is not None:
+            result = run.parts.deliver.task_done(result)
+        if run.parts.budget.stopped:
+            run.parts.stop.set()
         try:
-            run.store.record_task(run.rundir.run_id, result, run.digests[spec.id])
+            run.parts.store.record_task(run.parts.rundir.run_id, result, run.plan.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
         if not started:  # done before (resume, up to date): its task_finished is logged
@@ -62,11 +62,11 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
 
 def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     """A task the run stopped before it started: why, for a person and for a resume."""
-    halt = run.env.caller.halted
+    halt = run.parts.env.caller.halted
     if halt is not None:
         return skipped(spec, f"run halted: {halt}", StopCause.HALTED)
-    if run.budget.refusal is not None:
-        return skipped(spec, f"budget: {run.budget.refusal}", StopCause.BUDGET)
+    if run.parts.budget.refusal is not None:
+        return skipped(spec, f"budget: {run.parts.budget.refusal}", StopCause.BUDGET)
     return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
 
 
@@ -88,7 +88,9 @@ def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskR
 
 def _errored(run: Run, spec: TaskSpec, reason: str) -> TaskResult:
     """A task a fault ended: what it spent still shows (the ledger knows, even mid-attempt)."""
-    return TaskResult(spec.id, TaskStatus.ERROR, reason, cost_usd=run.budget.spent_task(spec.id))
+    return TaskResult(
+        spec.id, TaskStatus.ERROR, reason, cost_usd=run.parts.budget.spent_task(spec.id)
+    )
 
 
 def _attempt_task(run: Run, spec: TaskSpec) -> tuple[TaskResult, bool]:
@@ -102,7 +104,7 @@ def _attempt_task(run: Run, spec: TaskSpec) -> tuple[TaskResult, bool]:
         log.info("task_started")
         for temp in remove_stale_temps(spec.output):
             log.warning("stale_temp_removed", path=str(temp))
-        result = run_task(spec, run.env, prior(run, spec))
+        result = run_task(spec, run.parts.env, prior(run, spec))
     except TaskFault as fault:
         result = _faulted(run, fault.result, fault.__cause__)
     except Exception as exc:
@@ -132,9 +134,9 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
 
 
 def _status(run: Run, interrupted: bool) -> RunStatus:
-    if run.env.caller.halted is not None:
+    if run.parts.env.caller.halted is not None:
         return RunStatus.HALTED
-    if run.budget.stopped:
+    if run.parts.budget.stopped:
         return RunStatus.BUDGET_STOPPED
     return RunStatus.INTERRUPTED if interrupted else RunStatus.COMPLETED
 
@@ -142,15 +144,20 @@ def _status(run: Run, interrupted: bool) -> RunStatus:
 def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSummary:
     """Run every task on the pool and write the summary, whatever happens."""
     now = clock or (lambda: dt.datetime.now().astimezone())
-    started = run.started_at or now()
+    started = run.plan.started_at or now()
     results: dict[str, TaskResult] = {}
-    log.info("run_started", run_id=run.rundir.run_id, tasks=len(run.tasks), provider=run.provider)
-    with _stop_on_signals(run.stop) as received:
+    log.info(
+        "run_started",
+        run_id=run.parts.rundir.run_id,
+        tasks=len(run.plan.tasks),
+        provider=run.plan.provider,
+    )
+    with _stop_on_signals(run.parts.stop) as received:
         try:
             _drain(run, results)
         finally:  # the pool has drained: nothing spends or ships after this summary
             summary = _summarise(run, results, started, now(), bool(received))
-            run.after_summary(write_summary(run.rundir.root, summary))
+            run.closing.after_summary(write_summary(run.parts.rundir.root, summary))
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
     return summary
 
@@ -158,44 +165,46 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
 def _drain(run: Run, results: dict[str, TaskResult]) -> None:
     """Run every task on the pool and wait for all of them, whatever one of them raises.
     In batch mode a task whose write is out in a batch joins the pool once it is settled."""
-    with ThreadPoolExecutor(run.concurrency) as pool:
+    with ThreadPoolExecutor(run.plan.concurrency) as pool:
         waiting = start_batch(run)
-        futures = {s.id: pool.submit(_run_one, run, s) for s in run.tasks if s.id not in waiting}
-        if run.batch is not None and waiting:
-            specs = {s.id: s for s in run.tasks}
-            poller = threading.Thread(target=run.batch.poll, name="batch-poll", daemon=True)
+        futures = {
+            s.id: pool.submit(_run_one, run, s) for s in run.plan.tasks if s.id not in waiting
+        }
+        if run.parts.batch is not None and waiting:
+            specs = {s.id: s for s in run.plan.tasks}
+            poller = threading.Thread(target=run.parts.batch.poll, name="batch-poll", daemon=True)
             poller.start()
-            for task_id in run.batch.arrivals():
+            for task_id in run.parts.batch.arrivals():
                 futures[task_id] = pool.submit(_run_one, run, specs[task_id])
             poller.join()
-        for task_id in [s.id for s in run.tasks if s.id in futures]:
+        for task_id in [s.id for s in run.plan.tasks if s.id in futures]:
             future = futures[task_id]
             try:
                 results[task_id] = future.result()
             except BaseException as exc:  # _run_one catches everything; this is the backstop
-                run.stop.set()
+                run.parts.stop.set()
                 log.error("task_lost", task_id=task_id, error=repr(exc))
 
 
 def _summarise(
     run: Run, results: dict[str, TaskResult], started, finished, interrupted: bool
 ) -> RunSummary:
-    tasks = tuple(results.get(s.id) or _not_run(run, s) for s in run.tasks)
-    tasks += tuple(skipped(s, FILTERED, StopCause.FILTERED) for s in run.filtered)
-    if run.deliver is not None:
-        tasks = run.deliver.night_done(tasks)
-    batch = batch_report(run.store.batch_log(run.rundir.run_id).batches())
+    tasks = tuple(results.get(s.id) or _not_run(run, s) for s in run.plan.tasks)
+    tasks += tuple(skipped(s, FILTERED, StopCause.FILTERED) for s in run.plan.filtered)
+    if run.parts.deliver is not None:
+        tasks = run.parts.deliver.night_done(tasks)
+    batch = batch_report(run.parts.store.batch_log(run.parts.rundir.run_id).batches())
     return RunSummary(
-        run_id=run.rundir.run_id,
+        run_id=run.parts.rundir.run_id,
         started_at=started,
         finished_at=finished,
         status=_status(run, interrupted),
-        provider=run.provider,
-        cap_usd=run.budget.cap_run,
-        spent_usd=Decimal(run.budget.spent_run),
+        provider=run.plan.provider,
+        cap_usd=run.parts.budget.cap_run,
+        spent_usd=Decimal(run.parts.budget.spent_run),
         tasks=tasks,
         notes=_halt_notes(run)
-        + run.notes
+        + run.closing.notes
         + _review_notes(tasks)
         + _fallback_notes(tasks)
         + batch_notes(batch),
@@ -205,14 +214,14 @@ def _summarise(
 
 def _halt_notes(run: Run) -> tuple[str, ...]:
     """What halted the run and what a person must do before the next night."""
-    halt = run.env.caller.halted
+    halt = run.parts.env.caller.halted
     if halt is None:
         return ()
     return (
         f"run halted: {halt}. No call was sent after this refusal; every task it stopped is "
         "listed below. Fix the key or the account, then finish this night with "
-        f"`harness run {run.task_list or 'TASKS.yaml'} --run-dir {run.rundir.base} "
-        f"--resume {run.rundir.run_id}`",
+        f"`harness run {run.plan.task_list or 'TASKS.yaml'} --run-dir {run.parts.rundir.base} "
+        f"--resume {run.parts.rundir.run_id}`",
     )
 
 

@@ -1,11 +1,12 @@
-"""Run: what start-up hands the pool, checked once; carry-over and the pool read it."""
+"""Run: what start-up hands the pool, checked once, in three parts: the plan (what the night
+will do), the parts (the machinery it drives) and the closing (what happens at the end)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,29 +17,50 @@ from harness.runner.batch.night import BatchNight
 from harness.store import RunDir, Store
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["Run"]
+__all__ = ["Closing", "Parts", "Plan", "Run"]
 
 
-@dataclass
+@dataclass(frozen=True)
+class Plan:
+    """What the night will do: which tasks, how many at once, and where it starts from."""
+
+    tasks: list[TaskSpec]
+    filtered: tuple[TaskSpec, ...]  # left out by --only: reported as skipped
+    digests: dict[str, str]  # task id → inputs digest
+    provider: str
+    concurrency: int
+    resumed: bool
+    rerun: bool  # a replay, or --rerun: earlier nights' finished work is not carried over
+    started_at: dt.datetime | None  # a resumed run keeps its first start
+    task_list: Path | None  # the task list file, for the commands the summary suggests
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The machinery the pool drives; every part was opened and checked at start-up."""
+
+    env: TaskEnv
+    budget: Budget
+    stop: threading.Event
+    store: Store
+    rundir: RunDir
+    deliver: GitDelivery | None  # config deliver.git: shipped outputs committed
+    batch: BatchNight | None  # config batch.enabled: attempt 1's writes by batch
+
+
+@dataclass(frozen=True)
+class Closing:
+    """What the end of the night does: the notes it adds, the hooks it runs."""
+
+    notes: tuple[str, ...]
+    after_summary: Callable[[dict[str, Any]], None]
+    close: Callable[[], None]
+
+
+@dataclass(frozen=True)
 class Run:
     """A prepared run: everything was checked at start-up, nothing has been spent."""
 
-    tasks: list[TaskSpec]
-    env: TaskEnv
-    rundir: RunDir
-    budget: Budget
-    stop: threading.Event
-    provider: str
-    concurrency: int
-    store: Store
-    digests: dict[str, str] = field(default_factory=dict)  # task id → inputs digest
-    notes: tuple[str, ...] = ()
-    close: Callable[[], None] = lambda: None
-    resumed: bool = False
-    rerun: bool = False
-    after_summary: Callable[[dict[str, Any]], None] = lambda data: None
-    filtered: tuple[TaskSpec, ...] = ()  # left out by --only: reported as skipped
-    started_at: dt.datetime | None = None  # a resumed run keeps its first start
-    deliver: GitDelivery | None = None  # config deliver.git: shipped outputs committed
-    task_list: Path | None = None  # the task list file, for the commands the summary suggests
-    batch: BatchNight | None = None  # config batch.enabled: attempt 1's writes by batch
+    plan: Plan
+    parts: Parts
+    closing: Closing

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import sqlite3
 import threading
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,12 @@ from harness.morning import DeliveryError, GitDelivery
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.report import render_metrics, write_metrics
+from harness.results import TestResult
 from harness.router import Router
 from harness.runner.args import RunArgs
 from harness.runner.batch.start import batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
-from harness.runner.prepared import Run
+from harness.runner.prepared import Closing, Parts, Plan, Run
 from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
 from harness.tasks import inputs_digest
 from harness.tasks.spec import TaskSpec
@@ -108,7 +111,16 @@ class _CallLogs:
         return self._logs[0].recorded(request)  # the store holds the replies resume trusts
 
 
-def _run_tests(inputs: Inputs):
+@dataclass(frozen=True)
+class Sandbox:
+    """The night's test runners, bound to its limits, its slots and the command policy."""
+
+    run: Callable[[TaskSpec, str], TestResult]
+    expect: Callable[[TaskSpec], None]
+    notes: tuple[str, ...]  # what the morning summary says about the isolation the tests had
+
+
+def _sandbox(inputs: Inputs) -> Sandbox:
     from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
 
     tests = inputs.config.tests
@@ -118,12 +130,15 @@ def _run_tests(inputs: Inputs):
             per_test_timeout_s=tests.per_test_timeout_s,
             sandbox=tests.sandbox,
         )
+        kind = sandbox_kind(limits)
     except ValueError as exc:  # e.g. tests.timeout_s: .inf
         raise BadInput(f"config tests: {exc}") from exc
+    except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
+        raise BadInput(str(exc)) from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
     guard = inputs.policy.enforce_command
 
-    def run(spec: TaskSpec, code: str):
+    def run(spec: TaskSpec, code: str) -> TestResult:
         # The operator's code policy was already applied by the pipeline (a violation is a
         # `guardrail` stop, not a test result); the sandbox adds its own pre-check, and every
         # command it starts passes the operator's command policy first.
@@ -135,21 +150,14 @@ def _run_tests(inputs: Inputs):
         # never wait for a slot (a short --collect-only run over the limit is the lesser harm).
         expect_tests(spec, limits, guard)
 
-    run.expect = expect  # type: ignore[attr-defined]  # the pipeline starts it beside a call
+    notes = () if kind == "bwrap" else (_NO_BWRAP,)
+    return Sandbox(run, expect, notes)
 
-    try:
-        kind = sandbox_kind(limits)
-    except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
-        raise BadInput(str(exc)) from exc
-    notes = (
-        ()
-        if kind == "bwrap"
-        else (
-            "tests ran without bubblewrap isolation (rlimits and a scrubbed environment only); "
-            "install bubblewrap",
-        )
-    )
-    return run, notes
+
+_NO_BWRAP = (
+    "tests ran without bubblewrap isolation (rlimits and a scrubbed environment only); "
+    "install bubblewrap"
+)
 
 
 def _open_store(run_dir: Path) -> Store:
@@ -179,10 +187,10 @@ def _delivery(args: RunArgs, inputs: Inputs, run_id: str) -> GitDelivery | None:
 def open_run(args: RunArgs, inputs: Inputs) -> Run:
     """Open the store and run folder (the caller holds the run-dir lock), wire the task env.
 
-    Everything that can refuse (store, resume, budget ledger) runs before the run folder and
-    the `latest` link exist, so a refusal leaves the run directory as it was.
+    Everything that can refuse (sandbox, store, resume, budget ledger, delivery) runs before
+    the run folder and the `latest` link exist, so a refusal leaves the run directory as it was.
     """
-    run_tests, notes = _run_tests(inputs)
+    sandbox = _sandbox(inputs)
     store = _open_store(args.run_dir)
     run_id, info = _run_id(args, store)
     if info is not None:
@@ -190,7 +198,36 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     budget = _budget(args, inputs, store, run_id)
     deliver = _delivery(args, inputs, run_id)
     vendors = batch_vendors(args, inputs)
-    # Recorded first, so a kill at any later moment leaves a run `--resume` finds and finishes.
+    rundir = _begin(args, store, run_id, budget)
+    events = configure_logging(rundir.events, level=args.log_level)
+    stop = threading.Event()
+    calls = _CallLogs(store.call_log(run_id), rundir)
+    router = Router.from_config(inputs.config, args.provider if args.provider != "live" else None)
+    caller = _caller(inputs, budget, calls, stop)
+    record = functools.partial(store.record_attempt, run_id)
+    env = _task_env(inputs, sandbox, caller, router, rundir, record)
+    started = info.started_at if info is not None else dt.datetime.now().astimezone()
+    parts = Parts(
+        env=env,
+        budget=budget,
+        stop=stop,
+        store=store,
+        rundir=rundir,
+        deliver=deliver,
+        batch=batch_night(
+            vendors, inputs, budget, calls, store.batch_log(run_id), run_id, stop, started
+        ),
+    )
+    return Run(
+        plan=_plan(args, inputs, router, info),
+        parts=parts,
+        closing=_closing(args, inputs, parts, run_id, events, sandbox.notes),
+    )
+
+
+def _begin(args: RunArgs, store: Store, run_id: str, budget: Budget) -> RunDir:
+    """Record the run first, so a kill at any later moment leaves a run `--resume` finds and
+    finishes; then its folder and the `latest` link."""
     store.begin_run(
         run_id,
         dt.datetime.now().astimezone(),
@@ -199,79 +236,79 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         RunParams(args.tasks.resolve(), args.seed, args.only),
     )
     rundir = RunDir(args.run_dir, run_id)
-    policy = inputs.policy.with_write_roots(rundir.root)
-    events = configure_logging(rundir.events, level=args.log_level)
     rundir.point_latest()
-    stop = threading.Event()
-    config = inputs.config
-    calls = _CallLogs(store.call_log(run_id), rundir)
-    caller = Caller(
+    return rundir
+
+
+def _caller(inputs: Inputs, budget: Budget, calls: _CallLogs, stop: threading.Event) -> Caller:
+    return Caller(
         inputs.providers,
         inputs.prices,
         budget,
         calls,
-        config.concurrency.providers,
+        inputs.config.concurrency.providers,
         stop,
         retry=RetryPolicy(),
     )
-    router = Router.from_config(config, args.provider if args.provider != "live" else None)
-    run_tests, notes = _run_tests(inputs)
-    env = TaskEnv(
+
+
+def _task_env(
+    inputs: Inputs,
+    sandbox: Sandbox,
+    caller: Caller,
+    router: Router,
+    rundir: RunDir,
+    record_attempt: Callable[..., None],
+) -> TaskEnv:
+    policy = inputs.policy.with_write_roots(rundir.root)
+    return TaskEnv(
         caller=caller,
         router=router,
         prompts=inputs.prompts,
-        run_tests=run_tests,
-        expect_tests=run_tests.expect,
+        run_tests=sandbox.run,
+        expect_tests=sandbox.expect,
         workdir=rundir.task_files,
-        loop=config.loop,
+        loop=inputs.config.loop,
         check_code=lambda code, language: [str(v) for v in policy.check_code(code, language)],
         check_write=lambda path: str(v) if (v := policy.check_write(path)) else None,
         scar_tissue=policy.scar_tissue,
-        record_attempt=lambda task_id, record, code, result: store.record_attempt(
-            run_id, task_id, record, code, result
-        ),
+        record_attempt=record_attempt,
     )
+
+
+def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -> Plan:
     root = default_prompts_dir()
-    digests = {s.id: inputs_digest(s, root, router.routes) for s in inputs.specs}
+    return Plan(
+        tasks=inputs.specs,
+        filtered=inputs.filtered,
+        digests={s.id: inputs_digest(s, root, router.routes) for s in inputs.specs},
+        provider=args.provider,
+        concurrency=args.concurrency or inputs.config.concurrency.tasks,
+        resumed=info is not None,
+        rerun=args.rerun or args.provider == "replay",  # a replay starts as its night did
+        started_at=info.started_at if info is not None else None,
+        task_list=args.tasks,
+    )
+
+
+def _closing(
+    args: RunArgs, inputs: Inputs, parts: Parts, run_id: str, events: Any, notes: tuple[str, ...]
+) -> Closing:
+    metrics, store = inputs.config.metrics, parts.store
 
     def after_summary(data: dict) -> None:
         store.finish_run(run_id, data["status"], dt.datetime.now().astimezone())
-        if config.metrics.path is None:
+        if metrics.path is None:
             return
         try:
-            text = render_metrics(data, store.totals(), config.metrics.labels)
-            write_metrics(config.metrics.path, text)
+            write_metrics(metrics.path, render_metrics(data, store.totals(), metrics.labels))
         except OSError as exc:  # the night's result stands; a missing metric is not a failure
-            log.warning("metrics_write_failed", path=str(config.metrics.path), error=str(exc))
+            log.warning("metrics_write_failed", path=str(metrics.path), error=str(exc))
 
     def close() -> None:
-        if deliver is not None:
-            deliver.close()
+        if parts.deliver is not None:
+            parts.deliver.close()
         close_logging(events, level=args.log_level)
         store.close()
 
-    started = info.started_at if info is not None else dt.datetime.now().astimezone()
-    batch = batch_night(
-        vendors, inputs, budget, calls, store.batch_log(run_id), run_id, stop, started
-    )
-    return Run(
-        inputs.specs,
-        env,
-        rundir,
-        budget,
-        stop,
-        args.provider,
-        args.concurrency or config.concurrency.tasks,
-        notes=notes,
-        close=close,
-        store=store,
-        digests=digests,
-        resumed=info is not None,
-        rerun=args.rerun or args.provider == "replay",  # a replay starts as its night did
-        after_summary=after_summary,
-        filtered=inputs.filtered,
-        started_at=info.started_at if info is not None else None,
-        task_list=args.tasks,
-        deliver=deliver,
-        batch=batch,
-    )
+    return Closing(notes=notes, after_summary=after_summary, close=close)

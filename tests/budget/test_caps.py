@@ -11,9 +11,11 @@ import sys
 import textwrap
 import threading
 from decimal import Decimal
+from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 from structlog.testing import capture_logs
 
@@ -380,9 +382,16 @@ def test_a_wait_is_abandoned_once_the_run_stops_and_holds_nothing() -> None:
 # --- BudgetConfig ------------------------------------------------------------------------
 
 
+def budget_config(**over: object) -> BudgetConfig:
+    """The shipped `budget:` section (data/defaults.yaml) with `over` on top, validated as an
+    operator's file would be."""
+    text = resources.files("harness.data").joinpath("defaults.yaml").read_text()
+    return BudgetConfig.model_validate({**yaml.safe_load(text)["budget"], **over})
+
+
 def test_config_defaults_are_ten_workday_and_thirty_overnight() -> None:
     """Mon-Fri 08:00-19:00 is the $10 workday; nights and weekends are the $30 overnight."""
-    config = BudgetConfig()
+    config = budget_config()
     monday = dt.datetime(2026, 11, 23)
 
     assert [
@@ -395,14 +404,12 @@ def test_config_defaults_are_ten_workday_and_thirty_overnight() -> None:
 
 def test_cli_budget_overrides_the_profile_exactly() -> None:
     """--budget-usd wins over the profile and a float becomes its decimal text."""
-    assert BudgetConfig().run_cap(0.1, dt.datetime(2026, 11, 23, 10)) == D("0.1")
+    assert budget_config().run_cap(0.1, dt.datetime(2026, 11, 23, 10)) == D("0.1")
 
 
 def test_config_hours_and_days_are_configurable() -> None:
     """An operator's own workday hours pick the profile."""
-    config = BudgetConfig.model_validate(
-        {"workday_days": ["sat"], "workday_start": "10:00", "workday_end": "12:30"}
-    )
+    config = budget_config(workday_days=["sat"], workday_start="10:00", workday_end="12:30")
 
     assert config.profile_at(dt.datetime(2026, 11, 28, 12, 29)) == "workday"
 
@@ -410,20 +417,20 @@ def test_config_hours_and_days_are_configurable() -> None:
 def test_unquoted_yaml_time_is_refused_with_the_fix() -> None:
     """YAML reads 19:00 as 1140; the error says to quote it."""
     with pytest.raises(ValidationError, match="write the time in quotes"):
-        BudgetConfig.model_validate({"workday_end": 1140})
+        budget_config(workday_end=1140)
 
 
 def test_config_rejects_unknown_keys_and_backwards_hours() -> None:
     """Typos and an end before the start are errors."""
     with pytest.raises(ValidationError, match="daily_cap"):
-        BudgetConfig.model_validate({"daily_cap": 5})
+        budget_config(daily_cap=5)
     with pytest.raises(ValidationError, match="must be before workday_end"):
-        BudgetConfig.model_validate({"workday_start": "19:00", "workday_end": "08:00"})
+        budget_config(workday_start="19:00", workday_end="08:00")
 
 
 def test_from_config_builds_the_caps_and_the_ledger(tmp_path: Path) -> None:
     """from_config takes caps from config, the cap from the profile, and logs them."""
-    config = BudgetConfig(task_cap_usd=D(2), daily_cap_usd=D(50), ledger_path=tmp_path / "l.db")
+    config = budget_config(task_cap_usd=D(2), daily_cap_usd=D(50), ledger_path=tmp_path / "l.db")
     with capture_logs() as logs:
         budget = Budget.from_config(config, now=dt.datetime(2026, 11, 23, 23))
 
@@ -442,7 +449,7 @@ def test_default_ledger_path_follows_xdg_state_home(monkeypatch, tmp_path: Path)
     """The ledger lives under $XDG_STATE_HOME/harness by default."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
 
-    assert tmp_path / "harness" / "spend.sqlite" == BudgetConfig().ledger_path
+    assert tmp_path / "harness" / "spend.sqlite" == budget_config().ledger_path
 
 
 # --- the SQLite ledger -------------------------------------------------------------------

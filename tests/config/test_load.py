@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from importlib import resources
 
 import pytest
+import yaml
+from pydantic import BaseModel
 
-from harness.config import ConfigError, check_prices, load_config
+from harness.config import ConfigError, HarnessConfig, check_prices, load_config
 from harness.llm import ServiceTier
 from harness.router import Router
 
@@ -242,3 +245,30 @@ def test_prompt_cache_takes_only_true_or_false(tmp_path, value: str) -> None:
     assert load_config().prompt_cache is True
     with pytest.raises(ConfigError, match=r"harness\.yaml:2: prompt_cache: "):
         load_config(path)
+
+
+def _defaults_in_code(model: type, shipped: dict, where: str = "") -> list[str]:
+    """Fields of `model` that hold a default in code, or are missing from the shipped file."""
+    found = []
+    for name, info in model.model_fields.items():
+        key = f"{where}{name}"
+        if name not in shipped:
+            found.append(f"{key}: not in defaults.yaml")
+        elif not info.is_required():
+            found.append(f"{key}: has a default in code too")
+        sub = info.annotation
+        if (
+            isinstance(shipped.get(name), dict)
+            and isinstance(sub, type)
+            and issubclass(sub, BaseModel)
+        ):
+            found += _defaults_in_code(sub, shipped[name], f"{key}.")
+    return found
+
+
+def test_every_default_lives_only_in_the_shipped_defaults_file() -> None:
+    """Each config key has its default in harness/data/defaults.yaml and none in the models,
+    so the two can never disagree (as loop.escalate once did)."""
+    text = resources.files("harness.data").joinpath("defaults.yaml").read_text()
+
+    assert _defaults_in_code(HarnessConfig, yaml.safe_load(text)) == []

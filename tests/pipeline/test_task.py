@@ -77,7 +77,7 @@ def make_env(tmp_path: Path, provider: ScriptedProvider, **loop) -> tuple[TaskEn
         prompts={"service_port": PromptSet(default_prompts_dir(), "service_port")},
         run_tests=scripted_tests,
         workdir=rundir.task_files,
-        loop=LoopConfig(**{"stop_after_no_improvement": 5, **loop}),
+        loop=LoopConfig(**{**config.loop.model_dump(), "stop_after_no_improvement": 5, **loop}),
     )
     return env, rundir
 

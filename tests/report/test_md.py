@@ -34,22 +34,49 @@ START = dt.datetime(2026, 11, 21, 1, 0, tzinfo=dt.UTC)
 
 def summary() -> RunSummary:
     attempts = (
-        AttemptRecord(1, "write", 8, 9, 0, 17, Decimal("0.12"), improved=True),
-        AttemptRecord(2, "fix", 12, 5, 0, 17, Decimal("0.2"), improved=True),
-        AttemptRecord(3, "fix", 10, 7, 0, 17, Decimal("0.19"), regressed=True),
+        AttemptRecord(
+            1,
+            "write",
+            passed=8,
+            failed=9,
+            errors=0,
+            total=17,
+            cost_usd=Decimal("0.12"),
+            improved=True,
+        ),
+        AttemptRecord(
+            2,
+            "fix",
+            passed=12,
+            failed=5,
+            errors=0,
+            total=17,
+            cost_usd=Decimal("0.2"),
+            improved=True,
+        ),
+        AttemptRecord(
+            3,
+            "fix",
+            passed=10,
+            failed=7,
+            errors=0,
+            total=17,
+            cost_usd=Decimal("0.19"),
+            regressed=True,
+        ),
     )
     orders = TaskResult(
         "orders",
         TaskStatus.PARTIAL,
         "3 attempts used",
         2,
-        12,
-        5,
-        0,
-        17,
-        Decimal("0.51"),
-        "/x/out/orders.py",
-        attempts,
+        passed=12,
+        failed=5,
+        errors=0,
+        total=17,
+        cost_usd=Decimal("0.51"),
+        output="/x/out/orders.py",
+        attempts=attempts,
     )
     skipped = TaskResult("users", TaskStatus.SKIPPED, "budget", cause=StopCause.BUDGET)
     return RunSummary(
@@ -141,11 +168,45 @@ def test_a_task_that_ships_less_than_its_best_needs_a_human() -> None:
 def test_tier_cost_and_escalation_per_attempt() -> None:
     """Every attempt shows its tier and cost; a fix on another tier than the first is marked."""
     attempts = (
-        AttemptRecord(1, "write", 3, 6, 0, 9, Decimal("0.1"), tier="mid", improved=True),
-        AttemptRecord(2, "fix", 3, 6, 0, 9, Decimal("0.05"), tier="mid"),
-        AttemptRecord(3, "fix", 9, 0, 0, 9, Decimal("0.9"), tier="frontier", improved=True),
+        AttemptRecord(
+            1,
+            "write",
+            passed=3,
+            failed=6,
+            errors=0,
+            total=9,
+            cost_usd=Decimal("0.1"),
+            tier="mid",
+            improved=True,
+        ),
+        AttemptRecord(
+            2, "fix", passed=3, failed=6, errors=0, total=9, cost_usd=Decimal("0.05"), tier="mid"
+        ),
+        AttemptRecord(
+            3,
+            "fix",
+            passed=9,
+            failed=0,
+            errors=0,
+            total=9,
+            cost_usd=Decimal("0.9"),
+            tier="frontier",
+            improved=True,
+        ),
     )
-    task = TaskResult("t", TaskStatus.PASSED, "", 3, 9, 0, 0, 9, Decimal("1.05"), "/o.py", attempts)
+    task = TaskResult(
+        "t",
+        TaskStatus.PASSED,
+        "",
+        3,
+        passed=9,
+        failed=0,
+        errors=0,
+        total=9,
+        cost_usd=Decimal("1.05"),
+        output="/o.py",
+        attempts=attempts,
+    )
     text = render_markdown(replace(summary(), tasks=(task,)).to_json())
 
     assert "| 1:3/9 mid $0.10 · 2:3/9 mid $0.05 · 3:9/9 frontier↑ $0.90 |" in text
@@ -154,11 +215,35 @@ def test_tier_cost_and_escalation_per_attempt() -> None:
 
 def test_seed_words_tell_a_file_at_the_output_from_an_earlier_night() -> None:
     """Seeded from the output file is not "carried over"; an earlier night's best is."""
-    from_output = Seed(SeedSource.OUTPUT, None, 4, 1, 0, 5)
-    from_night = Seed(SeedSource.EARLIER_RUN, "20261120-013000-aa11", 5, 0, 0, 5)
+    from_output = Seed(SeedSource.OUTPUT, None, passed=4, failed=1, errors=0, total=5)
+    from_night = Seed(
+        SeedSource.EARLIER_RUN, "20261120-013000-aa11", passed=5, failed=0, errors=0, total=5
+    )
     tasks = (
-        TaskResult("a", TaskStatus.PARTIAL, "", 0, 4, 1, 0, 5, output="/a.py", seed=from_output),
-        TaskResult("b", TaskStatus.PASSED, "", 0, 5, 0, 0, 5, output="/b.py", seed=from_night),
+        TaskResult(
+            "a",
+            TaskStatus.PARTIAL,
+            "",
+            0,
+            passed=4,
+            failed=1,
+            errors=0,
+            total=5,
+            output="/a.py",
+            seed=from_output,
+        ),
+        TaskResult(
+            "b",
+            TaskStatus.PASSED,
+            "",
+            0,
+            passed=5,
+            failed=0,
+            errors=0,
+            total=5,
+            output="/b.py",
+            seed=from_night,
+        ),
     )
     data = replace(summary(), tasks=tasks).to_json()
     text = render_markdown(data)
@@ -188,8 +273,21 @@ def test_seed_words_tell_a_file_at_the_output_from_an_earlier_night() -> None:
 def test_unshipped_best_and_suite_skips_are_said() -> None:
     """A best that passes nothing is marked not shipped; the suite's own skips are counted."""
     tasks = (
-        TaskResult("z", TaskStatus.FAILED, "2 attempts used", 1, 0, 0, 4, 4),
-        TaskResult("k", TaskStatus.PASSED, "", 1, 3, 0, 0, 3, output="/k.py", skipped=1),
+        TaskResult(
+            "z", TaskStatus.FAILED, "2 attempts used", 1, passed=0, failed=0, errors=4, total=4
+        ),
+        TaskResult(
+            "k",
+            TaskStatus.PASSED,
+            "",
+            1,
+            passed=3,
+            failed=0,
+            errors=0,
+            total=3,
+            output="/k.py",
+            skipped=1,
+        ),
     )
     text = render_markdown(replace(summary(), tasks=tasks).to_json())
 

@@ -63,19 +63,19 @@ def summary(**extra: Any) -> dict[str, Any]:
         TaskStatus.PARTIAL,
         "3 attempts used",
         2,
-        12,
-        5,
-        0,
-        17,
-        Decimal("0.51"),
-        None,
-        (
+        passed=12,
+        failed=5,
+        errors=0,
+        total=17,
+        cost_usd=Decimal("0.51"),
+        output=None,
+        attempts=(
             AttemptRecord(1, "write", extraction_error="no code", review=ReviewOutcome.UNPARSEABLE),
-            AttemptRecord(2, "fix", 12, 5, 0, 17),
-            AttemptRecord(3, "fix", 10, 7, 0, 17, regressed=True),
+            AttemptRecord(2, "fix", passed=12, failed=5, errors=0, total=17),
+            AttemptRecord(3, "fix", passed=10, failed=7, errors=0, total=17, regressed=True),
         ),
     )
-    users = TaskResult("users", TaskStatus.PASSED, "", 1, 9, 0, 0, 9)
+    users = TaskResult("users", TaskStatus.PASSED, "", 1, passed=9, failed=0, errors=0, total=9)
     data = RunSummary(
         "r1",
         START,

@@ -95,6 +95,20 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
     assert code in (0, 1)
 
 
+def test_batch_steps_empty_sends_every_write_interactively(tmp_path) -> None:
+    """`batch: {enabled: true, steps: []}` batches no step: no batch is made and every write
+    is an interactive call (the key is read, not only validated)."""
+    tasks = write_tasks(tmp_path / "tasks", SIX[:2])
+    runs = tmp_path / "runs"
+    _script(runs, polls_to_end=1)
+    config = tmp_path / "harness.yaml"
+    config.write_text("batch: {enabled: true, steps: [], poll_s: 0.05, max_poll_s: 0.2}\n")
+
+    _, _, root = run_cli(tasks, runs, "--seed", "7", "--rerun", "--config", str(config))
+
+    assert (_vendor(runs)["batches"], _interactive(root, "write")) == ({}, 2)
+
+
 def test_a_batch_that_never_ends_is_cancelled_at_the_deadline(tmp_path) -> None:
     """At the deadline the batch is cancelled, its entries come back canceled, their
     reservations are released and every write runs interactively at the list price."""

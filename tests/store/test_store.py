@@ -204,17 +204,28 @@ def test_task_results_round_trip(store: Store) -> None:
         TaskStatus.PARTIAL,
         "no improvement in 2 attempts",
         2,
-        5,
-        1,
-        0,
-        6,
-        Decimal("0.123456789"),
-        "/out/orders.py",
-        (
-            AttemptRecord(1, "write", 3, 3, 0, 6, Decimal("0.1")),
-            AttemptRecord(2, "fix", 5, 1, 0, 6, Decimal("0.023456789"), improved=True),
+        passed=5,
+        failed=1,
+        errors=0,
+        total=6,
+        cost_usd=Decimal("0.123456789"),
+        output="/out/orders.py",
+        attempts=(
+            AttemptRecord(
+                1, "write", passed=3, failed=3, errors=0, total=6, cost_usd=Decimal("0.1")
+            ),
+            AttemptRecord(
+                2,
+                "fix",
+                passed=5,
+                failed=1,
+                errors=0,
+                total=6,
+                cost_usd=Decimal("0.023456789"),
+                improved=True,
+            ),
         ),
-        ("sleeps in a handler",),
+        warnings=("sleeps in a handler",),
         cause=StopCause.BUDGET,
     )
     store.record_task("r1", result, "d1")

@@ -9,7 +9,6 @@ import structlog
 
 from harness.budget import Budget
 from harness.calls.caller import CallLog
-from harness.errors import BadInput
 from harness.llm import BatchProvider
 from harness.pipeline import first_write
 from harness.runner.args import RunArgs
@@ -27,22 +26,22 @@ log = structlog.get_logger()
 def start_batch(run: Run) -> set[str]:
     """Submit (or re-attach to) the batch of attempt 1's writes; the task ids that wait for it.
     Off, stopped or with nothing to submit: nobody waits."""
-    if run.batch is None or run.stop.is_set() or run.budget.stopped:
+    if run.parts.batch is None or run.parts.stop.is_set() or run.parts.budget.stopped:
         return set()
     requests = []
-    for spec in run.tasks:
+    for spec in run.plan.tasks:
         try:
             if not starts_with_write(run, spec):
                 continue
-            request = first_write(spec, run.env)
+            request = first_write(spec, run.parts.env)
         except Exception as exc:
             log.warning("batch_request_failed", task_id=spec.id, error=repr(exc))
             continue
-        if run.batch.batchable(request):
+        if run.parts.batch.batchable(request):
             requests.append(request)
     if not requests:
         return set()
-    waiting = run.batch.start(requests)
+    waiting = run.parts.batch.start(requests)
     log.info("batch_started", tasks=len(requests), waiting=len(waiting))
     return waiting
 
@@ -51,24 +50,18 @@ def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
     """The batch APIs of the run's providers when config batch.enabled (none when off): the
     simulator's (its vendor side kept in a file of the run directory, so a resumed process
     sees the batches a killed one made), or the live adapters."""
-    if not inputs.config.batch.enabled:
-        return {}
+    if not inputs.config.batch.enabled or "write" not in inputs.config.batch.steps:
+        return {}  # off, or `steps: []`: no step goes by batch
     if args.provider == "sim":
         from harness.sim import SimBatch
 
         return {"sim": SimBatch(inputs.providers["sim"], state=args.run_dir / "sim-batches.json")}
     if args.provider != "live":
         return {}  # a replay serves recorded replies: nothing to batch
-    import harness.providers as providers
+    from harness.providers import build_batch_adapter
 
-    build = getattr(providers, "build_batch_adapter", None)
-    if build is None:
-        raise BadInput(
-            "config batch.enabled: this build has no live batch adapters yet; set "
-            "batch: {enabled: false} in harness.yaml or use --provider sim"
-        )
     timeout = inputs.config.provider_timeout_s
-    return {name: build(name, timeout_s=timeout) for name in inputs.providers}
+    return {name: build_batch_adapter(name, timeout_s=timeout) for name in inputs.providers}
 
 
 def batch_night(
