@@ -18,7 +18,7 @@ from harness.budget import Budget
 from harness.calls import RetryPolicy
 from harness.calls.caller import Caller
 from harness.llm import CallRequest, Completion, Provider
-from harness.pricing import load_prices
+from harness.pricing import PriceTable, load_prices
 from harness.tasks.spec import TaskSpec
 
 # Property tests never fail on time (a loaded 2-core machine is slow, not wrong), and draw the
@@ -27,6 +27,14 @@ settings.register_profile(
     "harness", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("harness")
+
+
+FIXTURE_PRICES = Path(__file__).parent / "fixtures" / "prices.yaml"
+
+
+def fixture_prices() -> PriceTable:
+    """The tests' own price table: the shipped one is dated data that changes on its own."""
+    return load_prices(FIXTURE_PRICES)
 
 
 @pytest.fixture(autouse=True)
@@ -137,7 +145,9 @@ def calls_over(provider: Provider, retry: RetryPolicy, *, cap: str = "100", **ca
     retry waits are recorded, not slept, unless `sleep=` is given."""
     budget, records, waits = Budget(cap_run=Decimal(cap)), CallRecords(), []
     caller.setdefault("sleep", waits.append)
-    call = Caller({provider.name: provider}, load_prices(), budget, records, retry=retry, **caller)
+    call = Caller(
+        {provider.name: provider}, fixture_prices(), budget, records, retry=retry, **caller
+    )
     return Calls(call, budget, records, waits)
 
 

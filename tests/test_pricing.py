@@ -8,6 +8,7 @@ import pytest
 
 from harness.llm import ServiceTier, Usage
 from harness.pricing import Price, PriceError, cost, load_prices
+from tests.conftest import fixture_prices
 
 PRICE = Price("m", "p", Decimal("3"), Decimal("15"), Decimal("3.75"), Decimal("0.30"))
 
@@ -60,7 +61,7 @@ def test_a_negative_or_unbounded_rate_is_refused(tmp_path, rate: str, value: str
 
 def test_anthropic_batch_halves_every_rate_caching_included() -> None:
     """Anthropic's batch discount stacks with prompt caching: every token kind at half."""
-    price = load_prices().get("claude-sonnet-5-5")
+    price = fixture_prices().get("claude-sonnet-5-5")
 
     batch = price.at(ServiceTier.BATCH)
 
@@ -78,7 +79,7 @@ def test_anthropic_batch_halves_every_rate_caching_included() -> None:
 def test_gemini_batch_and_flex_halve_input_and_output_not_cache_hits(tier) -> None:
     """Gemini's batch and flex tiers halve input and output; cache hits keep the list rate
     (the vendor does not say they stack, so the table over-counts rather than under-counts)."""
-    price = load_prices().get("gemini-3.8-flash")
+    price = fixture_prices().get("gemini-3.8-flash")
 
     at = price.at(tier)
 
@@ -94,7 +95,7 @@ def test_gemini_batch_and_flex_halve_input_and_output_not_cache_hits(tier) -> No
 def test_a_tier_the_vendor_does_not_offer_is_an_error() -> None:
     """Anthropic has no flex tier: asking for it names what to change, never guesses."""
     with pytest.raises(PriceError, match="no 'flex' price: add it under service_tiers: anthropic"):
-        load_prices().get("claude-sonnet-5-5").at(ServiceTier.FLEX)
+        fixture_prices().get("claude-sonnet-5-5").at(ServiceTier.FLEX)
 
 
 def test_every_shipped_tier_names_its_source() -> None:

@@ -22,11 +22,11 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.results import StopCause
-from tests.conftest import calls_over
+from tests.conftest import calls_over, fixture_prices
 
-PRICES = load_prices()
+PRICES = fixture_prices()
 MODEL = "claude-sonnet-5-5"
 ROUTE = Route("mid", "fake", MODEL, 1000)
 REQUEST = CallRequest(ROUTE, Prompt("s", "stable " * 50, "variable"), "t1", "write", 1)

@@ -14,10 +14,10 @@ import pytest
 from harness.budget import BudgetExceeded
 from harness.calls import RetryPolicy
 from harness.llm import CallRequest, Prompt, ProviderError, Route, Usage
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.gemini import GeminiProvider
-from tests.conftest import calls_over
+from tests.conftest import calls_over, fixture_prices
 from tests.fakeserver import (
     FakeLLMServer,
     Reply,
@@ -30,7 +30,7 @@ from tests.fakeserver import (
 
 pytestmark = pytest.mark.slow
 
-PRICES = load_prices()
+PRICES = fixture_prices()
 MODELS = {"anthropic": "claude-sonnet-5-5", "gemini": "gemini-3.8-flash"}
 PROMPT = Prompt("You port code.", "REFERENCE " * 40, "FAILING TESTS " * 10)
 PROMPT_BYTES = len((PROMPT.system + PROMPT.stable + PROMPT.variable).encode())

@@ -24,9 +24,9 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.providers import AccountError
-from tests.conftest import CallRecords, Calls, calls_over
+from tests.conftest import CallRecords, Calls, calls_over, fixture_prices
 
 SECRET_PROMPT = "SECRET PROMPT TEXT"
 MODEL = "claude-sonnet-5-5"  # any priced model: the Caller prices every try
@@ -183,7 +183,7 @@ def test_a_fault_that_is_not_retried_logs_no_exhaustion():
 
 def test_tokens_billed_by_every_failed_try_are_settled_when_retries_run_out():
     """Each failed try is recorded with its own billed usage; the budget is charged for all."""
-    price = load_prices().get(MODEL)
+    price = fixture_prices().get(MODEL)
     billed = [Usage(100, 0, 0, i) for i in (1, 2)]
     calls, _ = retrying([transient(0.0, b) for b in billed], RetryPolicy(max_attempts=2))
 
@@ -213,7 +213,7 @@ def test_a_retry_wait_ends_as_soon_as_the_run_stops():
     stop, outcome = threading.Event(), []
     provider = Scripted([rate_limited(retry_after_s=86400), OK])
     budget = Budget(cap_run=Decimal(10))
-    caller = Caller({"scripted": provider}, load_prices(), budget, CallRecords(),
+    caller = Caller({"scripted": provider}, fixture_prices(), budget, CallRecords(),
                     stop=stop, retry=RetryPolicy(max_wait_s=1000))  # fmt: skip
 
     def stop_before_the_wait(_logger: object, _name: str, event: dict) -> dict:

@@ -26,14 +26,14 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.gemini import GeminiProvider
 from harness.store import RunParams, Store
-from tests.conftest import calls_over
+from tests.conftest import calls_over, fixture_prices
 from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
-PRICES = load_prices()
+PRICES = fixture_prices()
 MODEL = "claude-sonnet-5-5"
 ROUTE = Route("mid", "fake", MODEL, 1000)
 REQUEST = CallRequest(ROUTE, Prompt("s", "stable " * 50, "variable"), "t1", "fix", 1)

@@ -15,12 +15,12 @@ from harness.calls.caller import Caller
 from harness.config import LoopConfig, load_config
 from harness.llm import CallRequest, Completion, StopReason, Usage
 from harness.pipeline import TaskEnv, run_task
-from harness.pricing import load_prices
 from harness.prompts import PromptSet, default_prompts_dir
 from harness.results import Outcome, ReviewOutcome, StopCause, TaskStatus, TestCase, TestResult
 from harness.router import Router
 from harness.store import RunDir
 from harness.tasks.spec import TaskSpec
+from tests.conftest import fixture_prices
 
 TOTAL = 5
 
@@ -70,7 +70,7 @@ class ScriptedProvider:
 def make_env(tmp_path: Path, provider: ScriptedProvider, **loop) -> tuple[TaskEnv, RunDir]:
     config = load_config()
     rundir = RunDir(tmp_path / "runs", "r1")
-    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal(100)), rundir)
+    caller = Caller({"sim": provider}, fixture_prices(), Budget(cap_run=Decimal(100)), rundir)
     env = TaskEnv(
         caller=caller,
         router=Router.from_config(config, "sim"),
@@ -235,7 +235,7 @@ def test_cost_sums_every_call_of_the_task(tmp_path, spec) -> None:
         {("write", 1): reply(5), ("review", 1): "- x", ("rewrite", 1): reply(5)}
     )
     env, _ = make_env(tmp_path, provider)
-    prices = load_prices()
+    prices = fixture_prices()
     config = load_config()
 
     result = run_task(spec, env)
@@ -357,7 +357,7 @@ def test_a_run_stop_mid_task_ends_it_as_it_is_with_its_cause(tmp_path, spec) -> 
     provider = StopsAfterWrite({("write", 1): reply(3)})
     env, rundir = make_env(tmp_path, provider)
     budget = Budget(cap_run=Decimal(100))
-    caller = Caller({"sim": provider}, load_prices(), budget, rundir, stop=stop)
+    caller = Caller({"sim": provider}, fixture_prices(), budget, rundir, stop=stop)
 
     result = run_task(spec, replace(env, caller=caller))
 
@@ -373,7 +373,7 @@ def test_a_budget_stop_before_anything_is_a_skip_with_its_cause(tmp_path, spec) 
     numbers: the cap, the call's worst case and which call, and what to change."""
     provider = ScriptedProvider({})
     env, rundir = make_env(tmp_path, provider)
-    caller = Caller({"sim": provider}, load_prices(), Budget(cap_run=Decimal("0.0555")), rundir)
+    caller = Caller({"sim": provider}, fixture_prices(), Budget(cap_run=Decimal("0.0555")), rundir)
 
     result = run_task(spec, replace(env, caller=caller))
 

@@ -20,10 +20,10 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import Price, cost, load_prices
+from harness.pricing import Price, cost
 from harness.providers import AccountError, MissingKeyError
 from harness.providers.anthropic import AnthropicProvider
-from tests.conftest import Calls, call_in_thread, calls_over
+from tests.conftest import Calls, call_in_thread, calls_over, fixture_prices
 from tests.fakeserver import FakeLLMServer, Reply, anthropic_error, anthropic_sse, json_reply
 
 KEY = "sk-ant-api03-FAKEKEYFAKEKEYFAKEKEY"
@@ -498,7 +498,7 @@ def test_a_stream_of_keep_alives_that_never_ends_is_cut_at_the_deadline(server):
     caught = call_in_thread(call, asked)
 
     worst = worst_case(
-        asked, load_prices().get(asked.route.model), AnthropicProvider(KEY, timeout_s=1)
+        asked, fixture_prices().get(asked.route.model), AnthropicProvider(KEY, timeout_s=1)
     )
     assert (caught.kind, caught.outcome_unknown) == (ErrorKind.TRANSIENT, True)
     assert (call.budget.spent_run, call.budget.reserved_run) == (worst, 0)

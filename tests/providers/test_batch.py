@@ -24,12 +24,13 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.providers import MissingKeyError, build_batch_adapter
 from harness.providers.anthropic import message_params
 from harness.providers.anthropic_batch import AnthropicBatches
 from harness.providers.gemini import GeminiProvider
 from harness.providers.gemini_batch import GeminiBatches, wire_request
+from tests.conftest import fixture_prices
 from tests.fakebatch import BatchScript, EntryScript
 from tests.fakeserver import FakeLLMServer, anthropic_error, gemini_error, gemini_reply
 
@@ -373,7 +374,7 @@ def test_batch_entries_cost_half_the_list_price_exactly(request, server, adapter
     handle = batches.submit(items(route, "a"), display_name="r-1")
     batches.status(handle)
     (entry,) = batches.results(handle)
-    price = load_prices().get(route.model)
+    price = fixture_prices().get(route.model)
 
     amount = cost(entry.completion.usage, price.at(entry.completion.service_tier))
 

@@ -15,9 +15,9 @@ import structlog
 
 from harness.cli import main
 from harness.llm import ServiceTier, Usage
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from tests._night import count, kill_tree, latest_run_id, wait_for
-from tests.conftest import write
+from tests.conftest import fixture_prices, write
 from tests.fakebatch import BatchScript, EntryScript
 from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
@@ -106,7 +106,7 @@ def test_a_six_task_batch_night_writes_at_half_price(servers, task_dir) -> None:
 
     code, summary, events = _run(_tasks(task_dir, "10m"))
 
-    price = load_prices().get(MID)
+    price = fixture_prices().get(MID)
     full, half = cost(Usage(*BILL), price), cost(Usage(*BILL), price.at(ServiceTier.BATCH))
     assert (code, anthropic.batches.creates["anthropic"]) == (0, 1)
     assert _interactive_anthropic(anthropic) == 0

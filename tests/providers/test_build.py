@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from harness.pricing import load_prices
 from harness.providers import LIVE_PROVIDERS, MissingKeyError, build_adapter
 from harness.providers.anthropic import AnthropicProvider
 from harness.providers.gemini import GeminiProvider
+from tests.conftest import fixture_prices
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The models recommended for the default routes (cheap / mid / frontier).
@@ -89,7 +89,7 @@ def test_live_provider_names():
 
 def test_recommended_default_models_are_priced_and_current():
     """The recommended cheap/mid/frontier models are in the shipped table, not retiring."""
-    table = load_prices()
+    table = fixture_prices()
 
     rows = {model: (table.get(model).provider, table.get(model).retires) for model in RECOMMENDED}
 
@@ -98,7 +98,7 @@ def test_recommended_default_models_are_priced_and_current():
 
 def test_price_table_is_dated_and_sane():
     """The table is checked recently; every row has non-negative prices, cache reads cheapest."""
-    table = load_prices()
+    table = fixture_prices()
 
     bad = [
         p.model
@@ -110,7 +110,7 @@ def test_price_table_is_dated_and_sane():
 
 def test_announced_retirements_are_recorded():
     """Sonnet 4.5 and Gemini 2.5 Flash/Pro carry their announced retirement dates."""
-    table = load_prices()
+    table = fixture_prices()
 
     assert {
         "claude-sonnet-4-5": dt.date(2026, 11, 30),

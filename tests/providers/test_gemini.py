@@ -22,10 +22,10 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import Price, cost, load_prices
+from harness.pricing import Price, cost
 from harness.providers import AccountError, MissingKeyError
 from harness.providers.gemini import GeminiProvider
-from tests.conftest import Calls, call_in_thread, calls_over
+from tests.conftest import Calls, call_in_thread, calls_over, fixture_prices
 from tests.fakeserver import FakeLLMServer, Reply, gemini_error, gemini_reply, json_reply
 
 KEY = "AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKE1234"
@@ -533,7 +533,7 @@ def test_flex_route_is_sent_as_flex_and_priced_at_the_flex_rate(server, call):
 
     priced = call.caller.call(flex(request()))
 
-    price = load_prices().get("gemini-3.8-flash")
+    price = fixture_prices().get("gemini-3.8-flash")
     half = Decimal("0.5")
     expected = (904 * price.input * half + 4096 * price.cache_read + 1500 * price.output * half) / (
         1_000_000
@@ -559,7 +559,7 @@ def test_shed_flex_request_falls_back_to_standard_once(server, call, shed):
     with capture_logs() as logs:
         priced = call.caller.call(flex(request()))
 
-    price = load_prices().get("gemini-3.8-flash")
+    price = fixture_prices().get("gemini-3.8-flash")
     sent = [r.json.get("serviceTier") for r in server.requests]
     fallbacks = [e for e in logs if e["event"] == "flex_shed_fallback"]
     assert (["flex", None], ServiceTier.STANDARD, cost(Usage(1000, 0, 0, 200), price)) == (
@@ -586,7 +586,7 @@ def test_a_standard_request_is_never_resent_on_a_shed_status(server, call):
 def test_flex_reserves_the_standard_worst_case(raw):
     """A flex call may be served at standard, so it reserves the standard price; a batch
     entry, which is billed at the batch price whatever happens, reserves that."""
-    price = load_prices().get("gemini-3.8-flash")
+    price = fixture_prices().get("gemini-3.8-flash")
     standard = request()
     batch = dataclasses.replace(
         standard, route=dataclasses.replace(standard.route, service_tier=ServiceTier.BATCH)
@@ -609,7 +609,7 @@ def test_a_body_dripped_forever_is_cut_at_the_deadline(server):
 
     caught = call_in_thread(call, asked)
 
-    worst = worst_case(asked, load_prices().get(asked.route.model), adapter)
+    worst = worst_case(asked, fixture_prices().get(asked.route.model), adapter)
     assert (caught.kind, caught.outcome_unknown) == (ErrorKind.TRANSIENT, True)
     assert (call.budget.spent_run, call.budget.reserved_run) == (worst, 0)
 

@@ -27,12 +27,13 @@ from harness.llm import (
     StopReason,
     Usage,
 )
-from harness.pricing import cost, load_prices
+from harness.pricing import cost
 from harness.runner.batch.night import BatchNight, BatchTiming
 from harness.sim import SimBatch, SimBatchScript
 from harness.store import RunParams, Store
+from tests.conftest import fixture_prices
 
-PRICES = load_prices()
+PRICES = fixture_prices()
 MODEL = "claude-sonnet-5-5"
 RUN = "r1"
 
