@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.pyast import parse_module
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["ArticleTracker", "EvalResult", "extract_code", "fix_prompt", "run_pytest"]
 

@@ -24,7 +24,7 @@ from harness.llm import CallRequest, Prompt, Provider
 from harness.pricing import PriceTable, cost, load_prices
 from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.router import Router
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["BudgetStop", "LastAttempt", "Ratchet", "run_baseline"]
 

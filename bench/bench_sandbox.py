@@ -23,7 +23,7 @@ from pathlib import Path
 
 import structlog
 
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.testrun import TestLimits, run_tests, sandbox_kind
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from bench import article
 from harness.extract import extract_code, required_names_from_tests
 from harness.llm import CallRequest, Prompt, Route, StopReason
 from harness.prompts import PromptSet, default_prompts_dir, task_context
-from harness.sim.provider import SimModel, SimProvider
-from harness.tasks.spec import TaskSpec
+from harness.sim import SimModel, SimProvider
+from harness.tasks import TaskSpec
 
 __all__ = ["TARGETS", "calibrate"]
 

@@ -12,7 +12,7 @@ from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.results import RunStatus, TaskResult
 from harness.runner import RunArgs, check_inputs, execute, open_run
-from harness.sim.provider import SimLatency, SimProvider
+from harness.sim import SimLatency, SimProvider
 
 __all__ = ["run_harness"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from bench.model import Tokens
 from harness.llm import CallRequest, Completion, Provider, Usage
 from harness.results import TestResult
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["NoPromptCache", "Probe", "TimedProvider", "timed_tests"]
 

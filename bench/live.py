@@ -24,7 +24,7 @@ from bench.model import Night
 from bench.policies import POLICIES, policy_table
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
-from harness.calls.caller import Caller, RunStopped
+from harness.calls import Caller, RunStopped
 from harness.config import HarnessConfig, load_config
 from harness.llm import CallRequest, Completion
 from harness.pricing import load_prices

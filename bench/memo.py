@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["Memo", "pytest_verdict", "sandbox_verdict"]
 

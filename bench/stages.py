@@ -15,7 +15,7 @@ from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
 from bench.policies import POLICIES
 from bench.workspace import Workspace, make_workspace
-from harness.sim.provider import SimLatency, SimProvider
+from harness.sim import SimLatency, SimProvider
 from harness.tasks import load_tasks
 
 __all__ = ["REALISTIC", "Settings", "Stages"]

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.tasks import load_tasks
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec, load_tasks
 
 __all__ = ["EXAMPLE", "Workspace", "make_workspace"]
 

@@ -12,7 +12,7 @@ import jinja2
 
 from harness.extract import language_named, language_of_path
 from harness.llm import Prompt
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["PromptError", "PromptSet", "default_prompts_dir", "known_types", "task_context"]
 

@@ -6,6 +6,7 @@ much as the ones at the top of a file."""
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "bench")
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     """Dotted module name → file, for every module of the project's packages."""
     found: dict[str, Path] = {}
@@ -61,6 +63,7 @@ def _ancestors(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
+@functools.cache
 def import_graph() -> dict[str, dict[str, int]]:
     """module → {module it imports: line}. Importing a.b.c also runs a and a.b, so those are
     edges too, except a module's own enclosing packages (Python has them loaded already)."""
@@ -235,6 +238,40 @@ def test_module_files_have_plain_names() -> None:
     ]
 
     assert private == []
+
+
+def _api(package: str) -> set[str]:
+    """The names a package's __init__ exports in __all__ (empty: no API, import by module)."""
+    init = REPO / package.replace(".", "/") / "__init__.py"
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "__all__" for t in node.targets
+        ):
+            return {e.value for e in getattr(node.value, "elts", [])}
+    return set()
+
+
+def _api_bypasses() -> Iterator[str]:
+    modules = _modules()
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "harness" or len(parts) < 3 or _unit(node.module) == _unit(module):
+                continue
+            package = ".".join(parts[:2])
+            api = _api(package) if (REPO / "harness" / parts[1]).is_dir() else set()
+            for alias in node.names:
+                if alias.name in api:
+                    where = f"{path.relative_to(REPO)}:{node.lineno}"
+                    yield f"{where}: import {alias.name} from {package}"
+
+
+def test_another_package_is_imported_through_its_api() -> None:
+    """A name a package exports in its __init__ is imported from the package, never from the
+    module behind it, so the API is the one way in."""
+    assert list(_api_bypasses()) == []
 
 
 def _packages() -> list[Path]:

@@ -3,7 +3,13 @@ retry policy and the credential gate. Adapters below it only send; the runner ab
 
 from __future__ import annotations
 
-from harness.calls.caller import Caller, CallLog, charge
+from harness.calls.caller import Caller, CallLog, RunStopped, charge
 from harness.calls.retry import RetryPolicy
 
-__all__ = ["CallLog", "Caller", "RetryPolicy", "charge"]
+__all__ = [
+    "CallLog",
+    "Caller",
+    "RetryPolicy",
+    "RunStopped",
+    "charge",
+]

@@ -20,7 +20,7 @@ from harness.config import GitDeliverConfig
 from harness.fsio import write_atomic
 from harness.morning.git import DeliveryError, Git, repo_state
 from harness.results import TaskResult, TaskStatus, sha256
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["DeliveryError", "GitDelivery"]
 

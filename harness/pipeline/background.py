@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import structlog
 
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["Background"]
 

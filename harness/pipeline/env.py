@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.calls.caller import Caller
+from harness.calls import Caller
 from harness.config import LoopConfig
 from harness.prompts import PromptSet
 from harness.results import AttemptRecord, TaskResult, TestResult
 from harness.router import Router
 from harness.store import StoredAttempt, TaskFiles
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.tracker import Best
 
 __all__ = ["GuardrailStop", "Prior", "TaskEnv", "TaskFault"]

@@ -9,7 +9,7 @@ from harness.extract import required_names_from_tests
 from harness.llm import CallRequest
 from harness.pipeline.env import TaskEnv
 from harness.prompts import task_context
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["first_write", "task_inputs"]
 

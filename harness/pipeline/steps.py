@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 
 from harness.budget import BudgetExceeded
-from harness.calls.caller import RunStopped
+from harness.calls import RunStopped
 from harness.config import FixFailures
 from harness.extract import extract_code, parse_review
 from harness.llm import (
@@ -27,7 +27,7 @@ from harness.pipeline.background import Background
 from harness.pipeline.env import TaskEnv
 from harness.results import AttemptRecord, Outcome, ReviewOutcome, TestResult
 from harness.store import TaskFiles
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.tracker import BestTracker
 
 __all__ = ["Attempt", "TaskState", "code_from", "fix", "write"]

@@ -7,7 +7,7 @@ from dataclasses import replace
 import structlog
 
 from harness.budget import BudgetExceeded
-from harness.calls.caller import RunStopped
+from harness.calls import RunStopped
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
 from harness.pipeline.background import Background
@@ -23,7 +23,7 @@ from harness.results import (
     TestResult,
     sha256,
 )
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["GuardrailStop", "Prior", "TaskEnv", "run_task"]
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from harness.llm import BatchProvider, Provider
 from harness.providers.errors import AccountError, MissingKeyError
+from harness.providers.replay import ReplayProvider
 
 __all__ = [
     "LIVE_PROVIDERS",
     "AccountError",
     "MissingKeyError",
+    "ReplayProvider",
     "build_adapter",
     "build_batch_adapter",
 ]

@@ -25,7 +25,7 @@ from harness.results import (
     sha256,
 )
 from harness.runner.prepared import Run
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.tracker import Best, score
 
 __all__ = ["FILTERED", "already_done", "prior", "skipped", "starts_with_write"]

@@ -21,8 +21,7 @@ from harness.pricing import MILLION, PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
 from harness.results import money
 from harness.runner.args import RunArgs
-from harness.tasks import TaskListError, YamlError, load_tasks, read_yaml
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskListError, TaskSpec, YamlError, load_tasks, read_yaml
 
 __all__ = ["Inputs", "check_inputs", "load_task_list", "select"]
 
@@ -114,7 +113,7 @@ def _replay(args: RunArgs) -> dict:
     if args.provider != "replay" or args.replay_from is None:
         raise BadInput("--provider replay and --replay-from RUN go together; give both")
     from harness.morning import find_run
-    from harness.providers.replay import ReplayProvider
+    from harness.providers import ReplayProvider
     from harness.store import RecordingError, read_calls
 
     run = find_run(args.replay_from, args.run_dir)
@@ -129,7 +128,7 @@ def _providers(args: RunArgs, config: HarnessConfig, specs: list[TaskSpec]) -> d
     if args.provider == "replay" or args.replay_from is not None:
         return _replay(args)
     if args.provider == "sim":
-        from harness.sim.provider import SimProvider
+        from harness.sim import SimProvider
 
         return {"sim": SimProvider({s.id: s for s in specs}, seed=args.seed)}
     from harness.providers import MissingKeyError, build_adapter

@@ -25,7 +25,7 @@ from harness.runner.batch.report import batch_notes, batch_report
 from harness.runner.batch.start import start_batch
 from harness.runner.carryover import FILTERED, already_done, prior, skipped
 from harness.runner.prepared import Run
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["execute", "exit_code"]
 

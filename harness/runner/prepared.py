@@ -15,7 +15,7 @@ from harness.morning import GitDelivery
 from harness.pipeline import TaskEnv
 from harness.runner.batch.night import BatchNight
 from harness.store import RunDir, Store
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["Closing", "Parts", "Plan", "Run"]
 

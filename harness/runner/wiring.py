@@ -16,8 +16,7 @@ from typing import Any
 import structlog
 
 from harness.budget import Budget, LedgerError, MemoryLedger
-from harness.calls import RetryPolicy
-from harness.calls.caller import Caller
+from harness.calls import Caller, RetryPolicy
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
 from harness.morning import DeliveryError, GitDelivery
@@ -31,8 +30,7 @@ from harness.runner.batch.start import batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
 from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
-from harness.tasks import inputs_digest
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec, inputs_digest
 
 __all__ = ["open_run"]
 

@@ -4,6 +4,12 @@ known-good solution the way real models err, so a whole night is rehearsable at 
 from __future__ import annotations
 
 from harness.sim.batch import SimBatch, SimBatchScript
-from harness.sim.provider import SimProvider
+from harness.sim.provider import SimLatency, SimModel, SimProvider
 
-__all__ = ["SimBatch", "SimBatchScript", "SimProvider"]
+__all__ = [
+    "SimBatch",
+    "SimBatchScript",
+    "SimLatency",
+    "SimModel",
+    "SimProvider",
+]

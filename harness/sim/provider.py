@@ -31,7 +31,7 @@ from harness.llm import (
 from harness.sim import mutate, reply
 from harness.sim.model import Features, SimModel, read_features
 from harness.sim.mutate_c import find_c_sites
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["SimLatency", "SimModel", "SimProvider"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.fsio import write_atomic, write_log
 from harness.llm import CallRequest, Completion
 from harness.store.callfiles import call_record, prompt_file
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["RunDir", "TaskFiles", "new_run_id", "resolve_run"]
 

@@ -5,6 +5,7 @@ Also the one safe way to read a YAML input file (`read_yaml`), which config and 
 
 from __future__ import annotations
 
+from harness.tasks.spec import TaskSpec
 from harness.tasks.digest import inputs_digest
 from harness.tasks.edit import add_task
 from harness.tasks.load import MAX_TASK_LIST_BYTES, Problem, TaskListError, load_tasks
@@ -14,6 +15,7 @@ __all__ = [
     "MAX_TASK_LIST_BYTES",
     "Problem",
     "TaskListError",
+    "TaskSpec",
     "YamlDoc",
     "YamlError",
     "add_task",

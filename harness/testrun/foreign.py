@@ -16,7 +16,7 @@ from dataclasses import replace
 import structlog
 
 from harness.results import Outcome, TestCase, TestResult
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.testrun.expect import Expected, expected_ids
 from harness.testrun.fprecheck import precheck_foreign
 from harness.testrun.fscore import score

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 import structlog
 
 from harness.results import Outcome, TestCase, TestResult
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.testrun import cgroup, privilege, scratch
 from harness.testrun.foreign import is_foreign, run_foreign
 from harness.testrun.launch import bwrap_works, fallback_caps_processes, refusal

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = [
     "RUN_MARKER",

@@ -24,7 +24,7 @@ from decimal import Decimal
 import structlog
 
 from harness.budget import Budget, Reservation, estimate_worst_case
-from harness.calls.caller import CallLog, charge
+from harness.calls import CallLog, charge
 from harness.llm import (
     BatchEntry,
     BatchHandle,

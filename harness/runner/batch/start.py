@@ -8,7 +8,7 @@ import threading
 import structlog
 
 from harness.budget import Budget
-from harness.calls.caller import CallLog
+from harness.calls import CallLog
 from harness.llm import BatchProvider
 from harness.pipeline import first_write
 from harness.runner.args import RunArgs
