@@ -1,13 +1,12 @@
 """The static pre-check of a foreign candidate: refuse the few things the runner cannot catch.
 
-Go: a test binary's output is the candidate's too, so code that prints a whole passing
-transcript and then exits 0 before any test runs (from `init` or a package variable) would
-look exactly like an honest pass; every other way to fake one (forged lines next to the real
-ones, a failing run that exits 0 through os.Exit during a test, which -test.paniconexit0 turns
-into a panic) is caught by the scorer. So a Go candidate may not name `Exit` at all (os.Exit,
-syscall.Exit, a method value, reflection on it), nor import what reaches the process or the
-testing package around the type system (syscall, unsafe, os/exec, plugin, x/sys), nor use
-`//go:linkname`. A ported library has no need of any of them.
+Go: the verdict is a nonce only the harness's wrapper prints (gorun), and memory-safe Go
+cannot read it. So a Go candidate may not leave memory safety or the package it is compiled
+in: no import of `unsafe`, `syscall`, `golang.org/x/sys/...`, `os/exec`, `plugin` or `C`, and no
+`//go:linkname`; nor import `embed`, without which no `//go:embed` directive compiles (it
+would copy the test files, hidden ones included, into the binary at build time). Imports are
+static in Go, so this is certain, not a guess; nothing else is refused (an `os.Exit` or a
+forged transcript cannot produce a pass, so it is not checked).
 JavaScript / TypeScript: the test file's process is the candidate's too, and one line
 (`require('assert').strictEqual = () => {}`) would make failing tests pass. The check refuses
 the obvious roads: the assertion and test modules, the module system's internals and cache,
@@ -19,30 +18,38 @@ from __future__ import annotations
 
 import re
 
+from tree_sitter import Node
+
+from harness.extract import syntax_tree, walk
+
 __all__ = ["precheck_foreign"]
 
-# Strings and comments in one left-to-right pass, so neither can hide the other's end.
-_GO_TEXT = re.compile(
-    r'"(?:\\.|[^"\\\n])*"|`[^`]*`|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.DOTALL
-)
-_GO_LINKNAME = re.compile(r"//\s*go:linkname")
-_GO_EXIT = re.compile(r"\bExit\b")
-_GO_IMPORT_DECL = re.compile(r"\bimport\s*(\([^)]*\)|[\w.]*\s*[\"`][^\"`]*[\"`])")
-_GO_PATH = re.compile(r'["`]([^"`]*)["`]')
-_GO_REFUSED = re.compile(r"syscall|unsafe|os/exec|plugin|golang\.org/x/sys(?:/.*)?|C")
+_GO_REFUSED = re.compile(r"syscall|unsafe|os/exec|plugin|golang\.org/x/sys(?:/.*)?|C|embed")
+
+
+def _go_string(node: Node) -> str:
+    """An import path as the compiler reads it: escapes decoded (`"un\\u0073afe"` is unsafe)."""
+    raw = node.text.decode("utf-8", errors="replace") if node.text else ""
+    if node.type == "raw_string_literal":
+        return raw[1:-1]
+    return raw[1:-1].encode("utf-8").decode("unicode_escape", errors="replace")
 
 
 def _go(code: str) -> str:
-    if _GO_LINKNAME.search(code):
-        return "//go:linkname is not allowed in candidate code"
-    no_comments = _GO_TEXT.sub(lambda m: m[0] if m[0][0] in "\"`'" else " ", code)
-    paths = {p for d in _GO_IMPORT_DECL.findall(no_comments) for p in _GO_PATH.findall(d)}
+    tree = syntax_tree(code, "go")
+    if tree is None:
+        return ""  # the build reports it
+    paths: set[str] = set()
+    for node in walk(tree.root_node):
+        if node.type == "comment" and (node.text or b"").startswith(b"//go:linkname"):
+            return "//go:linkname is not allowed in candidate code"
+        if node.type == "import_spec":
+            path = node.child_by_field_name("path")
+            if path is not None:
+                paths.add(_go_string(path))
     imports = sorted(p for p in paths if _GO_REFUSED.fullmatch(p))
     if imports:
         return f"importing {', '.join(imports)} is not allowed in candidate code"
-    bare = _GO_TEXT.sub(" ", code)
-    if _GO_EXIT.search(bare):
-        return "candidate code may not name Exit (os.Exit, syscall.Exit): tests decide the exit"
     return ""
 
 
