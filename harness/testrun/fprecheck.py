@@ -17,6 +17,7 @@ computed `require`/`import`, exits, signals, child processes, workers, `vm`, the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tree_sitter import Node
 
@@ -53,24 +54,94 @@ def _go(code: str) -> str:
     return ""
 
 
+# Node modules that reach the process, the file system (the test files, hidden ones too), the
+# module system or the test framework. Anything else a candidate may load.
+_JS_REFUSED = frozenset(
+    {
+        "assert", "assert/strict", "test", "module", "child_process", "cluster",
+        "worker_threads", "vm", "inspector", "inspector/promises", "v8", "repl", "process",
+        "fs", "fs/promises", "wasi", "trace_events", "diagnostics_channel", "async_hooks",
+    }
+)  # fmt: skip
 _JS_MODULES = re.compile(
     r"""(?:\brequire\s*\(|\bimport\s*\(|\bfrom|\bimport)\s*['"`]((?:node:)?(?:assert(?:/strict)?|test"""
-    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl))['"`]"""
+    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl|fs|fs/promises))['"`]"""
 )
 _JS_FORBIDDEN = re.compile(
     r"""\brequire\s*\.\s*cache\b|\bModule\s*\.\s*_|\bprocess\s*\[|\bprocess\s*\.\s*"""
     r"""(?:exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen|exitCode)\b"""
     r"""|\b(?:require|import)\s*\(\s*(?!['"][^'"`]*['"]\s*\))"""
 )
+_JS_ESCAPE = re.compile(
+    r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-7]{1,3}|.)", re.DOTALL
+)
+_JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
-def _javascript(code: str) -> str:
-    module = _JS_MODULES.search(code)
-    if module:
-        return f"candidate code may not load the module {module.group(1)!r}"
-    found = _JS_FORBIDDEN.search(code)
-    if found:
-        return f"candidate code may not use {found.group(0).strip()!r} (the tests decide the run)"
+def _js_unescape(match: re.Match[str]) -> str:
+    body = match.group(1)
+    if body.startswith("u{"):
+        return chr(int(body[2:-1], 16)) if int(body[2:-1], 16) < 0x110000 else ""
+    if body[0] in "ux" and len(body) > 1:
+        return chr(int(body[1:], 16))
+    if body.isdigit():
+        return chr(int(body, 8))
+    return _JS_SIMPLE.get(body, "" if body == "\n" else body)
+
+
+def _js_literal(node: Node | None) -> str | None:
+    """A string literal's value as node reads it (escapes decoded), or None if computed."""
+    if node is None or node.type not in ("string", "template_string"):
+        return None
+    if any(c.type == "template_substitution" for c in node.children):
+        return None
+    raw = (node.text or b"").decode("utf-8", errors="replace")[1:-1]
+    return _JS_ESCAPE.sub(_js_unescape, raw)
+
+
+def _js_specifiers(root: Node) -> Iterator[tuple[str | None, int]]:
+    """Every module specifier (None: computed) with its line: import/export sources,
+    require(...) and import(...)."""
+    for node in walk(root):
+        line = node.start_point[0] + 1
+        if node.type in ("import_statement", "export_statement"):
+            source = node.child_by_field_name("source")
+            if source is not None:
+                yield _js_literal(source), line
+        elif node.type == "call_expression":
+            func = node.child_by_field_name("function")
+            named = func is not None and (func.type == "import" or func.text == b"require")
+            args = node.child_by_field_name("arguments")
+            if named and args is not None:
+                first = next((c for c in args.named_children if c.type != "comment"), None)
+                yield _js_literal(first), line
+
+
+def _javascript_tree(root: Node) -> str:
+    for spec, line in _js_specifiers(root):
+        if spec is None:
+            return f"line {line}: a computed require/import (the module must be a literal)"
+        name = spec.removeprefix("node:")
+        if name in _JS_REFUSED:
+            return f"line {line}: candidate code may not load the module {spec!r}"
+    return ""
+
+
+def _javascript(code: str, grammar: str) -> str:
+    tree = syntax_tree(code, grammar)
+    if tree is not None:
+        found = _javascript_tree(tree.root_node)
+        if found:
+            return found
+    else:  # a tree the grammar cannot read: the text checks alone
+        module = _JS_MODULES.search(code)
+        if module:
+            return f"candidate code may not load the module {module.group(1)!r}"
+    found_api = _JS_FORBIDDEN.search(code)
+    if found_api:
+        return (
+            f"candidate code may not use {found_api.group(0).strip()!r} (the tests decide the run)"
+        )
     return ""
 
 
@@ -78,4 +149,4 @@ def precheck_foreign(language: str, code: str) -> str:
     """Why `code` is refused before running, or "" to run it."""
     if language == "go":
         return _go(code)
-    return _javascript(code) if language in ("javascript", "typescript") else ""
+    return _javascript(code, language) if language in ("javascript", "typescript") else ""

@@ -209,3 +209,24 @@ def test_node_assertions_disarmed_in_process_are_stopped_only_by_the_precheck() 
     assert refused.rejected and _outcomes(refused) == [E, E, E]
     assert "may not load the module 'node:assert'" in (refused.error or "")
     assert _outcomes(unchecked) == [P, P, P]  # the hole the pre-check covers
+
+
+JS_REFUSED = {
+    "h_neuter_assert": "'node:assert'",
+    "h_neuter_assert_unicode": "'node:assert/strict'",
+    "h_neuter_assert_hex": "'node:assert'",
+    "h_neuter_test_braces": "'node:test'",
+    "h_read_tests_fs": "'fs'",
+    "h_neuter_assert_computed": "computed require/import",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JS_REFUSED))
+def test_js_roads_into_the_test_process_are_refused_on_the_parsed_tree(name: str) -> None:
+    """Loading assert, node:test or fs, however the specifier is spelled (\\u0061, \\x61,
+    \\u{65}, computed), is refused before anything runs: specifiers are read from the parsed
+    tree with escapes decoded, against the list of modules a candidate may not load."""
+    result = run_tests(js_task(), hostile("js", name), limits=_limits("auto"))
+
+    assert (result.rejected, _outcomes(result)) == (True, [E, E, E])
+    assert JS_REFUSED[name] in (result.error or "")
