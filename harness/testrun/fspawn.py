@@ -142,7 +142,9 @@ def _sandbox_argv(run: ForeignRun, argv: tuple[str, ...], run_dir: Path) -> tupl
 
 def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: Launched) -> None:
     lim = run.limits
-    plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
+    plan = launch.make_plan(
+        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
+    )
     argv = _sandbox_argv(run, (*plan.argv[:-1], str(run_dir / "boot" / "exec.py")), run_dir)
     plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
