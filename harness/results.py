@@ -4,6 +4,7 @@ all derive from these."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -28,6 +29,7 @@ __all__ = [
     "TestResult",
     "Totals",
     "money",
+    "safe_text",
     "sha256",
     "usd",
 ]
@@ -35,6 +37,63 @@ __all__ = [
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# Characters that break a store, an event line, a terminal or a prompt: lone surrogates (no
+# UTF-8 encoding), NUL and the other C0 controls but tab and newlines, DEL.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+# How much of each kind of candidate-controlled text is kept (characters).
+ID_CHARS = 1_000
+LINE_CHARS = 8_000
+TEXT_CHARS = 64_000
+OUTPUT_CHARS = 1_000_000
+_MARK_CHARS = 60  # room for the "[... N characters dropped]" line
+
+
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0xD800, 0xE000)]
+}
+
+
+def _escaped(text: str) -> str:
+    return text.translate(_ESCAPES) if _UNSAFE.search(text) else text
+
+
+def safe_text(text: str, limit: int) -> str:
+    """Candidate-controlled text made safe to store, log, show and prompt with: unencodable
+    and control characters written as escapes (`\\ud800`, `\\x00`), and at most `limit`
+    characters (head and tail kept, the middle dropped and counted). Idempotent."""
+    unseen = 0
+    if len(text) > 2 * limit:  # escaping never shortens text: only its two ends can be kept
+        unseen = len(text) - 2 * limit
+        text = text[:limit] + text[-limit:]
+    text = _escaped(text)
+    if len(text) <= limit:
+        return text
+    keep = (limit - _MARK_CHARS) // 2
+    dropped = len(text) - 2 * keep + unseen
+    return f"{text[:keep]}\n[... {dropped} characters dropped]\n{text[-keep:]}"
+
+
+def safe_id(text: str) -> str:
+    """A test id made safe like any text; a long one keeps its head (the file, the test) and a
+    digest of the whole, so two long ids never become one."""
+    text = _escaped(text)
+    if len(text) <= ID_CHARS:
+        return text
+    return f"{text[: ID_CHARS - 20]}…#{sha256(text)[:16]}"
+
+
+def _make_safe(value: object, limits: Mapping[str, int]) -> None:
+    """Rewrite a frozen dataclass's text fields in place (construction time only)."""
+    for name, limit in limits.items():
+        current = getattr(value, name)
+        if isinstance(current, str):
+            object.__setattr__(value, name, safe_text(current, limit))
+        elif isinstance(current, tuple):
+            texts = tuple(safe_text(t, limit) if isinstance(t, str) else t for t in current)
+            object.__setattr__(value, name, texts)
 
 
 def usd(amount: Decimal) -> float:
@@ -153,6 +212,9 @@ class AttemptRecord(Counts):
     # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
     fallbacks: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        _make_safe(self, {"extraction_error": TEXT_CHARS, "test_error": TEXT_CHARS})
+
     def to_json(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in _ATTEMPT_KEYS}
         data["cost_usd"] = usd(self.cost_usd)
@@ -197,6 +259,9 @@ class TaskResult(Counts):
     seed: Seed | None = None  # the candidate it started from; best_attempt 0 means this one
     hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
     hidden_total: int = 0
+
+    def __post_init__(self) -> None:
+        _make_safe(self, {"reason": TEXT_CHARS, "warnings": LINE_CHARS})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -309,6 +374,12 @@ class TestCase:
     hidden: bool = False  # from the task's hidden tests: scored, never shown to a model
     by_suite: bool = False
 
+    def __post_init__(self) -> None:
+        # The one door candidate text comes in by: whatever a test printed, raised or was
+        # named is safe for the store, the events, the summaries and the prompts from here on.
+        object.__setattr__(self, "nodeid", safe_id(self.nodeid))
+        _make_safe(self, {"message": LINE_CHARS, "details": TEXT_CHARS})
+
     @property
     def counts(self) -> bool:
         """Whether the test is scored: everything but the suite's own skips."""
@@ -339,6 +410,9 @@ class TestResult:
     duration_s: float = 0.0
     warnings: tuple[str, ...] = field(default=())
     rejected: bool = False
+
+    def __post_init__(self) -> None:
+        _make_safe(self, {"output": OUTPUT_CHARS, "error": TEXT_CHARS, "warnings": LINE_CHARS})
 
     def _count(self, outcome: Outcome) -> int:
         return sum(1 for case in self.cases if case.outcome is outcome)

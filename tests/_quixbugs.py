@@ -88,3 +88,213 @@ def quixbugs(base: Path, tests: str = TESTS) -> Path:
     write(base / "correct_python_programs" / "knapsack.py", CORRECT)
     write(base / "python_testcases" / "test_knapsack.py", tests)
     return write(base / "tasks.yaml", TASKS)
+
+
+# The suite's support module, as QuixBugs ships one: graph and list programs take its nodes.
+NODE = """\
+class Node:
+    def __init__(self, value=None, successor=None, successors=None, predecessors=None,
+                 incoming_nodes=None, outgoing_nodes=None):
+        self.value = value
+        self.successor = successor
+        self.successors = successors or []
+        self.predecessors = predecessors or []
+        self.incoming_nodes = incoming_nodes or []
+        self.outgoing_nodes = outgoing_nodes or []
+"""
+
+# Correct programs in the suite's shape, written for these tests: names that shadow the support
+# module (`node`), attributes set on the nodes handed in, stdlib imports under their own names.
+PROGRAMS = {
+    "knapsack": CORRECT,
+    "reverse_linked_list": """\
+def reverse_linked_list(node):
+    prevnode = None
+    while node:
+        nextnode = node.successor
+        node.successor = prevnode
+        prevnode = node
+        node = nextnode
+    return prevnode
+""",
+    "detect_cycle": """\
+def detect_cycle(node):
+    hare = tortoise = node
+    while True:
+        if hare is None or hare.successor is None:
+            return False
+        tortoise = tortoise.successor
+        hare = hare.successor.successor
+        if hare is tortoise:
+            return True
+""",
+    "depth_first_search": """\
+def depth_first_search(startnode, goalnode):
+    nodesvisited = set()
+
+    def search_from(node):
+        if node in nodesvisited:
+            return False
+        if node is goalnode:
+            return True
+        nodesvisited.add(node)
+        return any(search_from(nextnode) for nextnode in node.successors)
+
+    return search_from(startnode)
+""",
+    "breadth_first_search": """\
+from collections import deque as Queue
+
+
+def breadth_first_search(startnode, goalnode):
+    queue = Queue()
+    queue.append(startnode)
+    nodesseen = {startnode}
+    while queue:
+        node = queue.popleft()
+        if node is goalnode:
+            return True
+        for successor in node.successors:
+            if successor not in nodesseen:
+                nodesseen.add(successor)
+                queue.append(successor)
+    return False
+""",
+    "topological_ordering": """\
+def topological_ordering(nodes):
+    ordered_nodes = [node for node in nodes if not node.incoming_nodes]
+    for node in ordered_nodes:
+        for nextnode in node.outgoing_nodes:
+            ready = set(ordered_nodes).issuperset(nextnode.incoming_nodes)
+            if ready and nextnode not in ordered_nodes:
+                ordered_nodes.append(nextnode)
+    return ordered_nodes
+""",
+    "relink_predecessors": """\
+import node
+
+
+def relink_predecessors(nodes):
+    for node in nodes:
+        for successor in node.successors:
+            successor.predecessors = [*successor.predecessors, node]
+    return nodes
+""",
+    "shortest_path_lengths": """\
+from collections import defaultdict
+
+
+def shortest_path_lengths(n, length_by_edge):
+    length_by_path = defaultdict(lambda: float("inf"))
+    length_by_path.update({(i, i): 0 for i in range(n)})
+    length_by_path.update(length_by_edge)
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                length_by_path[i, j] = min(
+                    length_by_path[i, j], length_by_path[i, k] + length_by_path[k, j]
+                )
+    return length_by_path
+""",
+    "minimum_spanning_tree": """\
+def minimum_spanning_tree(weight_by_edge):
+    group_by_node = {}
+    mst_edges = set()
+    for edge in sorted(weight_by_edge, key=weight_by_edge.__getitem__):
+        u, v = edge
+        if group_by_node.setdefault(u, {u}) != group_by_node.setdefault(v, {v}):
+            mst_edges.add(edge)
+            group_by_node[u].update(group_by_node[v])
+            for node in group_by_node[v]:
+                group_by_node[node] = group_by_node[u]
+    return mst_edges
+""",
+    "shortest_path_length": """\
+from heapq import heappop, heappush
+
+
+def shortest_path_length(length_by_edge, startnode, goalnode):
+    unvisited = [(0, id(startnode), startnode)]
+    visited = set()
+    while unvisited:
+        distance, _, node = heappop(unvisited)
+        if node is goalnode:
+            return distance
+        if node in visited:
+            continue
+        visited.add(node)
+        for nextnode in node.successors:
+            if nextnode not in visited:
+                step = length_by_edge[node, nextnode]
+                heappush(unvisited, (distance + step, id(nextnode), nextnode))
+    return float("inf")
+""",
+    "gcd": """\
+def gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+""",
+    "sqrt": """\
+def sqrt(x, epsilon):
+    approx = x / 2
+    while abs(x - approx ** 2) > epsilon:
+        approx = 0.5 * (approx + x / approx)
+    return approx
+""",
+    "wrap": """\
+def wrap(text, cols):
+    lines = []
+    while len(text) > cols:
+        end = text.rfind(" ", 0, cols + 1)
+        if end == -1:
+            end = cols
+        line, text = text[:end], text[end:]
+        lines.append(line)
+    lines.append(text)
+    return lines
+""",
+    "to_base": """\
+import string
+
+
+def to_base(num, b):
+    result = ""
+    alphabet = string.digits + string.ascii_uppercase
+    while num > 0:
+        i = num % b
+        num = num // b
+        result = alphabet[i] + result
+    return result
+""",
+    "rpn_eval": """\
+import operator
+
+
+def rpn_eval(tokens):
+    def op(symbol, a, b):
+        return {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}[
+            symbol
+        ](a, b)
+
+    stack = []
+    for token in tokens:
+        if isinstance(token, float):
+            stack.append(token)
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append(op(token, a, b))
+    return stack.pop()
+""",
+    "node_class": """\
+class Node:
+    def __init__(self, value=None, successor=None):
+        self.value = value
+        self.successor = successor
+
+    def successors(self):
+        node = self
+        node.visited = True
+        return [self.successor] if self.successor else []
+""",
+}

@@ -52,6 +52,10 @@ def extract_code(
     """
     required = frozenset(required_names)
     lang = language_named(language)
+    try:
+        reply.encode("utf-8")
+    except UnicodeEncodeError as exc:  # no source file can hold it, nor any parser read it
+        return Extraction(None, f"the reply is not valid Unicode: {exc.reason} at {exc.start}")
     if not lang.is_python:
         return Extraction(*extract_foreign(reply, required, lang))
     blocks = [_parse(text) for text in _candidate_texts(reply)]

@@ -42,14 +42,12 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
     )
     if attempt.code is None:
         task.files.save_candidate(n, None, attempt.reason)
-        record = AttemptRecord(**base, extraction_error=attempt.reason)
-        task.env.record_attempt(task.spec.id, record, None, None)
-        return record
+        return _record(task, AttemptRecord(**base, extraction_error=attempt.reason), None, None)
     task.files.save_candidate(n, attempt.code, None)
     violations = task.env.check_code(attempt.code, task.spec.language)
     if violations:
         reason = f"attempt {n}: " + "; ".join(violations)
-        task.env.record_attempt(task.spec.id, AttemptRecord(**base, test_error=reason), None, None)
+        _record(task, AttemptRecord(**base, test_error=reason), None, None)
         raise GuardrailStop(reason)
     if task.expecting is not None:  # the ids collected beside the first call: wait for them
         task.expecting.join()
@@ -75,7 +73,26 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         tampered=result.tampered,
         test_error=result.error,
     )
-    task.env.record_attempt(task.spec.id, record, attempt.code, result)
+    return _record(task, record, attempt.code, result)
+
+
+def _record(
+    task: TaskState, record: AttemptRecord, code: str | None, result: TestResult | None
+) -> AttemptRecord:
+    """Record a finished attempt. A record that cannot be written (a full disk, a value the
+    store refuses) becomes an attempt error, recorded without its code and result: the task
+    goes on to its next attempt either way."""
+    try:
+        task.env.record_attempt(task.spec.id, record, code, result)
+        return record
+    except Exception as exc:  # any fault in recording is this attempt's, never the task's
+        log.exception("attempt_record_failed", attempt=record.n)
+        problem = f"the attempt could not be recorded ({type(exc).__name__}: {exc})"
+        record = replace(record, test_error="; ".join(filter(None, [record.test_error, problem])))
+    try:
+        task.env.record_attempt(task.spec.id, record, None, None)
+    except Exception:  # the store itself is failing: the summary still has the record
+        log.exception("attempt_record_failed", attempt=record.n)
     return record
 
 

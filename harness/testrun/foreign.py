@@ -21,6 +21,7 @@ from harness.testrun.expect import Expected, expected_ids
 from harness.testrun.fprecheck import precheck_foreign
 from harness.testrun.fscore import score
 from harness.testrun.fspawn import ForeignRun, launch_foreign
+from harness.testrun.gorun import run_go
 from harness.testrun.limits import TestLimits
 from harness.testrun.notices import log_tests_ran
 from harness.testrun.reports import read_go_json, read_junit
@@ -121,6 +122,10 @@ def run_foreign(
     reason = precheck_foreign(language, code) if checked else ""
     if reason:
         return _rejected(task, expected, reason)
+    if task.results == "go-json":  # built, then run apart from every source file
+        result = run_go(task, pristine, place, code, expected, limits, kind, guard)
+        log_tests_ran(task.id, kind, result, runner=task.results)
+        return result
     run = ForeignRun(
         pristine,
         place,

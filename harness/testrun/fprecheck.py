@@ -1,13 +1,12 @@
 """The static pre-check of a foreign candidate: refuse the few things the runner cannot catch.
 
-Go: a test binary's output is the candidate's too, so code that prints a whole passing
-transcript and then exits 0 before any test runs (from `init` or a package variable) would
-look exactly like an honest pass; every other way to fake one (forged lines next to the real
-ones, a failing run that exits 0 through os.Exit during a test, which -test.paniconexit0 turns
-into a panic) is caught by the scorer. So a Go candidate may not name `Exit` at all (os.Exit,
-syscall.Exit, a method value, reflection on it), nor import what reaches the process or the
-testing package around the type system (syscall, unsafe, os/exec, plugin, x/sys), nor use
-`//go:linkname`. A ported library has no need of any of them.
+Go: the verdict is a nonce only the harness's wrapper prints (gorun), and memory-safe Go
+cannot read it. So a Go candidate may not leave memory safety or the package it is compiled
+in: no import of `unsafe`, `syscall`, `golang.org/x/sys/...`, `os/exec`, `plugin` or `C`, and no
+`//go:linkname`; nor import `embed`, without which no `//go:embed` directive compiles (it
+would copy the test files, hidden ones included, into the binary at build time). Imports are
+static in Go, so this is certain, not a guess; nothing else is refused (an `os.Exit` or a
+forged transcript cannot produce a pass, so it is not checked).
 JavaScript / TypeScript: the test file's process is the candidate's too, and one line
 (`require('assert').strictEqual = () => {}`) would make failing tests pass. The check refuses
 the obvious roads: the assertion and test modules, the module system's internals and cache,
@@ -18,52 +17,131 @@ computed `require`/`import`, exits, signals, child processes, workers, `vm`, the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from harness.extract import syntax_tree, walk
 
 __all__ = ["precheck_foreign"]
 
-# Strings and comments in one left-to-right pass, so neither can hide the other's end.
-_GO_TEXT = re.compile(
-    r'"(?:\\.|[^"\\\n])*"|`[^`]*`|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.DOTALL
-)
-_GO_LINKNAME = re.compile(r"//\s*go:linkname")
-_GO_EXIT = re.compile(r"\bExit\b")
-_GO_IMPORT_DECL = re.compile(r"\bimport\s*(\([^)]*\)|[\w.]*\s*[\"`][^\"`]*[\"`])")
-_GO_PATH = re.compile(r'["`]([^"`]*)["`]')
-_GO_REFUSED = re.compile(r"syscall|unsafe|os/exec|plugin|golang\.org/x/sys(?:/.*)?|C")
+_GO_REFUSED = re.compile(r"syscall|unsafe|os/exec|plugin|golang\.org/x/sys(?:/.*)?|C|embed")
+
+
+def _go_string(node: Node) -> str:
+    """An import path as the compiler reads it: escapes decoded (`"un\\u0073afe"` is unsafe)."""
+    raw = node.text.decode("utf-8", errors="replace") if node.text else ""
+    if node.type == "raw_string_literal":
+        return raw[1:-1]
+    return raw[1:-1].encode("utf-8").decode("unicode_escape", errors="replace")
 
 
 def _go(code: str) -> str:
-    if _GO_LINKNAME.search(code):
-        return "//go:linkname is not allowed in candidate code"
-    no_comments = _GO_TEXT.sub(lambda m: m[0] if m[0][0] in "\"`'" else " ", code)
-    paths = {p for d in _GO_IMPORT_DECL.findall(no_comments) for p in _GO_PATH.findall(d)}
+    tree = syntax_tree(code, "go")
+    if tree is None:
+        return ""  # the build reports it
+    paths: set[str] = set()
+    for node in walk(tree.root_node):
+        if node.type == "comment" and (node.text or b"").startswith(b"//go:linkname"):
+            return "//go:linkname is not allowed in candidate code"
+        if node.type == "import_spec":
+            path = node.child_by_field_name("path")
+            if path is not None:
+                paths.add(_go_string(path))
     imports = sorted(p for p in paths if _GO_REFUSED.fullmatch(p))
     if imports:
         return f"importing {', '.join(imports)} is not allowed in candidate code"
-    bare = _GO_TEXT.sub(" ", code)
-    if _GO_EXIT.search(bare):
-        return "candidate code may not name Exit (os.Exit, syscall.Exit): tests decide the exit"
     return ""
 
 
+# Node modules that reach the process, the file system (the test files, hidden ones too), the
+# module system or the test framework. Anything else a candidate may load.
+_JS_REFUSED = frozenset(
+    {
+        "assert", "assert/strict", "test", "module", "child_process", "cluster",
+        "worker_threads", "vm", "inspector", "inspector/promises", "v8", "repl", "process",
+        "fs", "fs/promises", "wasi", "trace_events", "diagnostics_channel", "async_hooks",
+    }
+)  # fmt: skip
 _JS_MODULES = re.compile(
     r"""(?:\brequire\s*\(|\bimport\s*\(|\bfrom|\bimport)\s*['"`]((?:node:)?(?:assert(?:/strict)?|test"""
-    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl))['"`]"""
+    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl|fs|fs/promises))['"`]"""
 )
 _JS_FORBIDDEN = re.compile(
     r"""\brequire\s*\.\s*cache\b|\bModule\s*\.\s*_|\bprocess\s*\[|\bprocess\s*\.\s*"""
     r"""(?:exit|reallyExit|kill|abort|binding|_linkedBinding|dlopen|exitCode)\b"""
     r"""|\b(?:require|import)\s*\(\s*(?!['"][^'"`]*['"]\s*\))"""
 )
+_JS_ESCAPE = re.compile(
+    r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-7]{1,3}|.)", re.DOTALL
+)
+_JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
-def _javascript(code: str) -> str:
-    module = _JS_MODULES.search(code)
-    if module:
-        return f"candidate code may not load the module {module.group(1)!r}"
-    found = _JS_FORBIDDEN.search(code)
-    if found:
-        return f"candidate code may not use {found.group(0).strip()!r} (the tests decide the run)"
+def _js_unescape(match: re.Match[str]) -> str:
+    body = match.group(1)
+    if body.startswith("u{"):
+        return chr(int(body[2:-1], 16)) if int(body[2:-1], 16) < 0x110000 else ""
+    if body[0] in "ux" and len(body) > 1:
+        return chr(int(body[1:], 16))
+    if body.isdigit():
+        return chr(int(body, 8))
+    return _JS_SIMPLE.get(body, "" if body == "\n" else body)
+
+
+def _js_literal(node: Node | None) -> str | None:
+    """A string literal's value as node reads it (escapes decoded), or None if computed."""
+    if node is None or node.type not in ("string", "template_string"):
+        return None
+    if any(c.type == "template_substitution" for c in node.children):
+        return None
+    raw = (node.text or b"").decode("utf-8", errors="replace")[1:-1]
+    return _JS_ESCAPE.sub(_js_unescape, raw)
+
+
+def _js_specifiers(root: Node) -> Iterator[tuple[str | None, int]]:
+    """Every module specifier (None: computed) with its line: import/export sources,
+    require(...) and import(...)."""
+    for node in walk(root):
+        line = node.start_point[0] + 1
+        if node.type in ("import_statement", "export_statement"):
+            source = node.child_by_field_name("source")
+            if source is not None:
+                yield _js_literal(source), line
+        elif node.type == "call_expression":
+            func = node.child_by_field_name("function")
+            named = func is not None and (func.type == "import" or func.text == b"require")
+            args = node.child_by_field_name("arguments")
+            if named and args is not None:
+                first = next((c for c in args.named_children if c.type != "comment"), None)
+                yield _js_literal(first), line
+
+
+def _javascript_tree(root: Node) -> str:
+    for spec, line in _js_specifiers(root):
+        if spec is None:
+            return f"line {line}: a computed require/import (the module must be a literal)"
+        name = spec.removeprefix("node:")
+        if name in _JS_REFUSED:
+            return f"line {line}: candidate code may not load the module {spec!r}"
+    return ""
+
+
+def _javascript(code: str, grammar: str) -> str:
+    tree = syntax_tree(code, grammar)
+    if tree is not None:
+        found = _javascript_tree(tree.root_node)
+        if found:
+            return found
+    else:  # a tree the grammar cannot read: the text checks alone
+        module = _JS_MODULES.search(code)
+        if module:
+            return f"candidate code may not load the module {module.group(1)!r}"
+    found_api = _JS_FORBIDDEN.search(code)
+    if found_api:
+        return (
+            f"candidate code may not use {found_api.group(0).strip()!r} (the tests decide the run)"
+        )
     return ""
 
 
@@ -71,4 +149,4 @@ def precheck_foreign(language: str, code: str) -> str:
     """Why `code` is refused before running, or "" to run it."""
     if language == "go":
         return _go(code)
-    return _javascript(code) if language in ("javascript", "typescript") else ""
+    return _javascript(code, language) if language in ("javascript", "typescript") else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ from harness.testrun.reap import kill_tree
 from harness.testrun.reports import MAX_REPORT_BYTES
 from harness.testrun.scratch import (
     Pristine,
-    build_tree,
+    build_files,
     make_run_folder,
     remove_tree,
     verify_tree,
@@ -30,9 +31,11 @@ from harness.testrun.scratch import (
 from harness.testrun.session import _nproc, _prepare
 from harness.testrun.toolenv import command_env, command_rlimits
 
-__all__ = ["ForeignRun", "Launched", "launch_foreign"]
+__all__ = ["OUT", "ForeignRun", "Launched", "launch_foreign"]
 
 MAX_OUTPUT_BYTES = 32 << 20  # stdout+stderr kept whole (go-json events live there); past it: flood
+MAX_PRODUCT_BYTES = 512 << 20  # what a build launch may leave in its out folder (a test binary)
+OUT = "{out}"  # in argv: the launch's writable out folder (a build's products)
 _CHUNK = 65536
 
 
@@ -48,6 +51,16 @@ class ForeignRun:
     limits: TestLimits
     kind: str  # "bwrap" | "rlimits"
     command_guard: Callable[[Sequence[str]], None] | None = None
+    # The whole tree instead of pristine + candidate (a run of a built binary: nothing else).
+    tree: tuple[tuple[str, bytes], ...] | None = None
+    exec_only: tuple[str, ...] = ()  # files of the tree made 0111: run, never read
+    out_dir: bool = False  # a writable folder, {out} in argv, whose files come back
+    no_proc: bool = False  # no /proc in the sandbox (bubblewrap): no reading its own memory
+
+    def files(self) -> dict[str, bytes]:
+        if self.tree is not None:
+            return dict(self.tree)
+        return {**dict(self.pristine.files), self.candidate_rel: self.code.encode()}
 
 
 @dataclass
@@ -62,6 +75,7 @@ class Launched:
     tree_problems: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     root: str = ""  # the scratch root's path, taken out of what is shown
+    products: dict[str, bytes] = field(default_factory=dict)  # the out folder's files
 
     def text(self, data: bytearray) -> str:
         text = data.decode("utf-8", errors="replace")
@@ -77,15 +91,21 @@ def launch_foreign(run: ForeignRun) -> Launched:
     try:
         root = run_dir / "root"
         got.root = str(root)
-        build_tree(root, run.pristine, run.candidate_rel, run.code)
+        build_files(root, run.files())
+        for rel in run.exec_only:
+            os.chmod(root / rel, 0o111)
         _prepare(run_dir, uid)
+        if run.out_dir:
+            (run_dir / "out").mkdir(mode=0o700)
+            if uid is not None:
+                os.chown(run_dir / "out", uid, uid)
         _run_once(run, run_dir, root, uid, got)
         try:
-            got.tree_problems = verify_tree(
-                root, {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
-            )
+            got.tree_problems = verify_tree(root, run.files())
         except (OSError, RecursionError) as exc:
             got.tree_problems = [f"it could not be checked ({type(exc).__name__})"]
+        if run.out_dir:
+            got.products = _products(run_dir / "out")
     finally:
         remove_tree(run_dir)
         litter.after_run(run.kind, uid)
@@ -93,14 +113,44 @@ def launch_foreign(run: ForeignRun) -> Launched:
     return got
 
 
+def _products(out: Path) -> dict[str, bytes]:
+    """The regular files a build left in its out folder (never a link), within the cap."""
+    found: dict[str, bytes] = {}
+    total = 0
+    for path in sorted(out.iterdir()):
+        st = os.lstat(path)
+        total += st.st_size
+        if stat.S_ISREG(st.st_mode) and total <= MAX_PRODUCT_BYTES:
+            found[path.name] = path.read_bytes()
+    return found
+
+
+def _sandbox_argv(run: ForeignRun, argv: tuple[str, ...], run_dir: Path) -> tuple[str, ...]:
+    """bubblewrap's argv with the out folder bound writable and, if asked, /proc left out."""
+    items = list(argv)
+    if run.kind != "bwrap":
+        return argv
+    if run.no_proc:
+        at = items.index("--proc")
+        del items[at : at + 2]
+    if run.out_dir:
+        out = str(run_dir / "out")
+        at = items.index("--chdir")
+        items[at:at] = ["--bind", out, out]
+    return tuple(items)
+
+
 def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: Launched) -> None:
     lim = run.limits
-    plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
-    plan = replace(plan, argv=(*plan.argv[:-1], str(run_dir / "boot" / "exec.py")))
+    plan = launch.make_plan(
+        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
+    )
+    argv = _sandbox_argv(run, (*plan.argv[:-1], str(run_dir / "boot" / "exec.py")), run_dir)
+    plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user
     config = {
-        "argv": list(run.argv),
+        "argv": [a.replace(OUT, str(run_dir / "out")) for a in run.argv],
         "env": [list(pair) for pair in command_env(home, plan.marker)],
         "cwd": str(root),
         "report": run.report_pipe,

@@ -164,21 +164,32 @@ def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
     )
 
 
+_LAUNCH_MEMORY_MB = 4096  # a launch's memory, all its processes together, unless told
+
+
 def make_plan(
-    kind: str, run_dir: Path, root: Path, tmp_mb: int, max_procs: int, uid: int | None
+    kind: str,
+    run_dir: Path,
+    root: Path,
+    tmp_mb: int,
+    max_procs: int,
+    uid: int | None,
+    memory_mb: int = _LAUNCH_MEMORY_MB,
 ) -> Plan:
     """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
-    run's throwaway uid (None when not root)."""
+    run's throwaway uid (None when not root), `memory_mb` the whole launch's memory cap where
+    a memory cgroup can be made."""
     marker = secrets.token_hex(16)
     boot = str(run_dir / "boot" / "boot.py")
     # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
     # lists every process of the launch for the final sweep however it detached.
-    group = cgroup.create(max_procs, None if kind == "bwrap" else uid) if uid is not None else None
+    owner = None if kind == "bwrap" else uid
+    group = cgroup.create(max_procs, owner, memory_mb) if uid is not None else None
     if kind == "bwrap":
         argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
-        if group is not None:
+        for path in cgroup.companions(group) if group is not None else ():
             at = argv.index("--chdir")
-            argv[at:at] = [*_mkdirs(str(group)), "--bind", str(group), str(group)]
+            argv[at:at] = [*_mkdirs(str(path)), "--bind", str(path), str(path)]
         python = (sys.executable, "-I", "-B", boot)
         return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
     env = _env(str(run_dir / "tmp"), marker)
@@ -232,6 +243,7 @@ def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None 
     parent = os.getpid() if plan.kind != "bwrap" else None  # bwrap: --die-with-parent
     sitedirs = plan.interpreter.sitedirs if plan.interpreter else ()
     payload = {"fd": high, "uid": plan.uid, "cgroup": cgroup_path, "parent": parent}
+    payload["cgroups"] = [str(p) for p in cgroup.companions(plan.cgroup)] if plan.cgroup else []
     payload["sitedirs"] = list(sitedirs)
     _send_config(proc, {**config, **payload})
     os.set_blocking(rec_r, False)

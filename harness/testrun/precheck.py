@@ -14,6 +14,7 @@ import ast
 from collections.abc import Iterator
 
 from harness.pyast import DYN, Folder, parse_module
+from harness.pyast.scopes import Scopes
 
 __all__ = ["precheck", "precheck_reasons"]
 
@@ -95,8 +96,9 @@ _NAMES = _ANY_ATTRS | {a for attrs in _ATTRS.values() for a in attrs if a.starts
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, folder: Folder) -> None:
+    def __init__(self, folder: Folder, scopes: Scopes) -> None:
         self.folder = folder
+        self.scopes = scopes
         self.reasons: list[tuple[int, str]] = []
 
     def flag(self, node: ast.AST, reason: str) -> None:
@@ -176,11 +178,12 @@ class _Checker(ast.NodeVisitor):
 
     def _rewires(self, target: ast.expr) -> None:
         """An attribute of an imported module or of what it exports (unittest.TestCase's
-        assertEqual, Fraction.__eq__) rebound: the tests may rely on that library."""
+        assertEqual, Fraction.__eq__) rebound: the tests may rely on that library. Only a
+        name that certainly is an import counts: a parameter called `node` is not `node.py`."""
         root = target
         while isinstance(root, ast.Attribute):
             root = root.value
-        imported = isinstance(root, ast.Name) and root.id in self.folder.names
+        imported = isinstance(root, ast.Name) and self.scopes.imported(root)
         if isinstance(target, ast.Attribute) and imported:
             name = self.folder.qualname(target)
             self.flag(target, f"rebinds {name} (patches a library the tests may use)")
@@ -218,7 +221,7 @@ class _Checker(ast.NodeVisitor):
 
 
 def _walk_reasons(tree: ast.Module) -> Iterator[str]:
-    checker = _Checker(Folder(tree))
+    checker = _Checker(Folder(tree), Scopes(tree))
     checker.visit(tree)
     seen: set[str] = set()
     for line, reason in sorted(checker.reasons):

@@ -22,6 +22,7 @@ __all__ = [
     "RUN_PREFIX",
     "Pristine",
     "SandboxError",
+    "build_files",
     "build_tree",
     "read_pristine",
     "remove_tree",
@@ -144,6 +145,11 @@ def build_tree(root: Path, pristine: Pristine, candidate_rel: str, code: str) ->
     """Lay out the tests, support and candidate under `root`, then verify and lock them."""
     files = dict(pristine.files)
     files[candidate_rel] = code.encode()
+    build_files(root, files)
+
+
+def build_files(root: Path, files: dict[str, bytes]) -> None:
+    """Lay out exactly `files` under `root`, then verify and lock them."""
     root.mkdir(parents=True)
     _write_files(root, files)
     problems = verify_tree(root, files)

@@ -13,7 +13,7 @@ from harness.results import Outcome, TestResult
 from harness.testrun import TestLimits, run_tests
 from harness.testrun.foreign import run_foreign
 from harness.testrun.run import sandbox_kind
-from tests._foreign import GO_TESTS, JS_TESTS, go_task, hostile, js_task, needs_go, needs_node
+from tests._foreign import JS_TESTS, go_task, hostile, js_task, needs_go, needs_node
 from tests.hostile.test_python import KINDS, record_markers, sandbox_survivors
 
 pytestmark = pytest.mark.slow
@@ -48,67 +48,84 @@ def _tampered_with(result: TestResult, reason: str, ids: tuple[str, ...]) -> boo
     )
 
 
-@needs_go
-@pytest.mark.parametrize("kind", KINDS)
-def test_go_forged_pass_lines_and_events_are_tampering(kind: str) -> None:
-    """Forged `--- PASS` lines and JSON events beside the real run: a test reported twice."""
-    result = _run("go", "h_fake_pass_lines", kind)
-
-    assert _tampered_with(result, "tampered: test 'TestAdd' was started twice", GO_TESTS)
-
-
-@needs_go
-@pytest.mark.parametrize("kind", KINDS)
-def test_go_exit_0_during_a_test_fails_that_test(kind: str) -> None:
-    """os.Exit(0) inside a test panics (-test.paniconexit0): that test fails, later ones never
-    ran, and its forged PASS line does not count."""
-    result = _run("go", "h_exit_in_test", kind)
-
-    assert _outcomes(result) == [P, F, E]
-    assert "unexpected call to os.Exit(0) during test" in result.cases[1].message
-    assert not result.tampered
-
-
-@needs_go
-@pytest.mark.parametrize("kind", KINDS)
-def test_go_exit_0_at_init_is_tampering(kind: str) -> None:
-    """Exit 0 before any test runs: no test reported, yet a clean exit status."""
-    result = _run("go", "h_exit_at_init", kind)
-
-    assert _tampered_with(result, "exited 0 but not every test passed", GO_TESTS)
+# Every Go candidate here has a wrong Sub. What each attack gets, under every sandbox: the
+# verdict is a nonce printed by the harness's wrapper after the real test returned (gorun).
+GO_OUTCOMES = {
+    # A forged transcript or test2json events beside the real run: the real outcome stands.
+    "h_fake_pass_lines": [P, F, P],
+    # os.Exit(0) in a test panics (-test.paniconexit0); the rest run in a second launch.
+    "h_exit_in_test": [P, F, P],
+    # Exit 0 from init, with or without a whole passing transcript first: nothing ran.
+    "h_exit_at_init": [E, E, E],
+    "h_forge_transcript_at_init": [E, E, E],
+    # The harness's arguments rewritten from init: `-h`, `-test.run=^$`, the failing test left
+    # out of -test.run with a forged PASS in its place.
+    "h_args_help": [E, E, E],
+    "h_args_run_nothing": [E, E, E],
+    "h_args_run_others": [P, E, P],
+    # stdout silenced under a forged transcript: no confirmation reaches the harness.
+    "h_silence_and_forge": [E, E, E],
+    # runtime.Goexit in the failing test: it never returned, so it is not confirmed.
+    "h_goexit_in_test": [P, F, P],
+    # Its own executable and memory read for anything shaped like a nonce: exec-only, no /proc.
+    "h_read_binary": [P, F, P],
+}
 
 
 @needs_go
 @pytest.mark.parametrize("kind", KINDS)
-def test_go_real_output_silenced_under_a_forged_transcript_is_tampering(kind: str) -> None:
-    """The real failure sent to /dev/null and a passing transcript printed instead: the test
-    binary still exits 1, which no all-pass report agrees with."""
-    result = _run("go", "h_silence_and_forge", kind)
+@pytest.mark.parametrize("name", sorted(GO_OUTCOMES))
+def test_no_go_candidate_gets_a_pass_it_did_not_earn(name: str, kind: str) -> None:
+    """Forged transcripts, early exits, rewritten arguments, Goexit, reading its own binary:
+    the wrong Sub never passes, and every other test scores as it really ran."""
+    result = _run("go", name, kind)
 
-    assert _tampered_with(result, "exited 1 but every test passed", GO_TESTS)
+    assert (_outcomes(result), result.tampered) == (GO_OUTCOMES[name], False)
 
 
 @needs_go
-def test_go_transcript_forged_at_init_is_stopped_by_the_precheck() -> None:
-    """A whole passing transcript printed from init, then exit 0, is indistinguishable from a
-    pass in-process: the static pre-check refuses it (it names Exit) before anything runs."""
-    result = run_tests(
-        go_task(), hostile("go", "h_forge_transcript_at_init"), limits=_limits("auto")
-    )
+def test_go_relays_of_the_real_output_confirm_nothing_for_a_wrong_test() -> None:
+    """stdout taken over with a pipe and every line relayed three times: a confirmation seen
+    for one test is useless for another, so the wrong Sub never passes."""
+    result = _run("go", "h_stdout_relay", "auto")
 
-    assert result.rejected
-    assert _outcomes(result) == [E, E, E]
-    assert "may not name Exit" in (result.error or "")
+    assert result.cases[1].outcome is not P
+
+
+@needs_go
+def test_go_tests_are_not_in_the_run_launch_for_the_candidate_to_read() -> None:
+    """The test binary runs in a launch with no source and no test file: a candidate that
+    looks for the answer key (working folder, /proc/self/cwd, a walk of /) finds none."""
+    if "bwrap" not in KINDS:
+        pytest.skip("the rlimits fallback has no file-system isolation (a documented limit)")
+    result = _run("go", "h_read_tests", "bwrap")
+
+    assert _outcomes(result) == [P, F, P]
+
+
+@needs_go
+def test_go_answer_key_embedded_at_build_time_is_stopped_by_the_precheck() -> None:
+    """//go:embed copies the test files into the binary at build time; the pre-check refuses
+    the `embed` import that any go:embed directive needs, before anything is built."""
+    refused = run_tests(go_task(), hostile("go", "h_embed_tests"), limits=_limits("auto"))
+    unchecked = _run("go", "h_embed_tests", "auto")
+
+    assert refused.rejected and _outcomes(refused) == [E, E, E]
+    assert "importing embed is not allowed" in (refused.error or "")
+    assert _outcomes(unchecked) == [P, P, P]  # the hole the pre-check covers
 
 
 @needs_go
 @pytest.mark.parametrize("kind", KINDS)
 def test_go_hang_is_killed_with_its_whole_tree(kind: str) -> None:
-    """A test that spins forever: the wall clock ends the run, nothing survives, no pass."""
-    result = _run("go", "h_hang", kind, timeout_s=15)
+    """A test that spins forever: the binary's own timeout (or the wall clock) ends it, no
+    pass for it, nothing survives."""
+    limits = TestLimits(timeout_s=90, per_test_timeout_s=3, sandbox=kind)  # type: ignore[arg-type]
+    result = run_foreign(
+        go_task(), hostile("go", "h_hang"), limits, sandbox_kind(limits), checked=False
+    )
 
-    assert result.timed_out and not result.tampered
-    assert _outcomes(result) == [E, E, E]
+    assert result.cases[2].outcome in (F, E) and not result.tampered
     assert sandbox_survivors() == []
 
 
@@ -192,3 +209,24 @@ def test_node_assertions_disarmed_in_process_are_stopped_only_by_the_precheck() 
     assert refused.rejected and _outcomes(refused) == [E, E, E]
     assert "may not load the module 'node:assert'" in (refused.error or "")
     assert _outcomes(unchecked) == [P, P, P]  # the hole the pre-check covers
+
+
+JS_REFUSED = {
+    "h_neuter_assert": "'node:assert'",
+    "h_neuter_assert_unicode": "'node:assert/strict'",
+    "h_neuter_assert_hex": "'node:assert'",
+    "h_neuter_test_braces": "'node:test'",
+    "h_read_tests_fs": "'fs'",
+    "h_neuter_assert_computed": "computed require/import",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JS_REFUSED))
+def test_js_roads_into_the_test_process_are_refused_on_the_parsed_tree(name: str) -> None:
+    """Loading assert, node:test or fs, however the specifier is spelled (\\u0061, \\x61,
+    \\u{65}, computed), is refused before anything runs: specifiers are read from the parsed
+    tree with escapes decoded, against the list of modules a candidate may not load."""
+    result = run_tests(js_task(), hostile("js", name), limits=_limits("auto"))
+
+    assert (result.rejected, _outcomes(result)) == (True, [E, E, E])
+    assert JS_REFUSED[name] in (result.error or "")

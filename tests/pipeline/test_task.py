@@ -485,3 +485,60 @@ def test_a_go_task_extracts_go_and_keeps_go_attempt_files(tmp_path, task_dir) ->
     folder = rundir.root / "attempts" / "calc"
     assert sorted(p.name for p in folder.iterdir()) == ["1.rejected.txt", "2.go", "3.go"]
     assert go_spec.output.read_text() == go_code(5)
+
+
+def test_a_failure_to_record_an_attempt_is_that_attempts_error_and_the_task_goes_on(
+    tmp_path, spec
+) -> None:
+    """A store that refuses attempt 1's record makes it an attempt error; attempt 2 is made."""
+    provider = ScriptedProvider(
+        {("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(5)}
+    )
+    env, _ = make_env(tmp_path, provider)
+    recorded: list[tuple[int, str | None, bool]] = []
+
+    def record(task_id, record, code, result) -> None:
+        if code is not None and record.n == 1:
+            raise ValueError("surrogates not allowed")
+        recorded.append((record.n, record.test_error, result is None))
+
+    result = run_task(spec, replace(env, record_attempt=record))
+
+    assert (result.status, [a.n for a in result.attempts]) == (TaskStatus.PASSED, [1, 2])
+    assert "could not be recorded (ValueError" in result.attempts[0].test_error
+    assert [n for n, _, _ in recorded] == [1, 2] and recorded[0][2]
+
+
+def test_candidate_text_that_no_store_could_hold_still_records_every_attempt(
+    tmp_path, spec
+) -> None:
+    """Lone surrogates, NULs and a flood in a test's id, message and output reach the real
+    store safely: every attempt is recorded and the next attempts are made."""
+    from datetime import UTC, datetime
+
+    from harness.store import RunParams, Store
+
+    def hostile_tests(spec: TaskSpec, candidate: str) -> TestResult:
+        clean = scripted_tests(spec, candidate)
+        bad = TestCase("t.py::t\ud800\x00", Outcome.PASSED, "\udcff" * 10_000, "\x00" * 99_999)
+        return TestResult((*clean.cases, bad), output="\ud800" * 3_000_000)
+
+    provider = ScriptedProvider(
+        {("write", 1): reply(3), ("review", 1): "CLEAN", ("fix", 2): reply(5)}
+    )
+    env, _ = make_env(tmp_path, provider)
+    store = Store.open(tmp_path / "h.db")
+    store.begin_run("r1", datetime.now(UTC), "sim", None, RunParams())
+    env = replace(
+        env,
+        run_tests=hostile_tests,
+        record_attempt=lambda task_id, rec, c, res: store.record_attempt(
+            "r1", task_id, rec, c, res
+        ),
+    )
+
+    result = run_task(spec, env)
+
+    stored = store.load_attempts("r1", spec.id)
+    assert ([a.n for a in result.attempts], [a.record.n for a in stored]) == ([1, 2], [1, 2])
+    assert stored[1].result.cases[-1].nodeid == "t.py::t\\ud800\\x00"

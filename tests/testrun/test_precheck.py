@@ -6,6 +6,7 @@ import pytest
 
 from harness.testrun import precheck as public_precheck
 from harness.testrun.precheck import precheck
+from tests import _quixbugs as quixbugs
 
 REJECTED = {
     "os._exit": "import os\nos._exit(0)",
@@ -79,3 +80,52 @@ def test_reports_at_most_three_reasons_and_is_public() -> None:
 
     assert public_precheck(code) == precheck(code)
     assert precheck(code).endswith("(and 1 more)")
+
+
+@pytest.mark.parametrize("name", sorted(quixbugs.PROGRAMS))
+def test_no_correct_program_of_a_quixbugs_shaped_suite_is_refused_by_a_static_check(
+    name: str, tmp_path
+) -> None:
+    """Honest code is never refused: neither the pre-check nor the guardrails' code check
+    finds anything in a correct program (parameters named like the support module `node`,
+    attributes set on the nodes handed in, stdlib imports)."""
+    from harness.guardrails import load_policy
+
+    code = quixbugs.PROGRAMS[name]
+    compile(code, name, "exec")  # each is a real module
+    policy = load_policy(None, task_list_dir=tmp_path)
+
+    assert (precheck(code), policy.check_code(code, "python")) == (None, [])
+
+
+REWIRES = {
+    "module function": "import operator\noperator.eq = None",
+    "alias of a class": "import unittest as u\nTC = u.TestCase\nTC.assertEqual = None",
+    "from-import": "from fractions import Fraction\nFraction.__eq__ = None",
+    "in a function, global": "import json\ndef f():\n    json.loads = None",
+    "import_module": 'import importlib\nm = importlib.import_module("unittest")\nm.TestCase.x = 1',
+    "declared global": "import json\ndef f():\n    global json\n    json.x = 1",
+    "augmented": "import math\nmath.pi += 1",
+    "deleted": "import math\ndel math.pi",
+}
+SHADOWED = {
+    "parameter": "import node\ndef f(node):\n    node.successor = None",
+    "loop variable": "import node\ndef f(nodes):\n    for node in nodes:\n        node.x = 1",
+    "rebound local": "import json\ndef f(x):\n    json = x\n    json.y = 1",
+    "comprehension": "import node\ndef f(ns):\n    return [setattr(node, 'x', 1) for node in ns]",
+    "no import at all": "def f(node):\n    prev = node\n    node = prev.next\n    node.next = prev",
+    "instance": "import logging\nlog = logging.getLogger(__name__)\nlog.disabled = True",
+    "self": "import node\nclass A:\n    def f(self):\n        self.node = 1\n        self.x = node",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REWIRES))
+def test_rebinding_what_an_import_certainly_names_is_refused(name: str) -> None:
+    """A name every binding of which, where it is read, is an import (or an alias of one)."""
+    assert "patches a library" in (precheck(REWIRES[name]) or "")
+
+
+@pytest.mark.parametrize("name", sorted(SHADOWED))
+def test_a_name_that_is_not_certainly_an_import_is_left_alone(name: str) -> None:
+    """A parameter, loop variable, local or instance named like a module is not that module."""
+    assert precheck(SHADOWED[name]) is None

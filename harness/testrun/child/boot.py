@@ -159,7 +159,8 @@ def _arm(config: dict) -> SimpleNamespace:
 
 def main() -> None:
     config = _read_config()
-    _join_cgroup(config.get("cgroup"))
+    for path in config.get("cgroups") or [config.get("cgroup")]:
+        _join_cgroup(path)
     _drop_privileges(config.get("uid"))
     _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])

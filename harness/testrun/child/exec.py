@@ -26,7 +26,8 @@ def _boot():
 def main() -> None:
     boot = _boot()
     config = boot._read_config()
-    boot._join_cgroup(config.get("cgroup"))
+    for path in config.get("cgroups") or [config.get("cgroup")]:
+        boot._join_cgroup(path)
     boot._drop_privileges(config.get("uid"))
     fd = config["fd"]
     boot._no_new_privileges(config.get("parent"))
