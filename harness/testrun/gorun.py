@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from harness.results import Outcome, TestCase, TestResult
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.testrun.expect import Expected, _go_ids, _strip_comments
 from harness.testrun.fspawn import OUT, ForeignRun, Launched, launch_foreign
 from harness.testrun.limits import TestLimits
