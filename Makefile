@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-live clean
+.PHONY: demo test lint bench bench-policies bench-check bench-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The policy table, the calibration and the sensitivity sweep only (no timed nights).
+bench-policies: $(STAMP)
+	$(BIN)/python -m bench --policies-only
+
+# The committed record (bench/results/latest.json) against its promises; not part of `test`.
+bench-check: $(STAMP)
+	$(BIN)/python -m pytest -q tests/bench/check_results.py
 
 # The same policy comparison on the live providers (real money): tasks/example, every night
 # together under a hard cap (BENCH_LIVE_CAP_USD, default $5). Without ANTHROPIC_API_KEY and
