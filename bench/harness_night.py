@@ -44,6 +44,10 @@ def _args(
     )
 
 
+def _no_prefetch(spec: object) -> None:
+    return None
+
+
 def _shipped_passed(task: TaskResult, attempts_dir: Path) -> int:
     """Pass count of the attempt whose file is byte-for-byte the shipped output: checked from
     the files, not taken from the summary's claim."""
@@ -118,6 +122,11 @@ def run_harness(
     run = open_run(args, inputs)
     run_tests = memo.wrap(run.env.run_tests, reuse) if memo else run.env.run_tests
     run.env = replace(run.env, run_tests=timed_tests(run_tests, probe))
+    if memo and reuse:
+        # expect_tests only collects the pristine test ids early, beside the first model call
+        # (a test run collects them itself when it needs them); in a fresh workspace copy it
+        # is a sandbox launch per task, which a night taking remembered results never needs.
+        run.env = replace(run.env, expect_tests=_no_prefetch)
     try:
         summary = execute(run)
     finally:
