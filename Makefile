@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench bench-check bench-live clean
+.PHONY: demo test lint docs bench bench-policies bench-check bench-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,11 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Checks the committed record (bench/results/latest.json) against the docs and its own
-# claims; part of the bench, not of the unit run, so `make test` never depends on it.
+# The policy table, the calibration and the sensitivity sweep only (no timed nights).
+bench-policies: $(STAMP)
+	$(BIN)/python -m bench --policies-only
+
+# The committed record (bench/results/latest.json) against its promises; not part of `test`.
 bench-check: $(STAMP)
 	$(BIN)/python -m pytest -q tests/bench/check_results.py
 

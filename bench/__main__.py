@@ -42,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
         default=RESULTS / "latest.json",
         help="results JSON; the markdown tables go beside it (.md)",
     )
+    parser.add_argument(
+        "--policies-only",
+        action="store_true",
+        help="the policy table, calibration and sensitivity only: no timed or capped nights, "
+        "no big list, no sandbox micro-benchmark",
+    )
+    parser.add_argument(
+        "--sensitivity-seeds",
+        type=int,
+        default=len(defaults.sensitivity_seeds),
+        help="seeds 0..N-1 of the sensitivity sweep (0: skip it)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     parser.add_argument(
         "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
@@ -73,6 +85,8 @@ def _run(args: argparse.Namespace) -> int:
         seeds=tuple(range(args.seeds)),
         latency_scale=args.latency_scale or None,
         big_list=args.big_list,
+        policies_only=args.policies_only,
+        sensitivity_seeds=tuple(range(args.sensitivity_seeds)),
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

@@ -19,9 +19,19 @@ from pathlib import Path
 from harness.pyast import parse_module
 from harness.tasks import TaskSpec
 
-__all__ = ["ArticleTracker", "EvalResult", "extract_code", "fix_prompt", "run_pytest"]
+__all__ = [
+    "ArticleTracker",
+    "EvalResult",
+    "extract_code",
+    "failed_sections",
+    "fix_prompt",
+    "run_pytest",
+]
 
 _FENCED = re.compile(r"```(?:python)?\s*\n(.*?)```", re.DOTALL)
+_FAILED = re.compile(r"(?:FAILED|ERROR)\s+\S+::(\S+)")  # the article's regex, verbatim
+_SECTION = re.compile(r"^_{3,} (.+?) _{3,}$")  # pytest's header above each failure's traceback
+_BANNER = re.compile(r"^={3,}.*={3,}$")  # FAILURES, ERRORS, short test summary info, totals
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
 TIMEOUT_S = 120
 
@@ -131,6 +141,37 @@ def run_pytest(spec: TaskSpec, code: str, timeout: int = TIMEOUT_S) -> EvalResul
         return _parse(proc.stdout + proc.stderr, proc.returncode)
 
 
+def _extract_failed_tests(pytest_output: str) -> list[str]:
+    """Extract names of failed/errored tests from pytest output (the article's)."""
+    failed = []
+    for line in pytest_output.splitlines():
+        m = _FAILED.match(line)
+        if m:
+            failed.append(m.group(1))
+    return failed
+
+
+def failed_sections(pytest_output: str) -> str:
+    """The article's final fix feedback: "extract only the failed test names, filter the
+    pytest output to relevant sections": each failed test's traceback section, then the
+    failed tests' names. Passing tests, progress dots and the totals line are left out."""
+    failed = _extract_failed_tests(pytest_output)
+    last = [name.split("::")[-1] for name in failed]  # a class's test: Class::test
+    names = {name.split("[")[0] for name in last} | set(last)
+    kept: list[str] = []
+    keep = False
+    for line in pytest_output.splitlines():
+        if _BANNER.match(line):
+            keep = False
+        elif header := _SECTION.match(line):
+            title = header.group(1).split(".")[-1].split(" ")[-1]
+            keep = title in names or title.split("[")[0] in names
+        if keep:
+            kept.append(line)
+    listed = [line for line in pytest_output.splitlines() if _FAILED.match(line)]
+    return "\n".join([*kept, "", *listed]).strip() if listed else pytest_output
+
+
 FIX_TEMPLATE = """Fix the following test failures in this {platform} service code.
 ## pytest output (these tests must pass)
 ```
@@ -150,7 +191,8 @@ Rules:
 
 
 def fix_prompt(spec: TaskSpec, code: str, output: str, platform: str = "target-platform") -> str:
-    """The article's fix prompt with the full pytest output. Code and tests are fenced (the
-    article pastes them bare) so the simulator finds the code to fix as the first block."""
+    """The article's fix prompt around `output` (the filtered sections as published, or the
+    whole run for the abandoned first version). Code and tests are fenced (the article
+    pastes them bare) so the simulator finds the code to fix as the first block."""
     tests = "\n".join(f"```python\n{p.read_text().rstrip()}\n```" for p in spec.tests)
     return FIX_TEMPLATE.format(platform=platform, output=output.rstrip(), code=code, tests=tests)

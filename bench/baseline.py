@@ -1,6 +1,8 @@
 """The published loop, re-implemented: sequential; write → cheap review → rewrite on attempt 1;
-fix-only retries fed the full pytest output; the whole prompt resent uncached on every call;
-the budget checked after each call; BestTracker, or (a variant) no ratchet at all."""
+fix-only retries fed the failed tests' sections and names (the article's final fix prompt;
+a variant pastes the whole pytest output, the first version the article abandoned); the
+whole prompt resent uncached on every call; the budget checked after each call; BestTracker,
+or (a variant) no ratchet at all."""
 
 from __future__ import annotations
 
@@ -84,6 +86,7 @@ class _Env:
     stopped: bool = False
     task_costs: dict[str, Decimal] = field(default_factory=dict)
     run_pytest: Callable[[TaskSpec, str], EvalResult] = article.run_pytest
+    feedback: Callable[[str], str] = article.failed_sections  # what a fix prompt shows
 
     def call(self, spec: TaskSpec, step: str, attempt: int, prompt: Prompt) -> str:
         route = self.router.route(step)  # no escalation: the frontier tier is not in the loop
@@ -108,6 +111,10 @@ class _Env:
         return result
 
 
+def _whole(output: str) -> str:
+    return output
+
+
 def _first_attempt(env: _Env, spec: TaskSpec, context: dict, attempt: int) -> str | None:
     """write (mid) → review (cheap) → rewrite (mid) unless the review says CLEAN."""
     text = env.call(spec, "write", attempt, env.render(spec, "write", context))
@@ -128,7 +135,7 @@ def _first_attempt(env: _Env, spec: TaskSpec, context: dict, attempt: int) -> st
 
 def _fix(env: _Env, spec: TaskSpec, attempt: int, working: tuple[str, EvalResult]) -> str | None:
     code, result = working
-    prompt = Prompt("", "", article.fix_prompt(spec, code, result.output))
+    prompt = Prompt("", "", article.fix_prompt(spec, code, env.feedback(result.output)))
     return article.extract_code(env.call(spec, "fix", attempt, prompt))
 
 
@@ -189,6 +196,7 @@ def run_baseline(
     workers: int = 1,
     latency_scale: float | None = None,
     variant: str = "baseline",
+    full_output: bool = False,
     route_to: str | None = "sim",
     config_path: Path | None = None,
     memo: Memo | None = None,
@@ -196,6 +204,7 @@ def run_baseline(
 ) -> Night:
     """One baseline night over `specs`. workers=1 is the published, sequential loop; more
     workers are only a bench shortcut where order cannot matter (no latency, no binding cap).
+    `full_output`: fixes paste the whole pytest run instead of the failed tests' sections.
     `route_to`: the provider every tier goes to; None: each route's own (a live night, where
     `sim` dispatches by the request's route). `memo`, `reuse`: as for
     bench.harness_night.run_harness."""
@@ -209,6 +218,7 @@ def run_baseline(
         probe=probe,
         cap=Decimal(str(cap_usd)),
         out=out,
+        feedback=_whole if full_output else article.failed_sections,
     )
     if memo is not None:
         env.run_pytest = memo.wrap(article.run_pytest, reuse)

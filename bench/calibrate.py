@@ -20,7 +20,7 @@ from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.sim import SimModel, SimProvider
 from harness.tasks import TaskSpec
 
-__all__ = ["TARGETS", "calibrate"]
+__all__ = ["TARGETS", "calibrate", "targets"]
 
 TARGETS = Path(__file__).resolve().parent / "calibration.yaml"
 _ROUTES = {t: Route(t, "sim", f"sim-{t}", 64000) for t in ("cheap", "mid", "frontier")}
@@ -71,9 +71,12 @@ class _Driver:
         return self._ask("write", attempt, self.task.prompts.render("write", self.ctx))
 
     def fix(
-        self, attempt: int, code: str, bugs: frozenset[int], full: bool
+        self, attempt: int, code: str, bugs: frozenset[int], feedback: str
     ) -> tuple[str | None, Bugs]:
-        """A fix from `code`: the harness's focused prompt, or the article's full output."""
+        """A fix from `code`, showing the failures as `feedback` says: `full` (the whole test
+        run, as aider's try 2 and the article's first fix prompt paste it), `filtered` (the
+        article's final prompt: the failed tests' sections and names) or `focused` (the
+        harness's own fix template)."""
         failures = [
             {
                 "nodeid": f"tests/test_x.py::test_{i}",
@@ -83,18 +86,38 @@ class _Driver:
             }
             for i in range(max(1, 2 * len(bugs)))
         ]
-        if full:  # a raw `pytest -v --tb=short -q` run, as the published loop pastes it
-            lines = ["." * 12 + "F" * len(failures), "", "=" * 20 + " FAILURES " + "=" * 20]
-            lines += [f"FAILED {f['nodeid']} - AssertionError" for f in failures]
-            lines.append(f"{len(failures)} failed, 12 passed in 0.31s")
-            prompt = Prompt("", "", article.fix_prompt(self.task.spec, code, "\n".join(lines)))
-        else:
+        if feedback == "focused":
             extra = {"code": code, "failures": failures, "passed": 12, "total": 12 + len(failures)}
             prompt = self.task.prompts.render("fix", {**self.ctx, **extra})
-        return self._ask("fix", attempt, prompt)
+            return self._ask("fix", attempt, prompt)
+        run = _pytest_run([f["nodeid"] for f in failures])
+        shown = run if feedback == "full" else article.failed_sections(run)
+        return self._ask(
+            "fix", attempt, Prompt("", "", article.fix_prompt(self.task.spec, code, shown))
+        )
 
 
-def _chain(d: _Driver, attempts: int, full: bool, ratchet: bool) -> list[int | None]:
+def _pytest_run(failed: list[str]) -> str:
+    """A raw pytest run with 12 passing tests and `failed`, as `pytest --tb=short` prints it."""
+    lines = [
+        "tests/test_x.py " + "." * 12 + "F" * len(failed),
+        "",
+        "=" * 20 + " FAILURES " + "=" * 20,
+    ]
+    for nodeid in failed:
+        name = nodeid.split("::")[-1]
+        lines += [
+            f"{'_' * 10} {name} {'_' * 10}",
+            "tests/test_x.py:1: in " + name,
+            "E   AssertionError",
+        ]
+    lines.append("=" * 10 + " short test summary info " + "=" * 10)
+    lines += [f"FAILED {nodeid} - AssertionError" for nodeid in failed]
+    lines.append(f"{'=' * 10} {len(failed)} failed, 12 passed in 0.31s {'=' * 10}")
+    return "\n".join(lines)
+
+
+def _chain(d: _Driver, attempts: int, feedback: str, ratchet: bool) -> list[int | None]:
     """Bug counts per attempt (None: unusable) of a loop: write, then fixes."""
     code, bugs = d.write(1)
     history = [None if bugs is None else len(bugs)]
@@ -105,7 +128,7 @@ def _chain(d: _Driver, attempts: int, full: bool, ratchet: bool) -> list[int | N
         if keep is None:
             code, bugs = d.write(n)
         else:
-            code, bugs = d.fix(n, keep[0], keep[1], full)  # type: ignore[arg-type]
+            code, bugs = d.fix(n, keep[0], keep[1], feedback)  # type: ignore[arg-type]
         history.append(None if bugs is None else len(bugs))
         if bugs is not None and (keep is None or not ratchet or len(bugs) < len(keep[1])):  # type: ignore[arg-type]
             keep = (code, bugs)
@@ -123,64 +146,89 @@ def _worse_than_2(history: list[int | None]) -> bool:
     return second is not None and last is not None and last > second
 
 
-_KINDS: dict[str, tuple[bool, int, bool, bool]] = {
-    # kind: (prompt with context, attempts, full output, ratchet)
-    "try1": (False, 2, False, True),
-    "try2": (False, 2, False, True),
-    "try2_over_try1": (False, 2, False, True),
-    "no_ratchet_worse": (True, 5, True, False),
-    "early_gain_share": (True, 5, False, True),
+# measure kind → what it counts, over how many attempts, with or without the ratchet
+_KINDS: dict[str, tuple[int, bool]] = {
+    "try1": (2, True),
+    "try2": (2, True),
+    "no_ratchet_worse": (5, False),
+}
+# protocol → (prompt with gold examples and capabilities, fix feedback)
+_PROTOCOLS: dict[str, tuple[bool, str]] = {
+    "aider": (False, "full"),  # context-free prompts; try 2 sees the whole test output
+    "article_full_dump": (True, "full"),  # the article's loop with its first fix prompt
+    "article_filtered": (True, "filtered"),  # the article's loop with its final fix prompt
 }
 
 
 def _runs(
-    key: tuple[bool, int, bool, bool, str], tasks: list[_Task], seeds: range, model: SimModel | None
+    key: tuple[str, str, str], tasks: list[_Task], seeds: range, model: SimModel | None
 ) -> list[list[int | None]]:
-    with_context, attempts, full, ratchet, tier = key
+    kind, protocol, tier = key
+    attempts, ratchet = _KINDS[kind]
+    with_context, feedback = _PROTOCOLS[protocol]
     return [
-        _chain(_Driver(task, seed, tier, with_context, model), attempts, full, ratchet)
+        _chain(_Driver(task, seed, tier, with_context, model), attempts, feedback, ratchet)
         for task in tasks
         for seed in seeds
     ]
 
 
 def _measure(kind: str, runs: list[list[int | None]]) -> float:
-    share: Callable[[Callable[[list[int | None]], bool]], float] = lambda f: statistics.mean(  # noqa: E731
-        f(h) for h in runs
-    )
-    try1 = share(lambda h: _passed_by(h, 1))
+    def share(f: Callable[[list[int | None]], bool]) -> float:
+        return statistics.mean(f(h) for h in runs)
+
     if kind == "try1":
-        return try1
+        return share(lambda h: _passed_by(h, 1))
     if kind == "try2":
         return share(lambda h: _passed_by(h, 2))
-    if kind == "try2_over_try1":
-        return share(lambda h: _passed_by(h, 2)) / try1 if try1 else float("inf")
-    if kind == "no_ratchet_worse":
-        return share(_worse_than_2)
-    gain5 = share(lambda h: _passed_by(h, 5)) - try1
-    return (share(lambda h: _passed_by(h, 3)) - try1) / gain5 if gain5 else 0.0
+    return share(_worse_than_2)
+
+
+def targets(path: Path = TARGETS) -> list[dict[str, Any]]:
+    """The rows of calibration.yaml; a target that is arithmetic of others is refused."""
+    rows = yaml.safe_load(path.read_text())
+    for row in rows:
+        if row.get("derived_from"):
+            raise ValueError(
+                f"{path}: target {row['target']!r} is derived from {row['derived_from']}: "
+                "a derived figure is not a target; remove it"
+            )
+        if row["kind"] not in ("fitted", "predicted"):
+            raise ValueError(f"{path}: target {row['target']!r}: kind must be fitted|predicted")
+    return rows
 
 
 def calibrate(
-    specs: list[TaskSpec], seeds: int = 100, model: SimModel | None = None
+    specs: list[TaskSpec],
+    seeds: int = 100,
+    model: SimModel | None = None,
+    only: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every target of calibration.yaml, measured: target, source, expected, measured,
-    tolerance, within_tolerance. Targets sharing a protocol share its runs."""
+    """Every target of calibration.yaml (or those in `only`), measured with its source's
+    protocol: target, kind, protocol, source, expected, measured, tolerance, error,
+    within_tolerance. Targets sharing a protocol share its runs."""
     tasks = [_Task.of(spec) for spec in specs]
     rows, cache = [], {}
-    for target in yaml.safe_load(TARGETS.read_text()):
-        kind, tier = target["measure"]["kind"], target["measure"]["tier"]
-        key = (*_KINDS[kind], tier)
+    for target in targets():
+        if only is not None and target["target"] not in only:
+            continue
+        m = target["measure"]
+        key = (m["kind"], m["protocol"], m["tier"])
+        if key[:2] == ("try1", "aider"):
+            key = ("try2", "aider", key[2])  # try 1 is the first step of the try-2 runs
         if key not in cache:
             cache[key] = _runs(key, tasks, range(seeds), model)
-        measured = _measure(kind, cache[key])
+        measured = _measure(m["kind"], cache[key])
         rows.append(
             {
                 "target": target["target"],
+                "kind": target["kind"],
+                "protocol": m["protocol"],
                 "source": target["source"],
                 "expected": target["expected"],
                 "tolerance": target["tolerance"],
                 "measured": round(measured, 4),
+                "error": round(measured - target["expected"], 4),
                 "within_tolerance": abs(measured - target["expected"]) <= target["tolerance"],
             }
         )

@@ -51,7 +51,7 @@ def timing_figures(
 
 def checks(figures: dict[str, Any], nights: list[Night]) -> dict[str, bool]:
     """Invariants every run must keep; the smoke test asserts them."""
-    ratchets = [t for n in nights if n.variant != "baseline_no_ratchet" for t in n.tasks]
+    ratchets = [t for n in nights if "no_ratchet" not in n.variant for t in n.tasks]
     capped = figures.get("tight_cap") or {}
     statuses = {t.status for n in nights for t in n.tasks}
     return {
@@ -61,7 +61,11 @@ def checks(figures: dict[str, Any], nights: list[Night]) -> dict[str, bool]:
         "harness_within_cap": all(
             capped[k]["spent_usd"] <= capped["cap_usd"] for k in capped if k.startswith("harness")
         ),
-        "same_outcomes_across_concurrency": figures["night"]["same_outcomes_across_concurrency"],
+        # None (no timed nights: --policies-only) is not a failure
+        "same_outcomes_across_concurrency": (figures["night"] or {}).get(
+            "same_outcomes_across_concurrency"
+        )
+        is not False,
         "batch_priced_as_a_real_batch_night": _batch_checked(figures.get("batch")),
     }
 

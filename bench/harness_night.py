@@ -12,7 +12,7 @@ from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.results import RunStatus, TaskResult
 from harness.runner import RunArgs, check_inputs, execute, open_run
-from harness.sim import SimLatency, SimProvider
+from harness.sim import SimLatency, SimModel, SimProvider
 
 __all__ = ["run_harness"]
 
@@ -41,6 +41,10 @@ def _args(
         seed=seed,
         log_level="error",
     )
+
+
+def _no_prefetch(spec: object) -> None:
+    return None
 
 
 def _shipped_passed(task: TaskResult, attempts_dir: Path) -> int:
@@ -91,13 +95,15 @@ def run_harness(
     live: bool = False,
     memo: Memo | None = None,
     reuse: bool = False,
+    model: SimModel | None = None,
 ) -> Night:
     """One night of this harness: check_inputs → open_run → execute, the provider and the
     test runner wrapped in probes. The clock covers open_run to close (not validation).
     `live`: the providers `harness run --provider live` builds (keys from the environment),
     under `cap_usd` as the run's hard cap; else the simulator. `memo`: test results this
     bench run measured (bench/memo.py): the night adds its own, and with `reuse` (never for
-    a night whose wall time is measured) takes those it finds instead of running the tests."""
+    a night whose wall time is measured) takes those it finds instead of running the tests.
+    `model`: the simulator's behaviour model (None: the shipped sim_model.yaml)."""
     args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config, "live" if live else "sim")
     inputs = check_inputs(args)
     probe = Probe()
@@ -105,7 +111,9 @@ def run_harness(
         providers = inputs.providers
     else:
         providers = {
-            "sim": SimProvider({s.id: s for s in inputs.specs}, seed=seed, latency=latency)
+            "sim": SimProvider(
+                {s.id: s for s in inputs.specs}, seed=seed, latency=latency, model=model
+            )
         }
     timed = {name: TimedProvider(p, probe) for name, p in providers.items()}
     inputs = replace(inputs, providers=timed)
@@ -113,8 +121,13 @@ def run_harness(
     run = open_run(args, inputs)
     env = run.parts.env
     run_tests = memo.wrap(env.run_tests, reuse) if memo else env.run_tests
-    parts = replace(run.parts, env=replace(env, run_tests=timed_tests(run_tests, probe)))
-    run = replace(run, parts=parts)
+    env = replace(env, run_tests=timed_tests(run_tests, probe))
+    if memo and reuse:
+        # expect_tests only collects the pristine test ids early, beside the first model call
+        # (a test run collects them itself when it needs them); in a fresh workspace copy it
+        # is a sandbox launch per task, which a night taking remembered results never needs.
+        env = replace(env, expect_tests=_no_prefetch)
+    run = replace(run, parts=replace(run.parts, env=env))
     try:
         summary = execute(run)
     finally:

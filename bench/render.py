@@ -47,7 +47,11 @@ _OUTCOME_ROWS: list[tuple[str, str, Fmt]] = [
 
 def _outcomes(o: dict[str, Any]) -> list[str]:
     h, b = o["harness"], o["baseline"]
-    extra = [v for v in ("baseline_no_ratchet", "harness_published_policy") if v in o]
+    extra = [
+        v
+        for v in ("baseline_full_output", "baseline_no_ratchet", "harness_published_policy")
+        if v in o
+    ]
     head = ["figure", "harness", "baseline (published loop)", "harness ÷ baseline", *extra]
     rows = []
     for label, key, fmt in _OUTCOME_ROWS:
@@ -219,13 +223,10 @@ def render(results: dict[str, Any]) -> str:
         "### Outcomes and cost",
         "",
         *_outcomes(f["outcomes"]),
-        "### 24-task night: wall time",
-        "",
-        *_night(f["night"]),
-        "### Per attempt",
-        "",
-        *_overhead(f["night"]["overhead"]),
     ]
+    if f.get("night"):
+        out += ["### 24-task night: wall time", "", *_night(f["night"])]
+        out += ["### Per attempt", "", *_overhead(f["night"]["overhead"])]
     if f.get("big_list"):
         out += [f"### {f['big_list']['tasks']}-task list", "", *_big(f["big_list"])]
     if f.get("tight_cap"):

@@ -15,7 +15,7 @@ from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
 from bench.policies import POLICIES
 from bench.workspace import Workspace, make_workspace
-from harness.sim import SimLatency, SimProvider
+from harness.sim import SimLatency, SimModel, SimProvider
 from harness.tasks import load_tasks
 
 __all__ = ["REALISTIC", "Settings", "Stages"]
@@ -41,6 +41,9 @@ class Settings:
     calibration_seeds: int = 100  # seeds per calibration target (0: skip)
     max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
     sandbox_bench: bool = True  # also run bench/bench_sandbox.py (test-runner overhead)
+    sensitivity_seeds: tuple[int, ...] = (0,)  # seeds of the sensitivity sweep (): skip it
+    sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
+    policies_only: bool = False  # no timed nights, capped nights, big list or sandbox bench
 
     @property
     def latency(self) -> SimLatency | None:
@@ -65,6 +68,11 @@ class Stages:
             if text is not None:
                 self.configs[variant] = workdir / f"{variant}.yaml"
                 self.configs[variant].write_text(text)
+            # The same policy with caching off, for the sensitivity sweep (bench/sensitivity.py).
+            uncached = workdir / f"{variant}_uncached.yaml"
+            off = "" if "prompt_cache:" in (text or "") else "prompt_cache: false\n"
+            uncached.write_text((text or "") + off)
+            self.configs[f"{variant}_uncached"] = uncached
         self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
         # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
@@ -85,10 +93,19 @@ class Stages:
         return night
 
     def harness(
-        self, seed: int, c: int, timed: bool, variant: str = "harness", cap: float = 1000.0
+        self,
+        seed: int,
+        c: int,
+        timed: bool,
+        variant: str = "harness",
+        cap: float = 1000.0,
+        model: tuple[str, SimModel] | None = None,
     ) -> Night:
+        """One night of this harness; `model`: (a name for it, a behaviour model other than
+        the shipped one)."""
         config = self.configs.get(variant)
-        name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}"
+        tag = f"-{model[0]}" if model else ""
+        name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}{tag}"
         # A fresh copy per night: the harness seeds a task from a file already at its output
         # path (a ratchet across nights), so nights sharing outputs would not be independent.
         ws = make_workspace(self.workdir / "ws" / name, self.s.tasks, self.s.max_attempts)
@@ -108,6 +125,7 @@ class Stages:
                 variant=variant,
                 memo=self.memos["harness"],
                 reuse=not timed,
+                model=model[1] if model else None,
             )
         )
 
@@ -119,10 +137,14 @@ class Stages:
         keep: type[Ratchet] = Ratchet,
         variant: str = "baseline",
         cap: float = 1000.0,
+        full_output: bool = False,
+        model: tuple[str, SimModel] | None = None,
     ) -> Night:
         latency = self.s.latency if timed else None
-        sim = SimProvider({s.id: s for s in self.specs}, seed=seed, latency=latency)
-        out = self.workdir / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}"
+        specs = {s.id: s for s in self.specs}
+        sim = SimProvider(specs, seed=seed, latency=latency, model=model[1] if model else None)
+        tag = f"-{model[0]}" if model else ""
+        out = self.workdir / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}{tag}"
         return self.say(
             run_baseline(
                 self.specs,
@@ -134,6 +156,7 @@ class Stages:
                 workers=workers,
                 latency_scale=self.s.latency_scale if timed else None,
                 variant=variant,
+                full_output=full_output,
                 memo=self.memos["baseline"],
                 reuse=not timed,
             )

@@ -20,6 +20,7 @@ from bench.figures import ratio
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
+from bench.sensitivity import ranges, survivors, sweep
 from bench.stages import REALISTIC, Settings, Stages
 from bench.workspace import EXAMPLE, make_workspace
 from harness.tasks import load_tasks
@@ -34,18 +35,21 @@ def _timed(st: Stages) -> tuple[Night, list[Night]]:
     return base, [st.harness(seed, c, timed=True) for c in st.s.concurrencies]
 
 
-def _outcomes(st: Stages, base: Night, harness_c1: Night) -> list[Night]:
+def _outcomes(st: Stages, base: Night | None, harness_c1: Night | None) -> list[Night]:
     """Every variant on every seed without latency (outcomes do not depend on it): the first
-    seed reuses the timed nights. Baseline tasks run two at a time here, a bench shortcut
-    that cannot change outcomes (no latency, no binding cap: tasks are independent)."""
-    nights = [base, harness_c1]
+    seed reuses the timed nights, if any. Baseline tasks run two at a time here, a bench
+    shortcut that cannot change outcomes (no latency, no binding cap: tasks are independent)."""
+    nights = [n for n in (base, harness_c1) if n is not None]
     for seed in st.s.seeds:
-        if seed != st.s.seeds[0]:
+        if seed != st.s.seeds[0] or base is None:
             nights.append(st.harness(seed, 4, timed=False))
             nights.append(st.baseline(seed, 2, timed=False))
         nights.append(st.baseline(seed, 2, False, LastAttempt, "baseline_no_ratchet"))
-        if st.s.extra_variants:
-            nights += [st.harness(seed, 4, False, v) for v in POLICIES if v != "harness"]
+        nights.append(st.baseline(seed, 2, False, variant="baseline_full_output", full_output=True))
+        # The headline's variant (caching off, as in the published loop) always runs.
+        extra = [v for v in POLICIES if v != "harness"] if st.s.extra_variants else []
+        for variant in extra or ["harness_no_prompt_cache"]:
+            nights.append(st.harness(seed, 4, False, variant))
     return nights
 
 
@@ -119,17 +123,43 @@ def _calibration(st: Stages) -> list[dict[str, Any]]:
     return rows
 
 
+def _sensitivity(st: Stages) -> dict[str, Any] | None:
+    """The sweep (bench/sensitivity.py) and its centre: the shipped model, same seeds."""
+    if not st.s.sensitivity_seeds:
+        return None
+    specs = load_tasks(EXAMPLE / "tasks.yaml")
+    center, rows = sweep(st, specs, st.s.sensitivity_calibration_seeds)
+    return {
+        "seeds": list(st.s.sensitivity_seeds),
+        "prompt_cache": "off on every side",
+        "headline_variant": "harness_no_prompt_cache",
+        "center": center,
+        "parameters": rows,
+        "ranges": ranges(center, rows),
+        "survivors": survivors(center, rows),
+    }
+
+
+def _policy_nights(st: Stages) -> tuple[list[Night], list[Night], dict[str, Any] | None]:
+    """The outcome nights (after the timed ones, unless policies only) and the night figures."""
+    if st.s.policies_only:
+        return _outcomes(st, None, None), [], None
+    base, harness = _timed(st)
+    night = timing_figures(base, harness, st.s.latency_scale)
+    return _outcomes(st, base, harness[0]), harness[1:], night
+
+
 def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[str, Any]:
     """Run every stage and return the results document (JSON-ready)."""
     started = time.perf_counter()
     machine = describe()
     st = Stages(settings, workdir, quiet)
     calibration = _calibration(st)
-    base, harness = _timed(st)
-    outcomes = _outcomes(st, base, harness[0])
-    capped, capped_nights = _capped(st, base)
-    night = timing_figures(base, harness, settings.latency_scale)
+    outcomes, timed_rest, night = _policy_nights(st)
+    base = next(n for n in outcomes if n.variant == "baseline")
+    capped, capped_nights = (None, []) if settings.policies_only else _capped(st, base)
     policies = policy_table(outcomes)
+    sensitivity = _sensitivity(st)
     batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
     figures: dict[str, Any] = {
         "batch": batch_figures(outcomes, batch_night, compare_pools),
@@ -137,25 +167,27 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "policies": policies,
         "night": night,
         "tight_cap": capped,
-        "big_list": _big_list(st),
-        "sandbox_bench": _sandbox_bench(st),
+        "big_list": None if settings.policies_only else _big_list(st),
+        "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
     }
-    nights = [*outcomes, *harness[1:], *capped_nights, batch_night]
+    nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
     machine["code"]["source_digest_at_end"] = source_digest()
-    same = night["same_outcomes_across_concurrency"]
+    same = night["same_outcomes_across_concurrency"] if night else None
+    fitted = [r for r in calibration if r["kind"] == "fitted"]
     return {
-        "schema": 2,
+        "schema": 3,
         "machine": machine,
         "settings": {**asdict(settings), "realistic_latency": asdict(REALISTIC)},
         "duration_s": time.perf_counter() - started,
-        "headline": headline(policies, capped, same),
+        "headline": headline(policies, capped, same, sensitivity),
         "calibration": calibration,
+        "sensitivity": sensitivity,
         "figures": figures,
         "checks": {
             **checks(figures, nights),
-            "calibration_within_tolerance": all(r["within_tolerance"] for r in calibration),
+            "fitted_calibration_within_tolerance": all(r["within_tolerance"] for r in fitted),
             "code_unchanged_during_run": _unchanged(machine),
             "remembered_results_match_fresh_runs": not any(m.mismatches for m in st.memos.values()),
         },

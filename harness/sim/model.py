@@ -4,6 +4,7 @@ unusable reply). Every number is data in harness/data/sim_model.yaml, with its s
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -49,6 +50,8 @@ def read_features(request: CallRequest) -> Features:
         shown = int(match.group(1))
     elif _WHOLE_RUN in prompt.variable or _whole_dump(prompt.variable):
         focused, shown = False, len(_SUMMARY_FAILURE.findall(prompt.variable)) or 1
+    elif listed := _SUMMARY_FAILURE.findall(prompt.variable):  # failed tests' sections only
+        shown = len(listed)
     return Features(
         tier=tier,
         attempt=request.attempt,
@@ -97,12 +100,27 @@ class SimModel:
         return min(p, 0.97)
 
     def break_nearby(self, f: Features) -> float:
-        """Chance the change also breaks passing code beside it."""
+        """Chance the change also breaks passing code beside it: `break_nearby` is the chance
+        with the whole test output in the prompt (aider's protocol); a prompt that shows only
+        the failures scales it by `focused_break_factor`."""
         fix = self.data["fix"]
         p = fix["break_nearby"][f.tier]
-        if not f.focused:
-            p *= fix["full_output_break_factor"]
+        if f.focused:
+            p *= fix["focused_break_factor"]
         return min(p, 0.95)
+
+    def with_values(self, values: dict[str, Any]) -> SimModel:
+        """A copy with some parameters set: dotted paths (`fix.break_nearby.mid`) → value."""
+        data = copy.deepcopy(self.data)
+        for path, value in values.items():
+            *parents, leaf = path.split(".")
+            node = data
+            for key in parents:
+                node = node[key]
+            if leaf not in node:
+                raise KeyError(f"sim_model.yaml has no parameter {path!r}")
+            node[leaf] = value
+        return SimModel(data)
 
     def review_lists(self, bugs: int) -> float:
         review = self.data["review"]

@@ -25,16 +25,17 @@ def rows() -> list[dict]:
 
 
 def test_every_target_is_measured_with_its_source(rows: list[dict]) -> None:
-    """One row per target, each with target, source, expected, measured, within_tolerance."""
-    keys = {"target", "source", "expected", "measured", "within_tolerance"}
+    """One row per target, each with its kind, protocol, source, expected and measured."""
+    keys = {"target", "kind", "protocol", "source", "expected", "measured", "within_tolerance"}
 
     assert len(rows) == TARGETS.read_text().count("- target:")
     assert all(keys <= set(row) and row["source"] for row in rows)
 
 
-def test_shipped_model_reproduces_every_public_target(rows: list[dict]) -> None:
-    """The shipped sim_model.yaml lands within tolerance of every public figure."""
-    missed = [row["target"] for row in rows if not row["within_tolerance"]]
+def test_shipped_model_reproduces_every_fitted_target(rows: list[dict]) -> None:
+    """The shipped sim_model.yaml lands within tolerance of every figure it was fitted to
+    (the predicted ones are reported with their error, met or not)."""
+    missed = [r["target"] for r in rows if r["kind"] == "fitted" and not r["within_tolerance"]]
 
     assert missed == []
 
