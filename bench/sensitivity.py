@@ -14,8 +14,8 @@ from bench.calibrate import calibrate
 from bench.model import Night
 from bench.policies import compare_pools
 from bench.stages import Stages
-from harness.sim.model import SimModel
-from harness.tasks.spec import TaskSpec
+from harness.sim import SimModel
+from harness.tasks import TaskSpec
 
 __all__ = ["HEADLINE", "SWEPT", "labels", "ranges", "survivors", "sweep"]
 
