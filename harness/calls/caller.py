@@ -83,6 +83,20 @@ class Caller:
         """What the task has cost so far (this run, including any resumed part)."""
         return self._budget.spent_task(task_id)
 
+    def fits(self, *requests: CallRequest) -> bool:
+        """Could the budget hold every one of `requests` in turn now (a tool round and the
+        final answer after it)? Nothing is held; the calls themselves still reserve."""
+        if not requests:
+            return True
+        amount = sum(
+            (
+                worst_case(r, self._prices.get(r.route.model), self._providers[r.route.provider])
+                for r in requests
+            ),
+            Decimal(0),
+        )
+        return self._budget.could_fit(requests[0].task_id, amount)
+
     def call(self, request: CallRequest) -> PricedCompletion:
         """Make one call, retrying transient faults; raises BudgetExceeded before spending,
         RunStopped once the run is stopping, ProviderError when the tries run out.

@@ -18,6 +18,7 @@ import structlog
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.calls import RetryPolicy
 from harness.calls.caller import Caller
+from harness.context import Confinement, Limits, ToolBox
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
 from harness.morning import DeliveryError, GitDelivery
@@ -31,7 +32,7 @@ from harness.runner.batch.start import batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
 from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
-from harness.tasks import inputs_digest
+from harness.tasks import declared_read_roots, inputs_digest
 from harness.tasks.spec import TaskSpec
 
 __all__ = ["open_run"]
@@ -206,6 +207,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     caller = _caller(inputs, budget, calls, stop)
     record = functools.partial(store.record_attempt, run_id)
     env = _task_env(inputs, sandbox, caller, router, rundir, record)
+    env = replace(env, toolbox=_toolbox(args, inputs))
     started = info.started_at if info is not None else dt.datetime.now().astimezone()
     parts = Parts(
         env=env,
@@ -274,6 +276,29 @@ def _task_env(
         scar_tissue=policy.scar_tissue,
         record_attempt=record_attempt,
     )
+
+
+def _toolbox(args: RunArgs, inputs: Inputs) -> Callable[[TaskSpec], ToolBox | None]:
+    """Each task's context tools, or none when `loop.context_tools` is off. They read under
+    the task list's folder and read_roots, never what the run keeps from a model."""
+    settings = inputs.config.loop.context_tools
+    if not settings.enabled:
+        return lambda spec: None
+    specs = (*inputs.specs, *inputs.filtered)
+    withheld = [p for s in specs for p in (*s.hidden_tests, *([s.solution] if s.solution else []))]
+    files = (args.tasks, args.run_dir, args.config, args.policy, inputs.config.prices)
+    withheld += [Path(p) for p in files if p is not None]
+    confinement = Confinement.of(
+        Path(args.tasks).resolve().parent, declared_read_roots(args.tasks), withheld
+    )
+    limits = Limits(
+        settings.rounds,
+        settings.calls_per_round,
+        settings.result_bytes,
+        settings.step_bytes,
+        settings.task_bytes,
+    )
+    return lambda spec: ToolBox(confinement, limits)
 
 
 def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -> Plan:
