@@ -18,13 +18,17 @@ from pathlib import Path
 import structlog
 
 from harness.context.confine import Confinement, Refusal
-from harness.llm import ToolCall, ToolResult, ToolSpec
+from harness.llm import CallRequest, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["TOOLS", "Limits", "ToolBox"]
 
 log = structlog.get_logger()
 _MAX_FILE_BYTES = 2**20  # what the task list's own inputs may be: larger is no source file
 _MAX_GREP_FILES = 2000
+_TRUNCATION_NOTE = 120  # bytes a cut result may add past its limit to say where it stopped
+_RESULT_FRAMING = 64 + _TRUNCATION_NOTE  # a result's id and wrapping, counted generously
+_REFUSAL = 512  # an error result: its reason, which names the path (cut to fit)
+_OVER = "not run"  # a call past calls_per_round (kept short: see round_tokens)
 
 
 def _spec(name: str, description: str, properties: dict, required: list[str]) -> ToolSpec:
@@ -88,6 +92,18 @@ class ToolBox:
     def start_step(self) -> None:
         self.step_used = 0
 
+    def round_tokens(self, request: CallRequest) -> int:
+        """At most what one round adds to the next request's input, in tokens (bytes bound
+        tokens): the model's turn (at most its output cap) and every result of the round."""
+        results = min(
+            self.limits.calls_per_round * (self.limits.result_bytes + _RESULT_FRAMING),
+            self.limits.step_bytes - self.step_used + self.limits.calls_per_round * _REFUSAL,
+        )
+        # Calls past the limit are each answered `_OVER`: its id and seven bytes, no more
+        # than the call itself (its id, name and arguments) took of the turn, so at most the
+        # turn's size again (the turn is the model's output: at most its cap).
+        return 2 * request.route.max_tokens + max(results, 0)
+
     def run(self, calls: tuple[ToolCall, ...]) -> tuple[ToolResult, ...]:
         """Every call of one round answered in order; past `calls_per_round`, refused."""
         return tuple(
@@ -96,8 +112,7 @@ class ToolBox:
         )
 
     def _over(self, call: ToolCall) -> ToolResult:
-        reason = f"at most {self.limits.calls_per_round} tool calls per round; not run"
-        return self._answer(call, "", reason)
+        return self._answer(call, "", _OVER)
 
     def _one(self, call: ToolCall) -> ToolResult:
         tool = self._tools.get(call.name)
@@ -121,7 +136,8 @@ class ToolBox:
         size = len(content.encode("utf-8")) if ok else 0
         log.info("context_request", tool=call.name, path=str(path)[:300], ok=ok, bytes=size)
         if refused is not None:
-            return ToolResult(call.id, call.name, refused, is_error=True)
+            reason = refused.encode("utf-8")[: _REFUSAL - 16].decode("utf-8", errors="ignore")
+            return ToolResult(call.id, call.name, reason, is_error=True)
         return ToolResult(call.id, call.name, content)
 
     def _room(self, asked: object = None) -> int:

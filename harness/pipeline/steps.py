@@ -95,7 +95,7 @@ class TaskState:
             if k < box.limits.rounds - 1:
                 after = dataclasses.replace(sent, step=round_step(step, k + 1))
                 asking = dataclasses.replace(sent, tools_final=False)
-                if self.env.caller.fits(asking, after):
+                if self.env.caller.fits(asking, after, grow_tokens=box.round_tokens(sent)):
                     sent = asking
             priced = self.env.caller.call(sent)
             cost += priced.cost_usd
