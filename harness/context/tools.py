@@ -14,13 +14,14 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 
 from harness.context.confine import Confinement, Refusal
 from harness.llm import CallRequest, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["TOOLS", "Limits", "ToolBox"]
+__all__ = ["TOOLS", "Limits", "ResultLog", "ToolBox"]
 
 log = structlog.get_logger()
 _MAX_FILE_BYTES = 2**20  # what the task list's own inputs may be: larger is no source file
@@ -70,6 +71,17 @@ class Limits:
     task_bytes: int
 
 
+class ResultLog(Protocol):
+    """Where a round's results are kept before the next request (the run store), and
+    served from again (a resume, a replay) instead of reading the disk."""
+
+    def recorded(self, task_id: str, attempt: int, step: str) -> tuple[ToolResult, ...] | None: ...
+
+    def record(
+        self, task_id: str, attempt: int, step: str, results: tuple[ToolResult, ...]
+    ) -> None: ...
+
+
 class _Refused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -82,6 +94,8 @@ class ToolBox:
 
     confinement: Confinement
     limits: Limits
+    task_id: str = ""
+    log_to: ResultLog | None = None
     task_used: int = 0
     step_used: int = 0
     _tools: dict[str, Callable[[dict], str]] = field(init=False, repr=False)
@@ -104,12 +118,38 @@ class ToolBox:
         # turn's size again (the turn is the model's output: at most its cap).
         return 2 * request.route.max_tokens + max(results, 0)
 
-    def run(self, calls: tuple[ToolCall, ...]) -> tuple[ToolResult, ...]:
-        """Every call of one round answered in order; past `calls_per_round`, refused."""
-        return tuple(
+    def run(
+        self, calls: tuple[ToolCall, ...], attempt: int = 0, step: str = ""
+    ) -> tuple[ToolResult, ...]:
+        """Every call of one round answered in order; past `calls_per_round`, refused. A
+        round already recorded (a resume, a replay) is served from its record, not the disk."""
+        found = self._recorded(calls, attempt, step)
+        if found is not None:
+            return found
+        results = tuple(
             self._one(call) if i < self.limits.calls_per_round else self._over(call)
             for i, call in enumerate(calls)
         )
+        if self.log_to is not None:
+            self.log_to.record(self.task_id, attempt, step, results)
+        return results
+
+    def _recorded(
+        self, calls: tuple[ToolCall, ...], attempt: int, step: str
+    ) -> tuple[ToolResult, ...] | None:
+        if self.log_to is None:
+            return None
+        found = self.log_to.recorded(self.task_id, attempt, step)
+        if found is None or [r.call_id for r in found] != [c.id for c in calls]:
+            return None
+        for call, result in zip(calls, found, strict=True):
+            size = 0 if result.is_error else len(result.content.encode("utf-8"))
+            self.step_used += size
+            self.task_used += size
+            path = str(call.arguments.get("path"))[:300]
+            log.info("context_request", tool=call.name, path=path, ok=not result.is_error,
+                     bytes=size, recorded=True)  # fmt: skip
+        return found
 
     def _over(self, call: ToolCall) -> ToolResult:
         return self._answer(call, "", _OVER)

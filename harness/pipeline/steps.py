@@ -105,7 +105,7 @@ class TaskState:
             if completion.stop_reason is not StopReason.TOOL_USE or sent.tools_final:
                 break
             turn, calls = decode_tool_turn(completion.text)
-            done = ToolRound(turn, calls, box.run(calls))
+            done = ToolRound(turn, calls, box.run(calls, sent.attempt, sent.step))
             # The turn is this vendor's: later rounds stay on the route that answered.
             request = dataclasses.replace(
                 request, route=priced.route, fallbacks=(), rounds=(*request.rounds, done)

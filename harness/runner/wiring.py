@@ -18,7 +18,7 @@ import structlog
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.calls import RetryPolicy
 from harness.calls.caller import Caller
-from harness.context import Confinement, Limits, ToolBox
+from harness.context import Confinement, Limits, ResultLog, ToolBox
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
 from harness.morning import DeliveryError, GitDelivery
@@ -31,7 +31,15 @@ from harness.runner.args import RunArgs
 from harness.runner.batch.start import batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
-from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
+from harness.store import (
+    FolderToolLog,
+    RunDir,
+    RunInfo,
+    RunParams,
+    Store,
+    StoreError,
+    new_run_id,
+)
 from harness.tasks import declared_read_roots, inputs_digest
 from harness.tasks.spec import TaskSpec
 
@@ -207,7 +215,8 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     caller = _caller(inputs, budget, calls, stop)
     record = functools.partial(store.record_attempt, run_id)
     env = _task_env(inputs, sandbox, caller, router, rundir, record)
-    env = replace(env, toolbox=_toolbox(args, inputs))
+    tool_log = _tool_log(args, store.tool_log(run_id, rundir.root))
+    env = replace(env, toolbox=_toolbox(args, inputs, tool_log))
     started = info.started_at if info is not None else dt.datetime.now().astimezone()
     parts = Parts(
         env=env,
@@ -278,7 +287,19 @@ def _task_env(
     )
 
 
-def _toolbox(args: RunArgs, inputs: Inputs) -> Callable[[TaskSpec], ToolBox | None]:
+def _tool_log(args: RunArgs, own: ResultLog) -> ResultLog:
+    """Where tool results are kept and found again: this run's store; a replay serves the
+    recorded night's instead of reading the disk."""
+    if args.provider != "replay" or args.replay_from is None:
+        return own
+    from harness.morning import find_run
+
+    return FolderToolLog(find_run(args.replay_from, args.run_dir).root)
+
+
+def _toolbox(
+    args: RunArgs, inputs: Inputs, tool_log: ResultLog
+) -> Callable[[TaskSpec], ToolBox | None]:
     """Each task's context tools, or none when `loop.context_tools` is off. They read under
     the task list's folder and read_roots, never what the run keeps from a model."""
     settings = inputs.config.loop.context_tools
@@ -298,7 +319,7 @@ def _toolbox(args: RunArgs, inputs: Inputs) -> Callable[[TaskSpec], ToolBox | No
         settings.step_bytes,
         settings.task_bytes,
     )
-    return lambda spec: ToolBox(confinement, limits)
+    return lambda spec: ToolBox(confinement, limits, spec.id, tool_log)
 
 
 def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -> Plan:
