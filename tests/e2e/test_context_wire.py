@@ -3,11 +3,13 @@ through the real anthropic and google-genai SDKs; a fix step asks for a file, th
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.llm import Usage
 from harness.pricing import cost, load_prices
 from tests.conftest import write
@@ -124,3 +126,33 @@ def test_gemini_fix_reads_a_file_and_answers_with_code(servers, task_dir):
     assert write_body["tools"] == ask_body["tools"] == answer_body["tools"]
     assert [e["ok"] for e in events if e["event"] == "context_request"] == [True]
     assert round(float(priced(gemini.bills, CHEAP)), 6) == summary["budget"]["spent_usd"]
+
+
+def test_replay_serves_the_recorded_tool_results_with_the_read_file_deleted(servers, task_dir):
+    """`--provider replay` of a tool-using night, its read file deleted: same code shipped,
+    the tool result served from the recording, not the disk."""
+    anthropic, _ = servers
+    anthropic.script(
+        anthropic_sse(fenced(BROKEN), model=MID),
+        anthropic_tool_sse([("toolu_7", "read_file", {"path": "lib/helper.py"})], model=MID),
+        anthropic_sse(fenced(SOLUTION), model=MID),
+    )
+    tasks = task_list(task_dir, "mid")
+    _, night, _ = run_live(tasks)
+    shipped = Path(night["tasks"][0]["output"]).read_text()
+    (task_dir / "lib" / "helper.py").unlink()
+    Path(night["tasks"][0]["output"]).unlink()
+
+    code = main(
+        ["run", str(tasks), "--provider", "replay", "--replay-from", night["run_id"],
+         "--run-dir", str(task_dir / "runs"), "--config", str(task_dir / "harness.yaml")]
+    )  # fmt: skip
+
+    root = (task_dir / "runs" / "latest").resolve()
+    events = [json.loads(line) for line in (root / "events.jsonl").read_text().splitlines()]
+    reads = [(e["ok"], e["bytes"]) for e in events if e["event"] == "context_request"]
+    assert (code, len(anthropic.requests)) == (0, 3)
+    assert (Path(night["tasks"][0]["output"]).read_text(), reads) == (
+        shipped,
+        [(True, len(HELPER))],
+    )
