@@ -48,7 +48,7 @@ class AskingModel:
         size = sum(len(p.encode()) for p in (PROMPT.system, PROMPT.stable, PROMPT.variable))
         usage = Usage(size + tool_input_tokens(request), 0, 0, self.output[k % len(self.output)])
         wanted = self.asks[k % len(self.asks)]
-        if request.tools_final or not wanted:
+        if request.tools_final or not wanted or not request.tools:
             return Completion(CODE, usage, StopReason.END, MID.model, self.name)
         calls = [
             ToolCall(f"toolu_{k}_{i}", "read_file", json.dumps({"path": "lib/helper.py"}))
@@ -98,3 +98,23 @@ def test_rounds_hold_first_stay_under_the_cap_and_end_with_an_answer(
     assert calls.budget.spent_run <= cap
     assert not any(stranded)
     assert all(e is None or e is StopReason.END for e in endings)
+
+
+def test_with_tools_off_a_step_is_one_call_without_tools(tmp_path_factory):
+    """Context tools off (no toolbox): one request per step, no tools, no rounds."""
+    model = AskingModel([3], [50], None)
+    calls = calls_over(model, RetryPolicy())
+    model.records = calls.records
+    env = SimpleNamespace(
+        caller=calls.caller,
+        router=SimpleNamespace(choices=lambda step, n: [MID]),
+        prompts={"port": SimpleNamespace(render=lambda step, ctx: PROMPT)},
+    )
+    spec = SimpleNamespace(id="t", type="port")
+    task = TaskState(spec, env, {}, frozenset(), None)  # type: ignore[arg-type]
+
+    priced = task.call("fix", 2, {})
+
+    sent = model.seen
+    assert (len(sent), sent[0].tools, sent[0].rounds, sent[0].tools_final) == (1, (), (), False)
+    assert priced.completion.stop_reason is StopReason.END
