@@ -307,7 +307,9 @@ def _toolbox(
         return lambda spec: None
     specs = (*inputs.specs, *inputs.filtered)
     withheld = [p for s in specs for p in (*s.hidden_tests, *([s.solution] if s.solution else []))]
-    files = (args.tasks, args.run_dir, args.config, args.policy, inputs.config.prices)
+    config = inputs.config
+    files = (args.tasks, args.run_dir, args.config, args.policy, config.prices)
+    files += (config.budget.ledger_path, config.metrics.path)
     withheld += [Path(p) for p in files if p is not None]
     confinement = Confinement.of(
         Path(args.tasks).resolve().parent, declared_read_roots(args.tasks), withheld
