@@ -33,7 +33,13 @@ __all__ = [
     "Route",
     "ServiceTier",
     "StopReason",
+    "ToolCall",
+    "ToolResult",
+    "ToolRound",
+    "ToolSpec",
     "Usage",
+    "decode_tool_turn",
+    "encode_tool_turn",
 ]
 
 
@@ -101,6 +107,77 @@ class CallRequest:
     step: str  # write | review | rewrite | fix
     attempt: int
     fallbacks: tuple[Route, ...] = ()
+    # Context tools (off unless `loop.context_tools.enabled`): the tools offered, the rounds
+    # of this step so far (each replayed to the vendor verbatim), and whether the model must
+    # answer now (tool choice none). Empty, a request is exactly what it was without tools.
+    tools: tuple[ToolSpec, ...] = ()
+    rounds: tuple[ToolRound, ...] = ()
+    tools_final: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: its name, what it does, and its JSON schema (as JSON
+    text, so the tools array is the same bytes on every call of a task)."""
+
+    name: str
+    description: str
+    schema_json: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model asked for: the vendor's id, the tool, its arguments (JSON)."""
+
+    id: str
+    name: str
+    arguments_json: str
+
+    @property
+    def arguments(self) -> dict[str, object]:
+        value = json.loads(self.arguments_json)
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returned to the model; `is_error` carries a refusal and its reason."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ToolRound:
+    """One earlier round of a step: the model's turn exactly as the vendor sent it (JSON),
+    the calls it made, and their results, in order."""
+
+    turn: str
+    calls: tuple[ToolCall, ...]
+    results: tuple[ToolResult, ...]
+
+
+def encode_tool_turn(turn: object, calls: Sequence[ToolCall]) -> str:
+    """A tool-using reply as text: the vendor's turn (JSON-able) and its calls. It is what a
+    TOOL_USE completion carries, so the store and replay keep it like any reply."""
+    listed = [[c.id, c.name, json.loads(c.arguments_json)] for c in calls]
+    return json.dumps({"turn": turn, "calls": listed}, ensure_ascii=False, sort_keys=True)
+
+
+def decode_tool_turn(text: str) -> tuple[str, tuple[ToolCall, ...]]:
+    """(the turn as JSON text, its calls) from `encode_tool_turn`'s text; ValueError if not."""
+    try:
+        value = json.loads(text)
+        turn = json.dumps(value["turn"], ensure_ascii=False, sort_keys=True)
+        calls = tuple(
+            ToolCall(str(i), str(n), json.dumps(a, ensure_ascii=False, sort_keys=True))
+            for i, n, a in value["calls"]
+        )
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f"not a tool turn: {exc}") from exc
+    return turn, calls
 
 
 @dataclass(frozen=True)
@@ -134,6 +211,8 @@ class StopReason(StrEnum):
     REFUSAL = "refusal"
     CONTEXT_TOO_LONG = "context_too_long"
     ERROR = "error"  # a failed try, recorded with what the vendor billed before it failed
+    # The model asked for context tools: the text is the turn (`encode_tool_turn`), no code.
+    TOOL_USE = "tool_use"
 
 
 @dataclass(frozen=True)

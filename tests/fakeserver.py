@@ -26,6 +26,8 @@ __all__ = [
     "Seen",
     "anthropic_error",
     "anthropic_sse",
+    "anthropic_tool_sse",
+    "gemini_call_reply",
     "gemini_error",
     "gemini_reply",
     "json_reply",
@@ -304,6 +306,54 @@ def anthropic_sse(
     return Reply(chunks=events, content_type="text/event-stream", cut=cut, bill=bill)
 
 
+def anthropic_tool_sse(
+    calls: list[tuple[str, str, dict[str, Any]]],
+    *,
+    model: str = "claude-sonnet-5-5",
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    thinking: str = "I need the helper module.",
+    signature: str = "sig-Zm9vYmFy",
+) -> Reply:
+    """A Messages API stream whose turn is a signed thinking block, then tool_use blocks
+    (their input streamed as JSON pieces), ending with stop_reason tool_use."""
+    message = {
+        "id": "msg_fake_tools",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+    }
+    events = [_sse("message_start", {"type": "message_start", "message": message})]
+    thinking_block = {"type": "thinking", "thinking": "", "signature": ""}
+    deltas = [
+        {"type": "thinking_delta", "thinking": thinking},
+        {"type": "signature_delta", "signature": signature},
+    ]
+    blocks = [(thinking_block, deltas)]
+    for call_id, name, arguments in calls:
+        text = json.dumps(arguments)
+        pieces = [text[: len(text) // 2], text[len(text) // 2 :]]
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        blocks.append((block, [{"type": "input_json_delta", "partial_json": p} for p in pieces]))
+    for index, (block, block_deltas) in enumerate(blocks):
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        events.append(_sse("content_block_start", start))
+        for delta in block_deltas:
+            step = {"type": "content_block_delta", "index": index, "delta": delta}
+            events.append(_sse("content_block_delta", step))
+        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    end = {"stop_reason": "tool_use", "stop_sequence": None}
+    usage = {"output_tokens": output_tokens}
+    events.append(_sse("message_delta", {"type": "message_delta", "delta": end, "usage": usage}))
+    events.append(_sse("message_stop", {"type": "message_stop"}))
+    bill = (input_tokens, 0, 0, output_tokens)
+    return Reply(chunks=events, content_type="text/event-stream", bill=bill)
+
+
 def anthropic_error(
     status: int,
     error_type: str,
@@ -361,6 +411,37 @@ def gemini_reply(
     reply = json_reply(body)
     fresh = prompt - (cached or 0)
     reply.bill = (fresh, 0, cached or 0, (candidates or 0) + (thoughts or 0))
+    return reply
+
+
+def gemini_call_reply(
+    calls: list[tuple[str | None, str, dict[str, Any]]],
+    *,
+    signature: str = "c2lnbmVkLXRob3VnaHQ=",
+    prompt: int = 10,
+    candidates: int = 5,
+    thoughts: int = 0,
+    model_version: str = "gemini-3.8-flash",
+) -> Reply:
+    """A generateContent response whose model turn calls functions; the first call carries
+    a thought signature (base64), as Gemini's thinking models send it."""
+    parts: list[dict[str, Any]] = []
+    for i, (call_id, name, args) in enumerate(calls):
+        call: dict[str, Any] = {"name": name, "args": args}
+        if call_id is not None:
+            call["id"] = call_id
+        part: dict[str, Any] = {"functionCall": call}
+        if i == 0:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+    meta = {"promptTokenCount": prompt, "candidatesTokenCount": candidates}
+    if thoughts:
+        meta["thoughtsTokenCount"] = thoughts
+    body = {"modelVersion": model_version, "responseId": "fake", "candidates": [candidate]}
+    body["usageMetadata"] = meta
+    reply = json_reply(body)
+    reply.bill = (prompt, 0, 0, candidates + thoughts)
     return reply
 
 

@@ -168,6 +168,15 @@ class Budget:
                     raise Abandoned(f"gave up waiting for room for ${amount:f} (task {task_id!r})")
                 self._room.wait(timeout=_POLL_S)
 
+    def could_fit(self, task_id: str, amount: Decimal) -> bool:
+        """Could `amount` be held once every call in flight has settled? Nothing is held."""
+        amount = _usd(amount)
+        with self._lock:
+            if self._stop is not None or task_id in self._stopped_tasks:
+                return False
+            day = self._ledger.spent(self._today()) if self.cap_day is not None else None
+            return self._can_fit(task_id, amount, day)
+
     def try_reserve(self, task_id: str, amount: Decimal) -> Reservation | None:
         """Hold `amount` now if it fits beside everything held, else None. Unlike `reserve`,
         a refusal stops nothing: an optional purchase (a batch entry) that does not fit

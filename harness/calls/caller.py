@@ -36,7 +36,7 @@ from harness.llm import (
     Route,
     Usage,
 )
-from harness.pricing import Price, PriceTable, cost
+from harness.pricing import MILLION, Price, PriceTable, cost
 from harness.results import StopCause
 
 __all__ = ["CallLog", "Caller", "Charge", "PricedCompletion", "RunStopped", "charge"]
@@ -82,6 +82,21 @@ class Caller:
     def spent_task(self, task_id: str) -> Decimal:
         """What the task has cost so far (this run, including any resumed part)."""
         return self._budget.spent_task(task_id)
+
+    def fits(self, *requests: CallRequest, grow_tokens: int = 0) -> bool:
+        """Could the budget hold every one of `requests` in turn now (a tool round and the
+        final answer after it), the last one's input grown by `grow_tokens` (what the round
+        before it may add)? Nothing is held; the calls themselves still reserve."""
+        if not requests:
+            return True
+        amount = Decimal(0)
+        for r in requests:
+            price, provider = self._prices.get(r.route.model), self._providers[r.route.provider]
+            amount += worst_case(r, price, provider)
+        dearest = max(price.input, price.cache_write, price.cache_read)
+        hops = getattr(provider, "requests_per_call", 1)
+        amount += grow_tokens * dearest * hops / MILLION
+        return self._budget.could_fit(requests[0].task_id, amount)
 
     def call(self, request: CallRequest) -> PricedCompletion:
         """Make one call, retrying transient faults; raises BudgetExceeded before spending,

@@ -31,6 +31,7 @@ __all__ = [
     "failed_try",
     "log_call",
     "reserve_price",
+    "tool_input_tokens",
     "worst_case",
 ]
 
@@ -76,10 +77,28 @@ def worst_case(request: CallRequest, price: Price, provider: Provider) -> Decima
     """
     hops = getattr(provider, "requests_per_call", 1)
     price = reserve_price(price, request.route.service_tier)
-    one = estimate_worst_case(request.prompt, request.route, price)
     dearest_input = max(price.input, price.cache_write, price.cache_read)
+    one = estimate_worst_case(request.prompt, request.route, price)
+    one += tool_input_tokens(request) * dearest_input / MILLION
     resent = request.route.max_tokens * dearest_input / MILLION
     return hops * one + resent * hops * (hops - 1) / 2
+
+
+# The vendors' own tool-use system prompt (Anthropic documents 313-346 tokens for auto/none
+# tool choice; Gemini folds declarations into the prompt): bounded generously per call.
+TOOL_OVERHEAD_TOKENS = 1024
+
+
+def tool_input_tokens(request: CallRequest) -> int:
+    """An upper bound on the input a request's tools and earlier rounds add (bytes bound
+    tokens, as for the prompt); 0 when it offers no tools."""
+    if not request.tools and not request.rounds:
+        return 0
+    size = sum(len(t.name) + len(t.description) + len(t.schema_json) for t in request.tools)
+    for done in request.rounds:
+        size += len(done.turn.encode("utf-8"))
+        size += sum(len(r.content.encode("utf-8")) + len(r.call_id) + 64 for r in done.results)
+    return size + TOOL_OVERHEAD_TOKENS
 
 
 def reserve_price(price: Price, tier: ServiceTier) -> Price:

@@ -20,6 +20,7 @@ __all__ = [
     "STEPS",
     "BatchConfig",
     "ConfigError",
+    "ContextToolsConfig",
     "DeliverConfig",
     "FixFailures",
     "GitDeliverConfig",
@@ -75,6 +76,18 @@ class FixFailures(StrEnum):
     FULL = "full"  # every visible test's outcome, passing ones too, as the published loop did
 
 
+class ContextToolsConfig(_Strict):
+    """`loop.context_tools`: read-only tools a write or fix step may call (see
+    docs/context-and-judge.md)."""
+
+    enabled: bool = Field(strict=True)
+    rounds: Annotated[int, Field(strict=True, ge=1, le=10)]  # calls per step; the last answers
+    calls_per_round: Small
+    result_bytes: Annotated[int, Field(strict=True, ge=256, le=2**20)]
+    step_bytes: Annotated[int, Field(strict=True, ge=256, le=2**24)]
+    task_bytes: Annotated[int, Field(strict=True, ge=256, le=2**26)]
+
+
 class LoopConfig(_Strict):
     stop_after_no_improvement: Small
     escalate: bool = Field(strict=True)
@@ -82,6 +95,7 @@ class LoopConfig(_Strict):
     escalate_to: str
     review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
     fix_failures: FixFailures
+    context_tools: ContextToolsConfig
 
 
 class ConcurrencyConfig(_Strict):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.calls import Caller
 from harness.config import LoopConfig
+from harness.context import ToolBox
 from harness.prompts import PromptSet
 from harness.results import AttemptRecord, TaskResult, TestResult
 from harness.router import Router
@@ -52,6 +53,8 @@ class TaskEnv:
     record_attempt: Callable[[str, AttemptRecord, str | None, TestResult | None], None] = (
         lambda task_id, record, code, result: None
     )
+    # A task's context tools (`loop.context_tools`), or None when they are off.
+    toolbox: Callable[[TaskSpec], ToolBox | None] = lambda spec: None
 
 
 @dataclass(frozen=True)

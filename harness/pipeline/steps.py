@@ -6,6 +6,7 @@ that ended badly or holds no usable code becomes a reason, never a file.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -15,6 +16,7 @@ import structlog
 from harness.budget import BudgetExceeded
 from harness.calls import RunStopped
 from harness.config import FixFailures
+from harness.context import TOOLS, ToolBox
 from harness.extract import extract_code, parse_review
 from harness.llm import (
     AuthenticationError,
@@ -22,6 +24,8 @@ from harness.llm import (
     Completion,
     ProviderError,
     StopReason,
+    ToolRound,
+    decode_tool_turn,
 )
 from harness.pipeline.background import Background
 from harness.pipeline.env import TaskEnv
@@ -64,17 +68,57 @@ class TaskState:
     non_improving_fixes: int = 0
     since_best: int = 0
     expecting: Background | None = None  # the expected test ids, collected in the background
+    tools: ToolBox | None = None  # context tools, when `loop.context_tools` is on
 
     def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
-        """One paid step: route it, render its prompt, make the call."""
+        """One paid step: route it, render its prompt, make the call (in rounds, with tools)."""
         routes = self.env.router.choices(step, self.non_improving_fixes if step == "fix" else 0)
         prompt = self.env.prompts[self.spec.type].render(step, {**self.context, **extra})
         request = CallRequest(routes[0], prompt, self.spec.id, step, attempt, routes[1:])
+        if self.tools is not None and step in TOOL_STEPS:
+            return self._with_tools(request, self.tools)
         priced = self.env.caller.call(request)
         fallback = None
         if priced.route.tier != routes[0].tier:
             fallback = f"{step}: {routes[0].tier} → {priced.route.tier}"
         return Priced(priced.completion, priced.cost_usd, priced.route.tier, fallback)
+
+    def _with_tools(self, request: CallRequest, box: ToolBox) -> Priced:
+        """Rounds of one step: each its own paid call under its own step name (`fix+1`), so
+        a resume finds every round recorded. A round that may ask again starts only if the
+        budget fits it and the final answer after it; the last one allowed must answer."""
+        box.start_step()
+        step, cost, fallback = request.step, Decimal(0), None
+        request = dataclasses.replace(request, tools=TOOLS)
+        for k in range(box.limits.rounds):
+            sent = dataclasses.replace(request, step=round_step(step, k), tools_final=True)
+            if k < box.limits.rounds - 1:
+                after = dataclasses.replace(sent, step=round_step(step, k + 1))
+                asking = dataclasses.replace(sent, tools_final=False)
+                if self.env.caller.fits(asking, after, grow_tokens=box.round_tokens(sent)):
+                    sent = asking
+            priced = self.env.caller.call(sent)
+            cost += priced.cost_usd
+            if priced.route.tier != request.route.tier and fallback is None:
+                fallback = f"{step}: {request.route.tier} → {priced.route.tier}"
+            completion = priced.completion
+            if completion.stop_reason is not StopReason.TOOL_USE or sent.tools_final:
+                break
+            turn, calls = decode_tool_turn(completion.text)
+            done = ToolRound(turn, calls, box.run(calls, sent.attempt, sent.step))
+            # The turn is this vendor's: later rounds stay on the route that answered.
+            request = dataclasses.replace(
+                request, route=priced.route, fallbacks=(), rounds=(*request.rounds, done)
+            )
+        return Priced(completion, cost, priced.route.tier, fallback)
+
+
+TOOL_STEPS = ("write", "fix")  # the steps that produce code; review and rewrite have it
+
+
+def round_step(step: str, k: int) -> str:
+    """The step name round `k` is recorded under: the step itself first, then `fix+1`..."""
+    return step if k == 0 else f"{step}+{k}"
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskRe
     """Run one task's attempts and ship its best candidate. Known stops become statuses;
     anything else propagates to the runner's one catch-all."""
     context, required = task_inputs(spec)
-    task = TaskState(spec, env, context, required, env.workdir(spec))
+    task = TaskState(spec, env, context, required, env.workdir(spec), tools=env.toolbox(spec))
     task.expecting = Background(env.expect_tests, spec)
     try:
         return _run(task, prior or Prior())

@@ -8,6 +8,7 @@ the call; the SDK's own accumulator rebuilds the final Message.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -21,7 +22,10 @@ from harness.llm import (
     ErrorKind,
     ProviderError,
     StopReason,
+    ToolCall,
+    ToolRound,
     Usage,
+    encode_tool_turn,
 )
 from harness.providers.deadline import ReadDeadline
 from harness.providers.errors import (
@@ -202,11 +206,40 @@ def message_params(request: CallRequest) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": route.model,
         "max_tokens": route.max_tokens,
-        "messages": [{"role": "user", "content": blocks}],
+        "messages": [{"role": "user", "content": blocks}, *_rounds(request.rounds)],
     }
     if prompt.system:
         params["system"] = [{"type": "text", "text": prompt.system}]
+    if request.tools:  # the same array on every call of the task, so the cache holds
+        params["tools"] = [
+            {
+                "name": t.name,
+                "description": t.description,
+                "input_schema": json.loads(t.schema_json),
+            }
+            for t in request.tools
+        ]
+        params["tool_choice"] = {"type": "none" if request.tools_final else "auto"}
     return params
+
+
+def _rounds(rounds: tuple[ToolRound, ...]) -> list[dict[str, Any]]:
+    """Each earlier round: the assistant turn exactly as it came (thinking signatures and
+    tool_use ids included), then one user turn with every call's result, in order."""
+    messages: list[dict[str, Any]] = []
+    for done in rounds:
+        messages.append({"role": "assistant", "content": json.loads(done.turn)})
+        results = [
+            {
+                "type": "tool_result",
+                "tool_use_id": r.call_id,
+                "content": r.content,
+                **({"is_error": True} if r.is_error else {}),
+            }
+            for r in done.results
+        ]
+        messages.append({"role": "user", "content": results})
+    return messages
 
 
 def translate_message(message: Any, model: str, started: float) -> Completion:
@@ -216,8 +249,16 @@ def translate_message(message: Any, model: str, started: float) -> Completion:
     reads come separately; `output_tokens` includes thinking tokens, billed as output.
     """
     usage = _usage(message.usage)
-    text = "".join(block.text for block in message.content if block.type == "text")
     reason = message.stop_reason
+    calls = [b for b in message.content if b.type == "tool_use"]
+    if reason == "tool_use" and calls:
+        turn = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
+        text = encode_tool_turn(turn, [_call(b) for b in calls])
+        return Completion(
+            text, usage, StopReason.TOOL_USE, message.model or model, NAME,
+            time.monotonic() - started,
+        )  # fmt: skip
+    text = "".join(block.text for block in message.content if block.type == "text")
     stop = _STOP.get(reason, StopReason.MAX_TOKENS)  # tool_use/pause_turn: reply incomplete
     detail = "" if stop is StopReason.END else str(reason)
     details = getattr(message, "stop_details", None)
@@ -226,6 +267,10 @@ def translate_message(message: Any, model: str, started: float) -> Completion:
     return Completion(
         text, usage, stop, message.model or model, NAME, time.monotonic() - started, detail=detail
     )
+
+
+def _call(block: Any) -> ToolCall:
+    return ToolCall(block.id, block.name, json.dumps(block.input, sort_keys=True))
 
 
 def _usage(raw: Any) -> Usage:

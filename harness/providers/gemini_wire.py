@@ -3,6 +3,7 @@ so a batch entry is the same request, and its reply is translated the same way."
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,11 @@ from harness.llm import (
     ProviderError,
     ServiceTier,
     StopReason,
+    ToolCall,
+    ToolRound,
+    ToolSpec,
     Usage,
+    encode_tool_turn,
 )
 from harness.providers.errors import malformed
 
@@ -70,7 +75,30 @@ def build_config(request: CallRequest, *, flex: bool = False) -> types.GenerateC
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         automatic_continuation=False,
         service_tier=types.ServiceTier.FLEX if flex else None,
+        **_tool_config(request.tools, request.tools_final),
     )
+
+
+def _tool_config(tools: tuple[ToolSpec, ...], final: bool) -> dict[str, Any]:
+    """The function declarations (the same on every call of a task) and the calling mode:
+    NONE forces an answer on the last round. No tools: no keys at all."""
+    if not tools:
+        return {}
+    declarations = [
+        types.FunctionDeclaration(
+            name=t.name,
+            description=t.description,
+            parameters_json_schema=json.loads(t.schema_json),
+        )
+        for t in tools
+    ]
+    mode = types.FunctionCallingConfigMode.NONE if final else types.FunctionCallingConfigMode.AUTO
+    return {
+        "tools": [types.Tool(function_declarations=declarations)],
+        "tool_config": types.ToolConfig(
+            function_calling_config=types.FunctionCallingConfig(mode=mode)
+        ),
+    }
 
 
 def build_contents(request: CallRequest) -> list[types.Content]:
@@ -80,7 +108,43 @@ def build_contents(request: CallRequest) -> list[types.Content]:
     parts = [types.Part(text=t) for t in (prompt.stable, prompt.variable) if t]
     if not parts:
         raise ProviderError(ErrorKind.FATAL, "empty prompt: nothing to send", provider=NAME)
-    return [types.Content(role="user", parts=parts)]
+    return [types.Content(role="user", parts=parts), *_rounds(request.rounds)]
+
+
+def _rounds(rounds: tuple[ToolRound, ...]) -> list[types.Content]:
+    """Each earlier round: the model turn exactly as it came (its thought signatures
+    included, which Gemini requires back), then the function responses, in order."""
+    contents: list[types.Content] = []
+    for done in rounds:
+        contents.append(types.Content.model_validate(json.loads(done.turn)))
+        parts = [
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=r.call_id if not r.call_id.startswith(_UNNAMED) else None,
+                    name=r.name,
+                    response={"error": r.content} if r.is_error else {"output": r.content},
+                )
+            )
+            for r in done.results
+        ]
+        contents.append(types.Content(role="user", parts=parts))
+    return contents
+
+
+_UNNAMED = "gemini-call-"  # Gemini may send a call without an id: matched by name and order
+
+
+def _tool_turn(content: Any) -> str | None:
+    """A model turn that calls functions, as the text a TOOL_USE completion carries."""
+    parts = content.parts if content is not None and content.parts else []
+    found = [p.function_call for p in parts if p.function_call is not None]
+    if not found:
+        return None
+    calls = [
+        ToolCall(f.id or f"{_UNNAMED}{i}", f.name or "", json.dumps(f.args or {}, sort_keys=True))
+        for i, f in enumerate(found)
+    ]
+    return encode_tool_turn(content.model_dump(mode="json", exclude_none=True), calls)
 
 
 def read_response(response: Any) -> Hop:
@@ -99,6 +163,10 @@ def read_response(response: Any) -> Hop:
     finish = candidate.finish_reason
     if finish in _INCOMPLETE:
         raise malformed(NAME, "no finish reason", usage)
+    turn = _tool_turn(candidate.content) if finish is _F.STOP else None
+    if turn is not None:
+        tier = _SERVED.get(getattr(response.usage_metadata, "service_tier", None))
+        return Hop(usage, turn, StopReason.TOOL_USE, "", None, response.model_version, tier)
     parts = candidate.content.parts if candidate.content and candidate.content.parts else []
     # Thought parts are the model's reasoning (billed, see usage_of); the reply excludes them.
     text = "".join(p.text for p in parts if p.text and not p.thought)

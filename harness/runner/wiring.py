@@ -17,6 +17,7 @@ import structlog
 
 from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.calls import Caller, RetryPolicy
+from harness.context import Confinement, Limits, ResultLog, ToolBox
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
 from harness.morning import DeliveryError, GitDelivery
@@ -29,8 +30,16 @@ from harness.runner.args import RunArgs
 from harness.runner.batch.start import batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
-from harness.store import RunDir, RunInfo, RunParams, Store, StoreError, new_run_id
-from harness.tasks import TaskSpec, inputs_digest
+from harness.store import (
+    FolderToolLog,
+    RunDir,
+    RunInfo,
+    RunParams,
+    Store,
+    StoreError,
+    new_run_id,
+)
+from harness.tasks import TaskSpec, declared_read_roots, inputs_digest
 
 __all__ = ["open_run"]
 
@@ -204,6 +213,8 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     caller = _caller(inputs, budget, calls, stop)
     record = functools.partial(store.record_attempt, run_id)
     env = _task_env(inputs, sandbox, caller, router, rundir, record)
+    tool_log = _tool_log(args, store.tool_log(run_id, rundir.root))
+    env = replace(env, toolbox=_toolbox(args, inputs, tool_log))
     started = info.started_at if info is not None else dt.datetime.now().astimezone()
     parts = Parts(
         env=env,
@@ -272,6 +283,43 @@ def _task_env(
         scar_tissue=policy.scar_tissue,
         record_attempt=record_attempt,
     )
+
+
+def _tool_log(args: RunArgs, own: ResultLog) -> ResultLog:
+    """Where tool results are kept and found again: this run's store; a replay serves the
+    recorded night's instead of reading the disk."""
+    if args.provider != "replay" or args.replay_from is None:
+        return own
+    from harness.morning import find_run
+
+    return FolderToolLog(find_run(args.replay_from, args.run_dir).root)
+
+
+def _toolbox(
+    args: RunArgs, inputs: Inputs, tool_log: ResultLog
+) -> Callable[[TaskSpec], ToolBox | None]:
+    """Each task's context tools, or none when `loop.context_tools` is off. They read under
+    the task list's folder and read_roots, never what the run keeps from a model."""
+    settings = inputs.config.loop.context_tools
+    if not settings.enabled:
+        return lambda spec: None
+    specs = (*inputs.specs, *inputs.filtered)
+    withheld = [p for s in specs for p in (*s.hidden_tests, *([s.solution] if s.solution else []))]
+    config = inputs.config
+    files = (args.tasks, args.run_dir, args.config, args.policy, config.prices)
+    files += (config.budget.ledger_path, config.metrics.path)
+    withheld += [Path(p) for p in files if p is not None]
+    confinement = Confinement.of(
+        Path(args.tasks).resolve().parent, declared_read_roots(args.tasks), withheld
+    )
+    limits = Limits(
+        settings.rounds,
+        settings.calls_per_round,
+        settings.result_bytes,
+        settings.step_bytes,
+        settings.task_bytes,
+    )
+    return lambda spec: ToolBox(confinement, limits, spec.id, tool_log)
 
 
 def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -> Plan:

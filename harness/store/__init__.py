@@ -9,16 +9,19 @@ from harness.store.db import StoreError
 from harness.store.rundir import RunDir, TaskFiles, new_run_id, resolve_run
 from harness.store.schema import MIGRATIONS
 from harness.store.store import RunInfo, RunParams, Store, StoredAttempt
+from harness.store.toolresults import FolderToolLog, RunToolLog
 
 __all__ = [
     "MIGRATIONS",
     "BatchEntryRow",
     "BatchLog",
+    "FolderToolLog",
     "RecordedBatch",
     "RecordingError",
     "RunDir",
     "RunInfo",
     "RunParams",
+    "RunToolLog",
     "Store",
     "StoreError",
     "StoredAttempt",

@@ -44,4 +44,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         " outcome TEXT, latency_s REAL, list_usd TEXT, cost_usd TEXT,"
         " PRIMARY KEY (run_id, batch_id, custom_id))",
     ),
+    (  # context tools: each round's results, kept before the next request (resume, replay)
+        "CREATE TABLE tool_results (run_id TEXT NOT NULL, task_id TEXT NOT NULL,"
+        " attempt INTEGER NOT NULL, step TEXT NOT NULL, results TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, task_id, attempt, step))",
+    ),
 )

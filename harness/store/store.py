@@ -20,6 +20,7 @@ from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus, Te
 from harness.store.batches import BatchLog
 from harness.store.calls import RunCallLog, close_call, open_call, recorded_reply
 from harness.store.db import Db
+from harness.store.toolresults import RunToolLog
 from harness.tracker import score
 
 __all__ = ["RunCallLog", "RunInfo", "RunParams", "Store", "StoredAttempt"]
@@ -151,6 +152,10 @@ class Store:
     def call_log(self, run_id: str) -> RunCallLog:
         """An adapter with the `harness.calls.CallLog` signature, bound to one run."""
         return RunCallLog(self._db, run_id)
+
+    def tool_log(self, run_id: str, root: Path) -> RunToolLog:
+        """The run's context tool results (store rows, and files under `root`)."""
+        return RunToolLog(self._db, run_id, root)
 
     def batch_log(self, run_id: str) -> BatchLog:
         """The run's batches and their entries (batch mode), bound to one run."""

@@ -8,7 +8,13 @@ from __future__ import annotations
 from harness.tasks.spec import TaskSpec
 from harness.tasks.digest import inputs_digest
 from harness.tasks.edit import add_task
-from harness.tasks.load import MAX_TASK_LIST_BYTES, Problem, TaskListError, load_tasks
+from harness.tasks.load import (
+    MAX_TASK_LIST_BYTES,
+    Problem,
+    TaskListError,
+    declared_read_roots,
+    load_tasks,
+)
 from harness.tasks.yamlfile import YamlDoc, YamlError, read_yaml
 
 __all__ = [
@@ -19,6 +25,7 @@ __all__ = [
     "YamlDoc",
     "YamlError",
     "add_task",
+    "declared_read_roots",
     "inputs_digest",
     "load_tasks",
     "read_yaml",

@@ -27,7 +27,14 @@ from harness.tasks.schema import (
 from harness.tasks.yamlfile import YamlDoc, YamlError, key_lines, read_yaml
 from harness.tasks.spec import TaskSpec
 
-__all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]
+__all__ = [
+    "MAX_TASK_LIST_BYTES",
+    "TASK_FIELDS",
+    "Problem",
+    "TaskListError",
+    "declared_read_roots",
+    "load_tasks",
+]
 
 MAX_TASK_LIST_BYTES = 8 * 2**20  # ~17,000 tasks; a 1,000-task list is under 0.5 MiB
 _TOP_LEVEL = ("defaults", "tasks", "read_roots")
@@ -153,6 +160,17 @@ def _id_of(item: Any, index: int) -> str:
     value = item.get("id") if isinstance(item, dict) else None
     text = str(value) if value is not None else f"#{index + 1}"
     return text if len(text) <= 64 else text[:61] + "..."
+
+
+def declared_read_roots(path: Path) -> tuple[Path, ...]:
+    """The `read_roots:` of a task list that `load_tasks` accepted, resolved (context tools
+    read under them); folders that do not resolve are left out."""
+    path = Path(path)
+    base = path.parent.resolve()
+    value = read_yaml(path, what="task list", max_bytes=MAX_TASK_LIST_BYTES).data.get("read_roots")
+    values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    found = (Paths(base, path.name).resolve(v) for v in values if isinstance(v, str) and v)
+    return tuple(p for p in found if isinstance(p, Path) and p.is_dir())
 
 
 def _read_roots(run: _Pass, value: Any) -> tuple[Path, ...]:

@@ -1,0 +1,6 @@
+"""Context tools: what a write or fix step may read on request, and where it may not."""
+
+from harness.context.confine import Confinement, Refusal
+from harness.context.tools import TOOLS, Limits, ResultLog, ToolBox
+
+__all__ = ["TOOLS", "Confinement", "Limits", "Refusal", "ResultLog", "ToolBox"]
