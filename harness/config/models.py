@@ -177,6 +177,7 @@ class TemporalConfig(_Strict):
     address: str = Field(min_length=1)  # host:port of the frontend
     namespace: str = Field(min_length=1)
     task_queue: str = Field(min_length=1)
+    heartbeat_s: Seconds  # a worker silent this long is dead: its task goes to another
 
     @field_validator("address")
     @classmethod
