@@ -26,6 +26,7 @@ from harness.fsio import write_atomic
 from harness.report import load_summary, render_html, render_markdown
 from harness.results import RunStatus, usd
 from harness.scale.payloads import Night, Shard, night_dir, shard_dir
+from harness.store import Store
 
 __all__ = ["close_night", "run_task"]
 
@@ -109,11 +110,16 @@ def _task_summary(night: Night, task_id: str) -> dict[str, Any]:
         RunStatus.INTERRUPTED: ExitCode.INTERRUPTED,
         RunStatus.BUDGET_STOPPED: ExitCode.BUDGET,
     }.get(status, ExitCode.OK if passing else ExitCode.NOT_ALL_PASSED)
-    return {**data, "task": task, "exit": int(code)}
+    store = Store.open(shard_dir(night, task_id) / "harness.db")
+    try:  # the exact spend: summary.json rounds each shard's to the micro-dollar
+        spent = store.spent(data["run_id"])
+    finally:
+        store.close()
+    return {**data, "task": task, "exit": int(code), "spent": spent}
 
 
 def _merged(night: Night, parts: list[dict[str, Any]]) -> dict[str, Any]:
-    spent = sum((Decimal(str(p["budget"]["spent_usd"])) for p in parts), Decimal(0))
+    spent = sum((p["spent"] for p in parts), Decimal(0))
     notes = list(dict.fromkeys(n for p in parts for n in p["notes"]))
     return {
         "schema": parts[0]["schema"],
@@ -122,7 +128,7 @@ def _merged(night: Night, parts: list[dict[str, Any]]) -> dict[str, Any]:
         "finished_at": max(p["finished_at"] for p in parts),
         "status": _worst(_STATUS_ORDER, [RunStatus(p["status"]) for p in parts]).value,
         "provider": night.provider,
-        "budget": {"cap_usd": parts[0]["budget"]["cap_usd"], "spent_usd": usd(spent)},
+        "budget": {"cap_usd": usd(Decimal(night.cap_usd)), "spent_usd": usd(spent)},
         "notes": notes,
         "tasks": [p["task"] for p in parts],
     }

@@ -4,6 +4,7 @@ wait for it, print the same summary and return the same exit code."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 from temporalio.common import WorkflowIDConflictPolicy
 
@@ -31,7 +32,7 @@ def _night(args: RunArgs, inputs: Inputs) -> Night:
         task_ids=[s.id for s in inputs.specs],
         provider=args.provider,
         seed=args.seed,
-        budget_usd=args.budget_usd,
+        cap_usd=str(inputs.config.budget.run_cap(args.budget_usd, dt.datetime.now())),
         config=str(args.config.resolve()) if args.config else None,
         heartbeat_s=inputs.config.scale.temporal.heartbeat_s,
     )

@@ -7,6 +7,7 @@ re-import this module freely.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from decimal import ROUND_DOWN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,16 @@ class Night:
     task_ids: list[str]
     provider: str
     seed: int
-    budget_usd: float | None
+    cap_usd: str  # the night's run cap, exact decimal text
     config: str | None
     heartbeat_s: float
+
+    def share_usd(self) -> float:
+        """Each task's run cap: an equal share of the night's, rounded down to the
+        micro-dollar, so the shards together can never spend past the night's cap however
+        the workers interleave (docs/scale.md, "The budget on Temporal")."""
+        share = Decimal(self.cap_usd) / len(self.task_ids)
+        return float(share.quantize(Decimal("0.000001"), ROUND_DOWN))
 
 
 @dataclass(frozen=True)

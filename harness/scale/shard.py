@@ -25,7 +25,7 @@ def _run_args(shard: Shard) -> RunArgs:
     return RunArgs(
         tasks=Path(shard.night.tasks),
         provider=shard.night.provider,
-        budget_usd=shard.night.budget_usd,
+        budget_usd=shard.night.share_usd(),
         run_dir=shard_dir(shard.night, shard.task_id),
         concurrency=1,
         only=(shard.task_id,),

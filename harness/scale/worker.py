@@ -12,6 +12,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from harness.config import ScaleConfig
+from harness.errors import BadInput
 from harness.scale.activities import close_night, run_task
 from harness.scale.night import NightWorkflow
 
@@ -25,7 +26,14 @@ GRACE = timedelta(seconds=10)
 
 
 async def connect(scale: ScaleConfig) -> Client:
-    return await Client.connect(scale.temporal.address, namespace=scale.temporal.namespace)
+    """The cluster's Temporal client; a server that cannot be reached is bad input (exit 2)."""
+    try:
+        return await Client.connect(scale.temporal.address, namespace=scale.temporal.namespace)
+    except RuntimeError as exc:
+        raise BadInput(
+            f"scale.temporal.address {scale.temporal.address}: cannot connect ({exc}); start "
+            "the Temporal server or fix the address in the config"
+        ) from exc
 
 
 async def serve(scale: ScaleConfig, concurrency: int) -> None:
