@@ -22,14 +22,16 @@ __all__ = ["run_shard"]
 
 
 def _run_args(shard: Shard) -> RunArgs:
+    run_dir = shard_dir(shard.night, shard.task_id)
+    tried = (run_dir / "harness.db").exists()  # a retry: resume what the last try recorded
     return RunArgs(
         tasks=Path(shard.night.tasks),
         provider=shard.night.provider,
         budget_usd=shard.night.share_usd(),
-        run_dir=shard_dir(shard.night, shard.task_id),
+        run_dir=run_dir,
         concurrency=1,
         only=(shard.task_id,),
-        resume="latest",  # a first try finds nothing and starts anew
+        resume="latest" if tried else None,
         config=Path(shard.night.config) if shard.night.config else None,
         seed=shard.night.seed,
         log_level="warning",
