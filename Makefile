@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench bench-policies bench-check bench-live clean
+.PHONY: demo demo-cluster test lint docs bench bench-policies bench-check bench-live clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ demo: $(STAMP)
 	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
 	@echo "Full summary: runs/demo/latest/summary.html · events: runs/demo/latest/events.jsonl"
 	@echo "Again: $(BIN)/harness summary runs/demo (or: . $(BIN)/activate; harness --help)"
+
+# The same night across two workers on Temporal (docs/scale.md): needs the scale extras.
+demo-cluster: $(STAMP)
+	@$(BIN)/python -m pip install --quiet -e '.[scale,scale-test]'
+	@$(BIN)/python -m harness.scale.demo $(DEMO_SEED); \
+	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
+	@echo "Full summary: runs/demo-cluster/latest/summary.html"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

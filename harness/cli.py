@@ -119,6 +119,10 @@ def _parser() -> argparse.ArgumentParser:
         help="a run folder, or a run dir (its latest run); default runs/",
     )
     _tasks_parser(commands)
+    worker = commands.add_parser("worker", help="serve distributed nights (config scale:)")
+    worker.add_argument("--config", type=Path, required=True, help="the cluster's harness.yaml")
+    worker.add_argument("--concurrency", type=int, help="tasks at once (default from config)")
+    worker.add_argument("--log-level", default="info", choices=("debug", "info", "warning"))
     from harness.morning import add_parsers
 
     add_parsers(commands)
@@ -170,6 +174,13 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
 
     args = run_args(ns)
     inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
+    if inputs.config.scale.engine == "temporal":  # docs/scale.md
+        from harness.scale.client import run_night
+
+        code, text, root = run_night(args, inputs)
+        _say(text)
+        print(f"run folder: {root}", file=sys.stderr)
+        _exit_now(code)
     try:
         lock = RunLock(args.run_dir)
         lock.acquire()
@@ -189,6 +200,29 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
     _say(render_markdown(summary.to_json()))
     print(f"run folder: {run.parts.rundir.root}", file=sys.stderr)
     return exit_code(summary)
+
+
+def _exit_now(code: int) -> None:
+    """Exit with `code` once output is flushed: a Temporal client may abort at interpreter
+    exit after its work is done, which must not change the exit status cron sees."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def cmd_worker(ns: argparse.Namespace) -> ExitCode:
+    import asyncio
+
+    from harness.config import ConfigError, load_config
+    from harness.scale.worker import serve
+
+    try:
+        config = load_config(ns.config)
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from exc
+    asyncio.run(serve(config.scale, ns.concurrency or config.concurrency.tasks))
+    _exit_now(ExitCode.OK)
+    return ExitCode.OK
 
 
 def cmd_summary(ns: argparse.Namespace) -> ExitCode:
@@ -304,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         "events": cmd_events,
         "compare": cmd_compare,
         "export": cmd_export,
+        "worker": cmd_worker,
     }[args.command]
     try:
         return int(handler(args))

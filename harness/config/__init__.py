@@ -14,6 +14,8 @@ from harness.config.models import (
     HarnessConfig,
     LoopConfig,
     RouteConfig,
+    ScaleConfig,
+    TemporalConfig,
 )
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
     "HarnessConfig",
     "LoopConfig",
     "RouteConfig",
+    "ScaleConfig",
+    "TemporalConfig",
     "check_prices",
     "load_config",
 ]

@@ -27,6 +27,8 @@ __all__ = [
     "HarnessConfig",
     "LoopConfig",
     "RouteConfig",
+    "ScaleConfig",
+    "TemporalConfig",
 ]
 
 STEPS = ("write", "review", "rewrite", "fix")
@@ -183,6 +185,41 @@ class BatchConfig(_Strict):
         return at if at > local else at + dt.timedelta(days=1)
 
 
+class TemporalConfig(_Strict):
+    """Where a distributed night's Temporal service is (docs/scale.md)."""
+
+    address: str = Field(min_length=1)  # host:port of the frontend
+    namespace: str = Field(min_length=1)
+    task_queue: str = Field(min_length=1)
+    heartbeat_s: Seconds  # a worker silent this long is dead: its task goes to another
+
+    @field_validator("address")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        host, _, port = value.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f'address {value!r} is not host:port; write e.g. "localhost:7233"')
+        return value
+
+
+class ScaleConfig(_Strict):
+    """One machine (`local`, today's thread pool) or many workers on Temporal."""
+
+    engine: Literal["local", "temporal"]
+    temporal: TemporalConfig
+    database: str | None  # the workers' shared budget ledger; null = none (one machine)
+
+    @field_validator("database")
+    @classmethod
+    def _postgres(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                f"database {value!r} is not a PostgreSQL URL; write "
+                '"postgresql://user@host/harness" (or null for one machine)'
+            )
+        return value
+
+
 class HarnessConfig(_Strict):
     """The whole configuration; build it with `load_config`, which also checks the tiers.
 
@@ -205,3 +242,4 @@ class HarnessConfig(_Strict):
     metrics: MetricsConfig
     deliver: DeliverConfig
     batch: BatchConfig
+    scale: ScaleConfig

@@ -272,3 +272,28 @@ def test_every_default_lives_only_in_the_shipped_defaults_file() -> None:
     text = resources.files("harness.data").joinpath("defaults.yaml").read_text()
 
     assert _defaults_in_code(HarnessConfig, yaml.safe_load(text)) == []
+
+
+def test_scale_defaults_to_the_local_pool() -> None:
+    """With no `scale:` section a night runs on this machine's pool, with no database."""
+    scale = load_config().scale
+
+    assert (scale.engine, scale.database) == ("local", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("scale: {engine: kubernetes}", r"scale\.engine"),
+        ("scale: {temporal: {address: localhost}}", r"host:port"),
+        ("scale: {database: 'sqlite:///x.db'}", r"PostgreSQL URL"),
+        ("scale: {temporal: {queue: x}}", r"scale\.temporal\.queue"),
+    ],
+)
+def test_a_bad_scale_section_names_its_line(tmp_path, text: str, what: str) -> None:
+    """A wrong `scale:` value is refused at its line with what to write instead."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("\n" + text + "\n")
+
+    with pytest.raises(ConfigError, match=r"harness\.yaml:2: .*" + what):
+        load_config(path)

@@ -1,0 +1,224 @@
+"""The budget every worker of a distributed night shares: scoped caps in PostgreSQL.
+
+A scope is a named cap ("day:2026-11-25", "run:<id>", "task:<id>/<task>"). A hold is taken on
+every scope it names or on none, in one transaction that first locks those scopes' rows in
+name order (`SELECT ... ORDER BY name FOR UPDATE`): two holders lock in the same order, so they
+queue and never deadlock, and a scope's spend plus its holds is never seen above its cap.
+Each process is a holder with a lease it renews; a holder whose lease expired is dead (a
+killed worker, a partitioned machine), and its holds are charged in full to every scope they
+were on, once: its calls may have been billed. Amounts are NUMERIC, exact as Decimal.
+
+Needs the `scale` extra (psycopg); nothing on one machine imports this module.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+
+import psycopg
+import structlog
+
+from harness.budget.ledger import DayTotals, LedgerError
+
+__all__ = ["Scope", "SharedDayLedger", "SharedLedger"]
+
+log = structlog.get_logger("harness.budget")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS scopes ("
+    " name TEXT PRIMARY KEY, spent_usd NUMERIC NOT NULL DEFAULT 0)",
+    "CREATE TABLE IF NOT EXISTS holders (id TEXT PRIMARY KEY, lease_until TIMESTAMPTZ NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS holds ("
+    " id TEXT NOT NULL, scope TEXT NOT NULL REFERENCES scopes(name),"
+    " holder TEXT NOT NULL, usd NUMERIC NOT NULL, PRIMARY KEY (id, scope))",
+)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One capped total: its name and its cap (None: counted, never refused)."""
+
+    name: str
+    cap: Decimal | None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The scope a hold did not fit, with what it held when it was refused."""
+
+    scope: Scope
+    spent: Decimal
+    held: Decimal
+
+
+class SharedLedger:
+    """Scoped holds in PostgreSQL for one holder (a process) with a lease of `lease_s`."""
+
+    def __init__(self, url: str, holder: str, *, lease_s: float = 60.0) -> None:
+        self._url, self.holder, self._lease = url, holder, dt.timedelta(seconds=lease_s)
+        try:
+            self._db = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise LedgerError(self._explain(exc)) from exc
+        with self._transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(7240)")  # one schema creator at a time
+            for statement in _SCHEMA:
+                db.execute(statement)
+        self.renew()
+
+    def renew(self) -> None:
+        """Extend this holder's lease from the database's clock (call well within lease_s)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO holders (id, lease_until) VALUES (%s, now() + %s) "
+                "ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until",
+                (self.holder, self._lease),
+            )
+
+    def hold(self, hold_id: str, amount: Decimal, scopes: Sequence[Scope]) -> Refused | None:
+        """Hold `amount` on every scope, or on none: None when held, else the refusal."""
+        self.reap()
+        ordered = sorted(scopes, key=lambda s: s.name)
+        with self._transaction() as db:
+            totals = self._lock(db, [s.name for s in ordered])
+            for scope in ordered:
+                spent, held = totals[scope.name]
+                if scope.cap is not None and spent + held + amount > scope.cap:
+                    return Refused(scope, spent, held)
+            with db.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO holds (id, scope, holder, usd) VALUES (%s, %s, %s, %s)",
+                    [(hold_id, s.name, self.holder, amount) for s in ordered],
+                )
+        return None
+
+    def settle(self, hold_id: str, actual: Decimal) -> None:
+        """Replace the hold by what the call cost, on every scope it was on."""
+        with self._transaction() as db:
+            names = self._scopes_of(db, hold_id)
+            self._lock(db, names)
+            db.execute("DELETE FROM holds WHERE id = %s", (hold_id,))
+            db.execute(
+                "UPDATE scopes SET spent_usd = spent_usd + %s WHERE name = ANY(%s)",
+                (actual, names),
+            )
+
+    def release(self, hold_id: str) -> None:
+        """Drop a hold whose call was never billed."""
+        with self._transaction() as db:
+            self._lock(db, self._scopes_of(db, hold_id))
+            db.execute("DELETE FROM holds WHERE id = %s", (hold_id,))
+
+    def totals(self, name: str) -> tuple[Decimal, Decimal]:
+        """(spent, held) of one scope now."""
+        with self._transaction() as db:
+            return self._lock(db, [name])[name]
+
+    def reap(self) -> Decimal:
+        """Charge in full, once, the holds of every holder whose lease expired; the total."""
+        with self._transaction() as db:
+            dead = [
+                r[0]
+                for r in db.execute(
+                    "SELECT id FROM holders WHERE lease_until < now() ORDER BY id FOR UPDATE"
+                )
+            ]
+            if not dead:
+                return Decimal(0)
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT DISTINCT scope FROM holds WHERE holder = ANY(%s)", (dead,)
+                )
+            ]
+            self._lock(db, names)
+            rows = db.execute(
+                "DELETE FROM holds WHERE holder = ANY(%s) RETURNING scope, usd", (dead,)
+            ).fetchall()
+            for scope, usd in rows:
+                db.execute(
+                    "UPDATE scopes SET spent_usd = spent_usd + %s WHERE name = %s", (usd, scope)
+                )
+            db.execute("DELETE FROM holders WHERE id = ANY(%s)", (dead,))
+        charged = sum((Decimal(usd) for _, usd in rows), Decimal(0))
+        if rows:
+            log.warning("ledger_dead_holds_charged", holders=dead, charged_usd=str(charged))
+        return charged
+
+    def close(self) -> None:
+        """Give up the lease at once (a clean exit) and close the connection."""
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM holders WHERE id = %s AND NOT EXISTS "
+                "(SELECT 1 FROM holds WHERE holder = %s)",
+                (self.holder, self.holder),
+            )
+        self._db.close()
+
+    def _lock(self, db: psycopg.Connection, names: list[str]) -> dict[str, tuple[Decimal, Decimal]]:
+        """Create missing scopes, lock them in name order: {name: (spent, held)}."""
+        names = sorted(set(names))
+        with db.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO scopes (name) VALUES (%s) ON CONFLICT DO NOTHING",
+                [(n,) for n in names],
+            )
+        spent = dict(
+            db.execute(
+                "SELECT name, spent_usd FROM scopes WHERE name = ANY(%s) ORDER BY name FOR UPDATE",
+                (names,),
+            ).fetchall()
+        )
+        held = dict(
+            db.execute(
+                "SELECT scope, sum(usd) FROM holds WHERE scope = ANY(%s) GROUP BY scope", (names,)
+            ).fetchall()
+        )
+        return {n: (Decimal(spent[n]), Decimal(held.get(n, 0))) for n in names}
+
+    @staticmethod
+    def _scopes_of(db: psycopg.Connection, hold_id: str) -> list[str]:
+        rows = db.execute("SELECT scope FROM holds WHERE id = %s", (hold_id,)).fetchall()
+        return [r[0] for r in rows]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection]:
+        try:
+            with self._db.transaction():
+                yield self._db
+        except psycopg.Error as exc:
+            raise LedgerError(self._explain(exc)) from exc
+
+    def _explain(self, exc: Exception) -> str:
+        return f"shared budget ledger (scale.database): {exc}; check the URL and the server"
+
+
+class SharedDayLedger:
+    """The `Ledger` a worker's Budget uses: every day hold is also held on the night's run
+    scope (and the task's), so one cap binds every worker of the night."""
+
+    def __init__(self, shared: SharedLedger, run: Scope, task: Scope | None = None) -> None:
+        self._shared, self._run, self._task = shared, run, task
+
+    def hold(
+        self, day: dt.date, hold_id: str, amount: Decimal, cap: Decimal | None
+    ) -> tuple[bool, DayTotals]:
+        scopes = [Scope(f"day:{day.isoformat()}", cap), self._run]
+        scopes += [self._task] if self._task is not None else []
+        refused = self._shared.hold(hold_id, amount, scopes)
+        if refused is None:
+            return True, DayTotals(Decimal(0), Decimal(0))
+        return False, DayTotals(refused.spent, refused.held)
+
+    def settle(self, day: dt.date, hold_id: str, actual: Decimal) -> None:
+        self._shared.settle(hold_id, actual)
+
+    def release(self, hold_id: str) -> None:
+        self._shared.release(hold_id)
+
+    def spent(self, day: dt.date) -> Decimal:
+        return self._shared.totals(f"day:{day.isoformat()}")[0]

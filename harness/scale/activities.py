@@ -1,0 +1,138 @@
+"""The worker's activities: run one task in a shard process, and close the night.
+
+`run_task` heartbeats while its shard runs; when the worker dies the heartbeats stop, Temporal
+times the activity out and retries it on another worker, where the shard resumes (the
+retry is today's resume). The shard process dies with its worker (PR_SET_PDEATHSIG), so a
+dead worker leaves no task running that another could duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import signal
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from harness.errors import ExitCode
+from harness.fsio import write_atomic
+from harness.report import load_summary, render_html, render_markdown
+from harness.results import RunStatus, usd
+from harness.scale.payloads import Night, Shard, night_dir, shard_dir
+from harness.store import Store
+
+__all__ = ["close_night", "run_task"]
+
+_PR_SET_PDEATHSIG = 1
+# Worst first: the night's exit code is the worst of its tasks', in runner.exit_code's order.
+_EXIT_ORDER = (
+    ExitCode.HALTED,
+    ExitCode.INTERRUPTED,
+    ExitCode.BUDGET,
+    ExitCode.NOT_ALL_PASSED,
+    ExitCode.OK,
+)
+_STATUS_ORDER = (
+    RunStatus.HALTED,
+    RunStatus.INTERRUPTED,
+    RunStatus.BUDGET_STOPPED,
+    RunStatus.COMPLETED,
+)
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@activity.defn(name="run_task")
+async def run_task(shard: Shard) -> int:
+    """One task through today's runner in a process of its own; its exit code."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "harness.scale.shard",
+        json.dumps(shard.to_json()),
+        preexec_fn=_die_with_parent,
+    )
+    beat = max(shard.night.heartbeat_s / 4, 0.2)
+    try:
+        while True:
+            activity.heartbeat()
+            try:
+                code = await asyncio.wait_for(asyncio.shield(proc.wait()), beat)
+                break
+            except TimeoutError:
+                continue
+    except asyncio.CancelledError:  # the worker is shutting down: the shard saves and stops
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        await proc.wait()
+        raise
+    if code == ExitCode.BAD_INPUT:
+        raise ApplicationError(f"task {shard.task_id}: bad input", type="BadInput")
+    if code not in _EXIT_ORDER:  # locked by a shard still alive, interrupted, crashed: again
+        raise ApplicationError(f"task {shard.task_id}: shard exited {code}; retrying")
+    return code
+
+
+@activity.defn(name="close_night")
+def close_night(night: Night) -> int:
+    """Merge the tasks' summaries into the night's summary.json|md|html; the exit code."""
+    parts = [_task_summary(night, task_id) for task_id in night.task_ids]
+    data = _merged(night, parts)
+    root = night_dir(night)
+    write_atomic(root / "summary.md", render_markdown(data))
+    write_atomic(root / "summary.html", render_html(data))
+    write_atomic(root / "summary.json", json.dumps(data, indent=2) + "\n")
+    latest = Path(night.run_dir) / "latest"
+    tmp = latest.with_name(".latest.tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(night.run_id)
+    tmp.replace(latest)
+    return int(_worst(_EXIT_ORDER, [ExitCode(p["exit"]) for p in parts]))
+
+
+def _task_summary(night: Night, task_id: str) -> dict[str, Any]:
+    data = load_summary(shard_dir(night, task_id) / "latest")
+    task = next(t for t in data["tasks"] if t["id"] == task_id)
+    status = RunStatus(data["status"])
+    passing = task["status"] == "passed"
+    code = {
+        RunStatus.HALTED: ExitCode.HALTED,
+        RunStatus.INTERRUPTED: ExitCode.INTERRUPTED,
+        RunStatus.BUDGET_STOPPED: ExitCode.BUDGET,
+    }.get(status, ExitCode.OK if passing else ExitCode.NOT_ALL_PASSED)
+    store = Store.open(shard_dir(night, task_id) / "harness.db")
+    try:  # the exact spend: summary.json rounds each shard's to the micro-dollar
+        spent = store.spent(data["run_id"])
+    finally:
+        store.close()
+    return {**data, "task": task, "exit": int(code), "spent": spent}
+
+
+def _merged(night: Night, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    spent = sum((p["spent"] for p in parts), Decimal(0))
+    notes = list(dict.fromkeys(n for p in parts for n in p["notes"]))
+    return {
+        "schema": parts[0]["schema"],
+        "run_id": night.run_id,
+        "started_at": min(p["started_at"] for p in parts),
+        "finished_at": max(p["finished_at"] for p in parts),
+        "status": _worst(_STATUS_ORDER, [RunStatus(p["status"]) for p in parts]).value,
+        "provider": night.provider,
+        "budget": {"cap_usd": usd(Decimal(night.cap_usd)), "spent_usd": usd(spent)},
+        "notes": notes,
+        "tasks": [p["task"] for p in parts],
+    }
+
+
+def _worst(order, values):
+    return min(values, key=order.index)

@@ -1,0 +1,72 @@
+"""One task of a distributed night, run by today's runner in a process of its own.
+
+A worker's activity starts `python -m harness.scale.shard ARGS.json`: the same start-up
+checks, run lock, `open_run` and `execute` as `harness run --only ID --resume latest`, into the
+task's own run folder under the night's (`<run-dir>/<run_id>/tasks/<task_id>/`). A retry after
+a worker died is therefore exactly today's resume: recorded replies reused, the best attempt
+kept, a task already finished carried over. Each shard is its own process, so structlog's
+one configuration per process and the run lock hold as they do on one machine.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from harness.errors import BadInput, ExitCode
+from harness.runner import LockHeld, RunArgs, RunLock, check_inputs, execute, exit_code, open_run
+from harness.scale.payloads import Shard, shard_dir
+
+__all__ = ["run_shard"]
+
+
+def _run_args(shard: Shard) -> RunArgs:
+    run_dir = shard_dir(shard.night, shard.task_id)
+    tried = (run_dir / "harness.db").exists()  # a retry: resume what the last try recorded
+    return RunArgs(
+        tasks=Path(shard.night.tasks),
+        provider=shard.night.provider,
+        budget_usd=shard.night.share_usd(),
+        run_dir=run_dir,
+        concurrency=1,
+        only=(shard.task_id,),
+        resume="latest" if tried else None,
+        config=Path(shard.night.config) if shard.night.config else None,
+        seed=shard.night.seed,
+        log_level="warning",
+    )
+
+
+def run_shard(shard: Shard) -> ExitCode:
+    """Today's `harness run` for one task; its exit code."""
+    args = _run_args(shard)
+    inputs = check_inputs(args)
+    lock = RunLock(args.run_dir)
+    try:
+        lock.acquire()
+    except LockHeld:
+        return ExitCode.LOCKED
+    try:
+        run = open_run(args, inputs)
+        try:
+            return exit_code(execute(run))
+        finally:
+            run.closing.close()
+    finally:
+        lock.release()
+
+
+def main(argv: list[str]) -> int:
+    from harness.log import configure_logging
+
+    configure_logging(None, level="warning")
+    try:
+        return int(run_shard(Shard.from_json(json.loads(argv[0]))))
+    except BadInput as exc:
+        print(f"harness shard: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

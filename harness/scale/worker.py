@@ -1,0 +1,59 @@
+"""`harness worker`: serve the nights of a task queue until SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import structlog
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from harness.config import ScaleConfig
+from harness.errors import BadInput
+from harness.scale.activities import close_night, run_task
+from harness.scale.night import NightWorkflow
+
+__all__ = ["serve"]
+
+log = structlog.get_logger()
+
+# On SIGTERM running shards get this long to finish; then they are stopped (they save, as on
+# a local SIGTERM) and Temporal hands their tasks to another worker, where they resume.
+GRACE = timedelta(seconds=10)
+
+
+async def connect(scale: ScaleConfig) -> Client:
+    """The cluster's Temporal client; a server that cannot be reached is bad input (exit 2)."""
+    try:
+        return await Client.connect(scale.temporal.address, namespace=scale.temporal.namespace)
+    except RuntimeError as exc:
+        raise BadInput(
+            f"scale.temporal.address {scale.temporal.address}: cannot connect ({exc}); start "
+            "the Temporal server or fix the address in the config"
+        ) from exc
+
+
+async def serve(scale: ScaleConfig, concurrency: int) -> None:
+    """Run tasks of `scale.temporal.task_queue`, `concurrency` at a time, until SIGTERM/SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    client = await connect(scale)
+    with ThreadPoolExecutor(concurrency + 1) as executor:
+        worker = Worker(
+            client,
+            task_queue=scale.temporal.task_queue,
+            workflows=[NightWorkflow],
+            activities=[run_task, close_night],
+            activity_executor=executor,
+            max_concurrent_activities=concurrency + 1,  # + the night's closing step
+            graceful_shutdown_timeout=GRACE,
+        )
+        async with worker:
+            log.info("worker_serving", task_queue=scale.temporal.task_queue, slots=concurrency)
+            await stop.wait()
+            log.info("worker_stopping")
