@@ -24,8 +24,8 @@ from harness.tasks.schema import (
     merge_defaults,
     suggest,
 )
-from harness.tasks.yamlfile import YamlDoc, YamlError, key_lines, read_yaml
 from harness.tasks.spec import TaskSpec
+from harness.tasks.yamlfile import YamlDoc, YamlError, key_lines, read_yaml
 
 __all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]
 

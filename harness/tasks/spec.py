@@ -34,6 +34,9 @@ class TaskSpec:
     language: str = "python"  # of the output: selects fences, syntax check, prompts, runner
     test_command: tuple[str, ...] = ()  # argv run in the scratch dir; () = built-in pytest
     results: str = "pytest"  # how outcomes are read: pytest (built-in) | junit | go-json
+    # Python: "boundary" runs the candidate in processes of its own, values crossing by a
+    # strict codec; "in_process" runs it inside the test process, detection-guarded.
+    isolation: str = "in_process"
     source: Path | None = None  # the task list file
     line: int = 0  # line of the task's entry in `source`
 
