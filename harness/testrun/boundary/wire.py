@@ -106,6 +106,16 @@ class Side(codec.Hooks):
             return local
         return super().record_class(module, qualname, names, frozen)
 
+    def tuple_class(self, module: str, qualname: str, names: tuple) -> type:
+        local = self.local_class(module, qualname)
+        if (
+            local is not None
+            and issubclass(local, tuple)
+            and local.__dict__.get("_fields") == names
+        ):
+            return local
+        return super().tuple_class(module, qualname, names)
+
     def enum_member(self, module: str, qualname: str, base: str, members: list, name: str) -> Any:
         local = self.local_class(module, qualname)
         if local is not None and issubclass(local, enum.Enum) and name in local.__members__:
