@@ -287,7 +287,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
         command_guard=guard,
         boundary=boundary,
     )
-    tally = launch_all(run)
+    tally = _launch_split(run) if boundary and pristine.hidden else launch_all(run)
     skipped = [i for i, c in tally.cases.items() if c.outcome is Outcome.SKIPPED]
     if skipped and not tally.tamper:
         for i in _suite_skips(run, task.id, skipped):
@@ -297,6 +297,34 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
         result = replace(result, warnings=(*result.warnings, BOUNDARY_NEEDS_BWRAP))
     log_tests_ran(task.id, kind, result)
     return result
+
+
+def _launch_split(run: Run) -> Settlement:
+    """Boundary mode: the hidden test files in a launch of their own, with candidate
+    processes of their own, after the visible ones."""
+    hidden = run.pristine.hidden
+    prefixes = tuple(f"{path}::" for path in hidden)
+    visible = tuple(t for t in run.pristine.tests if t not in hidden)
+    parts = [(visible, frozenset(i for i in run.expected if not i.startswith(prefixes)))]
+    parts.append((hidden, frozenset(i for i in run.expected if i.startswith(prefixes))))
+    tally = Settlement()
+    for tests, expected in (p for p in parts if p[0]):
+        pristine = replace(run.pristine, tests=tests)
+        _fold(tally, launch_all(replace(run, pristine=pristine, expected=expected)))
+    return tally
+
+
+def _fold(tally: Settlement, part: Settlement) -> None:
+    """Add one launch_all's settlement to the run's."""
+    tally.cases.update(part.cases)
+    tally.collected.extend(part.collected)
+    tally.collect_errors.extend(part.collect_errors)
+    tally.collected_ok = tally.collected_ok or part.collected_ok
+    tally.tamper.extend(part.tamper)
+    tally.outputs.extend(part.outputs)
+    tally.timed_out = tally.timed_out or part.timed_out
+    tally.stop_reason = tally.stop_reason or part.stop_reason
+    tally.first_tail = tally.first_tail or part.first_tail
 
 
 def _missing(nodeid: str, tally: Settlement) -> TestCase:
