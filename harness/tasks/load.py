@@ -16,6 +16,7 @@ from harness.tasks.build import build_spec
 from harness.tasks.language import CommandCheck, check_runner
 from harness.tasks.paths import Paths
 from harness.tasks.schema import (
+    ISOLATION_DEFAULT,
     NOT_DEFAULTABLE,
     PLACEHOLDER,
     TASK_FIELDS,
@@ -254,6 +255,7 @@ def _check_inputs(
                 folder_ok=name == "support",
                 shown=name != "support",
                 python=is_python and name in _TESTS,
+                boundary=(model.isolation or ISOLATION_DEFAULT) == "boundary",
             )
             if problem and mine:
                 run.add(own[name], model.id, name, problem)

@@ -69,8 +69,8 @@ class Broker:
                 if key.fileobj is self._ours:
                     if not self._asked():
                         return
-                else:
-                    _drain(key.fileobj, sel)  # type: ignore[arg-type]
+                elif key.fd in sel.get_map():  # not ended by a request in this round
+                    _drain(key.fd, sel)
             with self._lock:
                 for child in self._children:
                     if child.output_fd >= 0 and child.output_fd not in sel.get_map():

@@ -19,6 +19,7 @@ import pytest
 
 from harness.pipeline.task import _hidden_trails
 from harness.report.facts import attention
+from harness.results import Outcome
 from harness.tasks.spec import TaskSpec
 from harness.testrun import launch
 from harness.testrun.run import TestLimits, _execute, run_tests
@@ -51,6 +52,8 @@ SHOP = TaskSpec(
     isolation="boundary",
 )
 HOSTILE = sorted(p.stem for p in HERE.glob("b_*.py") if p.stem != "b_special_case")
+# In-process attacks whose payoff is constants that happen to be the visible answers.
+SPECIAL_CASING = {"h_signal_frames"}
 LIMITS = TestLimits(timeout_s=40, per_test_timeout_s=2.0, collect_timeout_s=20, sandbox="bwrap")
 
 
@@ -120,10 +123,19 @@ def test_the_in_process_hostile_candidates_get_no_pass_behind_the_boundary(
     world: dict[str, object],  # noqa: F811  (the fixture imported above)
 ) -> None:
     """The planted in-process attacks (tests/hostile/h_*.py), with the pre-check bypassed,
-    score 0 of 3 behind the boundary, and nothing of them survives."""
+    score 0 of 3 behind the boundary, and nothing of them survives. h_signal_frames returns
+    the two visible answers as constants once its (own-process) signal trick works: behind
+    the boundary that is plain special-casing, scored as such (test_neg fails)."""
     task = replace(TASK, isolation="boundary")
 
     result = _execute(task, plant(name, world), limits("bwrap"))
+    neg = next(c.outcome for c in result.cases if c.nodeid.endswith("test_neg"))
+    constants = 2 if name in SPECIAL_CASING else 0
 
-    assert (result.passed, result.total, len(MARKERS) > 0) == (0, 3, True)
+    assert (result.passed, result.total, neg is Outcome.PASSED, len(MARKERS) > 0) == (
+        constants,
+        3,
+        False,
+        True,
+    )
     assert sandbox_survivors() == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import types
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import codec, wire
@@ -86,8 +87,38 @@ class TestSide(wire.Side):
         return wire._ref(self.module_attr(*origin))[2]
 
 
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
+
+
+class Namespace(Mapping):
+    """`vars(module)` of the stand-in: lookups go to the candidate (monkeypatch and
+    mock.patch read a module's __dict__ to know what to put back)."""
+
+    def __init__(self, module: CandidateModule) -> None:
+        self._module = module
+
+    def __getitem__(self, name: str) -> Any:
+        local = _MODULE_DICT.__get__(self._module)
+        if name in local:
+            return local[name]
+        try:
+            return getattr(self._module, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULE_DICT.__get__(self._module))
+
+    def __len__(self) -> int:
+        return len(_MODULE_DICT.__get__(self._module))
+
+
 class CandidateModule(types.ModuleType):
     """Reads, writes and deletes of public names go to the candidate's module."""
+
+    @property  # type: ignore[override]
+    def __dict__(self) -> Namespace:  # type: ignore[override]
+        return Namespace(self)
 
     def __init__(self, name: str, side: TestSide) -> None:
         super().__init__(name, "the candidate, reached across the boundary")
