@@ -6,8 +6,8 @@ from pathlib import Path
 
 from harness.tasks.language import Runner
 from harness.tasks.paths import Paths
-from harness.tasks.schema import ISOLATION_DEFAULT, TaskModel
-from harness.tasks.spec import TaskSpec
+from harness.tasks.schema import TaskModel
+from harness.tasks.spec import ISOLATION_DEFAULT, TaskSpec
 
 __all__ = ["build_spec"]
 

@@ -16,7 +16,6 @@ from harness.tasks.build import build_spec
 from harness.tasks.language import CommandCheck, check_runner
 from harness.tasks.paths import Paths
 from harness.tasks.schema import (
-    ISOLATION_DEFAULT,
     NOT_DEFAULTABLE,
     PLACEHOLDER,
     TASK_FIELDS,
@@ -25,7 +24,7 @@ from harness.tasks.schema import (
     merge_defaults,
     suggest,
 )
-from harness.tasks.spec import TaskSpec
+from harness.tasks.spec import ISOLATION_DEFAULT, TaskSpec
 from harness.tasks.yamlfile import YamlDoc, YamlError, key_lines, read_yaml
 
 __all__ = ["MAX_TASK_LIST_BYTES", "TASK_FIELDS", "Problem", "TaskListError", "load_tasks"]

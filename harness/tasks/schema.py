@@ -6,10 +6,10 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
+from harness.tasks.spec import ISOLATION_DEFAULT
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = [
-    "ISOLATION_DEFAULT",
     "MERGED_FIELDS",
     "NOT_DEFAULTABLE",
     "PLACEHOLDER",
@@ -27,8 +27,6 @@ RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
 MAX_ATTEMPTS = 50
-# How a Python task's candidate is isolated from its tests when the task list does not say.
-ISOLATION_DEFAULT = "in_process"
 
 
 def _as_list(value: Any) -> Any:
@@ -55,7 +53,7 @@ class TaskModel(BaseModel):
     language: Name = "python"  # checked against the registry by _language
     test_command: Any = None  # an argv list or a string: checked by _language, with the fix
     results: Annotated[str, Field(max_length=64)] | None = None
-    isolation: Literal["boundary", "in_process"] | None = None  # None: ISOLATION_DEFAULT
+    isolation: Literal["boundary", "in_process"] | None = None  # None: spec.ISOLATION_DEFAULT
 
     _lists = field_validator(
         "reference", "tests", "examples", "support", "hidden_tests", mode="before"

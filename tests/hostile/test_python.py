@@ -95,6 +95,7 @@ TASK = TaskSpec(
     reference=(),
     tests=(TASK_DIR / "acceptance" / "test_calc.py",),
     output=TASK_DIR / "out/calc.py",
+    isolation="in_process",  # this suite is the in-process layers' own
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from harness.results import Outcome
 from harness.tasks.spec import TaskSpec
-from harness.testrun import TestLimits, run_tests
+from harness.testrun import TestLimits, isolation_differences, run_tests
 from harness.testrun.launch import bwrap_works
 
 pytestmark = [
@@ -308,3 +308,28 @@ def test_a_candidate_that_hangs_or_dies_is_replaced_for_the_next_test(tmp_path: 
         "test_c_die": "failed",
         "test_d_ok": "passed",
     }
+
+
+IDENTITY_TESTS = """
+    from mod import cached, double
+
+    def test_double():
+        assert double(2) == 4
+
+    def test_the_same_list_every_time():
+        assert cached() is cached()
+    """
+IDENTITY_CANDIDATE = (
+    "CACHE = [1]\n\n\ndef cached():\n    return CACHE\n\n\ndef double(x):\n    return 2 * x\n"
+)
+
+
+def test_isolation_differences_name_the_tests_a_boundary_cannot_carry(tmp_path: Path) -> None:
+    """Run both ways, only the test relying on the identity of a returned value differs."""
+    task = make_task(tmp_path, IDENTITY_TESTS)
+
+    found = isolation_differences(task, IDENTITY_CANDIDATE, LIMITS)
+
+    assert [(d.nodeid.split("::")[-1], d.in_process, d.boundary[:6]) for d in found] == [
+        ("test_the_same_list_every_time", "passed", "failed")
+    ]
