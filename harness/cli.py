@@ -77,6 +77,12 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
     validate = task_commands.add_parser("validate", help="check a task list (and its outputs)")
     validate.add_argument("file", type=Path, help="the task list (YAML)")
     validate.add_argument("--policy", type=Path, help="guardrails policy the outputs must obey")
+    validate.add_argument(
+        "--both-ways",
+        action="store_true",
+        help="run each Python task's tests against its solution in_process and behind the "
+        "boundary, and name every test whose result differs",
+    )
     listing = task_commands.add_parser("list", help="list a task list's tasks")
     listing.add_argument("file", type=Path, help="the task list (YAML)")
     add = task_commands.add_parser("add", help="append a validated task, keeping comments")
@@ -279,7 +285,7 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
     if ns.tasks_command == "validate":
         print(f"{ns.file}: {len(specs)} task(s), all valid")
-        return ExitCode.OK
+        return _both_ways(specs) if ns.both_ways else ExitCode.OK
     for spec in specs:
         refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
         print(
@@ -287,6 +293,32 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
             f"max_attempts={spec.max_attempts}"
         )
     return ExitCode.OK
+
+
+def _both_ways(specs: list) -> ExitCode:
+    """Each Python task with a solution, both isolation modes: a boundary task whose tests
+    differ is bad input (its list must say in_process, or the tests change)."""
+    from harness.testrun import isolation_differences
+
+    bad = False
+    for spec in specs:
+        if spec.language != "python" or spec.test_command or spec.solution is None:
+            continue
+        found = isolation_differences(spec, spec.solution.read_text(encoding="utf-8"))
+        for diff in found:
+            print(
+                f"{spec.id}: {diff.nodeid}: in_process {diff.in_process} | boundary {diff.boundary}"
+            )
+        if found and spec.isolation == "boundary":
+            bad = True
+            print(
+                f"{spec.id}: {len(found)} test(s) differ behind the boundary; give the task "
+                "`isolation: in_process` or change those tests (docs/boundary.md says what "
+                "cannot cross)"
+            )
+        elif not found:
+            print(f"{spec.id}: the same results in_process and behind the boundary")
+    return ExitCode.BAD_INPUT if bad else ExitCode.OK
 
 
 def cmd_events(ns: argparse.Namespace) -> ExitCode:

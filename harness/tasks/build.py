@@ -7,7 +7,7 @@ from pathlib import Path
 from harness.tasks.language import Runner
 from harness.tasks.paths import Paths
 from harness.tasks.schema import TaskModel
-from harness.tasks.spec import TaskSpec
+from harness.tasks.spec import ISOLATION_DEFAULT, TaskSpec
 
 __all__ = ["build_spec"]
 
@@ -43,6 +43,7 @@ def build_spec(
         language=runner.language,
         test_command=runner.test_command,
         results=runner.results,
+        isolation=model.isolation or ISOLATION_DEFAULT,
         source=source.resolve(),
         line=line,
     )

@@ -32,8 +32,8 @@ from ruamel.yaml.util import load_yaml_guess_indent
 from harness.errors import BadInput
 from harness.fsio import write_atomic
 from harness.tasks.load import MAX_TASK_LIST_BYTES, TASK_FIELDS, TaskListError, load_tasks
-from harness.tasks.yamlfile import YamlError, read_yaml
 from harness.tasks.spec import TaskSpec
+from harness.tasks.yamlfile import YamlError, read_yaml
 
 __all__ = ["add_task"]
 

@@ -24,8 +24,8 @@ from harness.tasks.schema import (
     merge_defaults,
     suggest,
 )
+from harness.tasks.spec import ISOLATION_DEFAULT, TaskSpec
 from harness.tasks.yamlfile import YamlDoc, YamlError, key_lines, read_yaml
-from harness.tasks.spec import TaskSpec
 
 __all__ = [
     "MAX_TASK_LIST_BYTES",
@@ -272,6 +272,7 @@ def _check_inputs(
                 folder_ok=name == "support",
                 shown=name != "support",
                 python=is_python and name in _TESTS,
+                boundary=(model.isolation or ISOLATION_DEFAULT) == "boundary",
             )
             if problem and mine:
                 run.add(own[name], model.id, name, problem)

@@ -51,14 +51,22 @@ class Paths:
         return found
 
     def check_input(
-        self, rel: str, *, folder_ok: bool = False, shown: bool = True, python: bool = False
+        self,
+        rel: str,
+        *,
+        folder_ok: bool = False,
+        shown: bool = True,
+        python: bool = False,
+        boundary: bool = False,
     ) -> str | None:
         """None if `rel` is an input the harness may read; else what is wrong and the fix.
 
         `folder_ok`: a whole folder is allowed (support); `shown`: the model reads the file,
-        so it must be UTF-8 text of a sane size; `python`: a .py file must parse (tests).
+        so it must be UTF-8 text of a sane size; `python`: a .py file must parse (tests);
+        `boundary`: the task's candidate runs behind the value boundary, out of reach of
+        anything the tests import (so property tests are fine).
         """
-        key = (rel, folder_ok, shown, python)
+        key = (rel, folder_ok, shown, python, boundary)
         if key not in self._inputs:
             target = self.resolve(rel)
             if isinstance(target, str):
@@ -68,7 +76,7 @@ class Paths:
             else:
                 problem = self._inspect(rel, target, folder_ok, shown)
                 if problem is None and python and target.suffix == ".py" and target.is_file():
-                    problem = _syntax(rel, target)
+                    problem = _syntax(rel, target, boundary)
                 self._inputs[key] = problem
         return self._inputs[key]
 
@@ -223,7 +231,7 @@ def _foreign_name(rel: str, target: Path, language: Language) -> list[str]:
     return []
 
 
-def _syntax(rel: str, target: Path) -> str | None:
+def _syntax(rel: str, target: Path, boundary: bool = False) -> str | None:
     """What keeps a Python test file from being collected: pytest would report an error for
     every candidate, so each paid attempt would score nothing."""
     try:
@@ -237,7 +245,7 @@ def _syntax(rel: str, target: Path) -> str | None:
         )
     except OSError as exc:
         return f"{rel!r} cannot be read ({exc.strerror}); fix its permissions"
-    return _untrusted_import(rel, tree)
+    return None if boundary else _untrusted_import(rel, tree)
 
 
 def _untrusted_import(rel: str, tree: ast.Module) -> str | None:
@@ -251,7 +259,9 @@ def _untrusted_import(rel: str, tree: ast.Module) -> str | None:
         if any(n.partition(".")[0] == "hypothesis" for n in names):
             return (
                 f"{rel!r} imports hypothesis (line {node.lineno}): candidate code could steer "
-                "it through its own settings, so the sandbox never trusts a property test; "
-                "write the properties as @pytest.mark.parametrize examples"
+                "it through its own settings when it runs in the test process, so the sandbox "
+                "never trusts a property test in_process; give the task `isolation: boundary` "
+                "(the candidate then runs in a process of its own), or write the properties "
+                "as @pytest.mark.parametrize examples"
             )
     return None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
+from harness.tasks.spec import ISOLATION_DEFAULT
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = [
@@ -52,6 +53,7 @@ class TaskModel(BaseModel):
     language: Name = "python"  # checked against the registry by _language
     test_command: Any = None  # an argv list or a string: checked by _language, with the fix
     results: Annotated[str, Field(max_length=64)] | None = None
+    isolation: Literal["boundary", "in_process"] | None = None  # None: spec.ISOLATION_DEFAULT
 
     _lists = field_validator(
         "reference", "tests", "examples", "support", "hidden_tests", mode="before"

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TaskSpec"]
+__all__ = ["ISOLATION_DEFAULT", "TaskSpec"]
+
+# How a Python task's candidate is kept from its tests when the task list does not say: in a
+# process of its own behind the value boundary (tasks/example passes the same tests both ways).
+ISOLATION_DEFAULT = "boundary"
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,9 @@ class TaskSpec:
     language: str = "python"  # of the output: selects fences, syntax check, prompts, runner
     test_command: tuple[str, ...] = ()  # argv run in the scratch dir; () = built-in pytest
     results: str = "pytest"  # how outcomes are read: pytest (built-in) | junit | go-json
+    # Python: "boundary" runs the candidate in processes of its own, values crossing by a
+    # strict codec; "in_process" runs it inside the test process, detection-guarded.
+    isolation: str = ISOLATION_DEFAULT
     source: Path | None = None  # the task list file
     line: int = 0  # line of the task's entry in `source`
 

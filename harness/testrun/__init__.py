@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.testrun.isolation import Difference, isolation_differences
 from harness.testrun.run import (
     SandboxError,
     TestLimits,
@@ -11,4 +12,13 @@ from harness.testrun.run import (
     sandbox_kind,
 )
 
-__all__ = ["SandboxError", "TestLimits", "expect_tests", "precheck", "run_tests", "sandbox_kind"]
+__all__ = [
+    "Difference",
+    "SandboxError",
+    "TestLimits",
+    "expect_tests",
+    "isolation_differences",
+    "precheck",
+    "run_tests",
+    "sandbox_kind",
+]

@@ -217,9 +217,16 @@ def refusal() -> str:
     )
 
 
-def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None = None) -> Child:
+def spawn(
+    plan: Plan,
+    cwd: Path,
+    config: dict[str, Any],
+    pipe_owner: int | None = None,
+    extra_fds: tuple[int, ...] = (),
+) -> Child:
     """Start the process in its own session with the record pipe at an unguessable fd;
-    `pipe_owner` gets the pipe, so a process of that uid can reopen it by /dev/fd/N."""
+    `pipe_owner` gets the pipe, so a process of that uid can reopen it by /dev/fd/N;
+    `extra_fds` are inherited as they are (the boundary's sockets)."""
     rec_r, rec_w = os.pipe()
     high = fcntl.fcntl(rec_w, fcntl.F_DUPFD_CLOEXEC, 200 + secrets.randbelow(800))
     os.close(rec_w)
@@ -227,7 +234,7 @@ def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None 
         os.fchown(high, pipe_owner, pipe_owner)
     out_r, out_w = os.pipe()
     try:
-        proc = _popen(plan, cwd, out_w, high)
+        proc = _popen(plan, cwd, out_w, (high, *extra_fds))
     except BaseException:
         os.close(rec_r)
         os.close(out_r)
@@ -251,7 +258,7 @@ def spawn(plan: Plan, cwd: Path, config: dict[str, Any], pipe_owner: int | None 
     return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)
 
 
-def _popen(plan: Plan, cwd: Path, out_w: int, record_fd: int) -> subprocess.Popen[bytes]:
+def _popen(plan: Plan, cwd: Path, out_w: int, fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
     user: dict[str, Any] = {}
     if plan.spawn_user is not None:
         user = {"user": plan.spawn_user, "group": plan.spawn_user, "extra_groups": []}
@@ -261,7 +268,7 @@ def _popen(plan: Plan, cwd: Path, out_w: int, record_fd: int) -> subprocess.Pope
         stdin=subprocess.PIPE,
         stdout=out_w,
         stderr=out_w,
-        pass_fds=(record_fd, *inherited),
+        pass_fds=(*fds, *inherited),
         env=dict(plan.env),
         cwd=cwd,
         start_new_session=True,

@@ -112,6 +112,18 @@ Expected = tuple[tuple[str, ...], tuple[str, ...]]  # (collected ids, ids that f
 _expected_cache: dict[tuple[object, ...], Future[Expected]] = {}
 
 
+BOUNDARY_NEEDS_BWRAP = (
+    "isolation: boundary needs bubblewrap (the candidate's process must not see the tests' "
+    "files); without it this run was in_process: detection-guarded, not isolated"
+)
+
+
+def boundary_for(task: TaskSpec, kind: str) -> bool:
+    """Whether this run puts the candidate behind the value boundary: asked for, and a
+    sandbox that can keep the tests' files out of the candidate's file system."""
+    return task.isolation == "boundary" and kind == "bwrap"
+
+
 def _collection_key(pristine: Pristine, place: str, kind: str) -> tuple[object, ...]:
     """What the collection sees: the pristine files and test paths, the sandbox, the stub's
     module name, and the pristine files beside it (its folder comes first on sys.path). Not
@@ -127,7 +139,7 @@ def _expected(
 ) -> Expected:
     """The test ids of the pristine tests against a stub candidate, collected once per inputs
     (see `_collection_key`)."""
-    key = _collection_key(pristine, place, kind)
+    key = (*_collection_key(pristine, place, kind), boundary_for(task, kind))
     with _expected_lock:
         pending = _expected_cache.get(key)
         mine = pending is None
@@ -149,8 +161,18 @@ def _expected(
 def _collect(
     task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
 ) -> Expected:
+    boundary = boundary_for(task, kind)
     tally = launch_all(
-        Run(pristine, place, _STUB, limits, kind, collect_only=True, command_guard=guard)
+        Run(
+            pristine,
+            place,
+            _STUB,
+            limits,
+            kind,
+            collect_only=True,
+            command_guard=guard,
+            boundary=boundary,
+        )
     )
     if tally.tamper or not tally.collected_ok:
         output = "\n".join(tally.outputs)[-2000:]
@@ -175,7 +197,7 @@ _suite_skip_cache: dict[tuple[str, str, str, str], dict[str, bool]] = {}
 def _suite_skips(run: Run, task_id: str, skipped: list[str]) -> frozenset[str]:
     """Of the tests the candidate's run skipped, those the suite skips whatever the candidate:
     skipped against the stub candidate too. Each id is asked once per inputs, in one launch."""
-    key = (task_id, run.pristine.digest, run.candidate_rel, run.kind)
+    key = (task_id, run.pristine.digest, run.candidate_rel, run.kind, run.boundary)
     with _expected_lock:
         known = _suite_skip_cache.setdefault(key, {})
         todo = [i for i in skipped if i not in known]
@@ -216,7 +238,11 @@ def run_tests(
         kind = sandbox_kind(limits)
         result = run_foreign(task, code, limits, kind, command_guard)
         return replace(result, warnings=(*sandbox_warnings(kind), *result.warnings))
-    reasons = [precheck(code), *(precheck_extra(code) if precheck_extra else [])]
+    # Behind the boundary the in-process pre-check guards nothing (the candidate cannot reach
+    # pytest or the tests) and could only refuse honest code; the operator's checks stay.
+    boundary = boundary_for(task, sandbox_kind(limits))
+    own = "" if boundary else precheck(code)
+    reasons = [own, *(precheck_extra(code) if precheck_extra else [])]
     reasons = [r for r in reasons if r]
     if reasons:
         return _rejected(task, limits, "; ".join(reasons), command_guard)
@@ -249,15 +275,56 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
     pristine = read_pristine(task)
     place = candidate_place(task, pristine)
     ids, broken = _expected(task, pristine, place, limits, kind, guard)
-    run = Run(pristine, place, code, limits, kind, frozenset(ids), broken, command_guard=guard)
-    tally = launch_all(run)
+    boundary = boundary_for(task, kind)
+    run = Run(
+        pristine,
+        place,
+        code,
+        limits,
+        kind,
+        frozenset(ids),
+        broken,
+        command_guard=guard,
+        boundary=boundary,
+    )
+    tally = _launch_split(run) if boundary and pristine.hidden else launch_all(run)
     skipped = [i for i, c in tally.cases.items() if c.outcome is Outcome.SKIPPED]
     if skipped and not tally.tamper:
         for i in _suite_skips(run, task.id, skipped):
             tally.cases[i] = replace(tally.cases[i], by_suite=True)
     result = _result(run, ids, tally, time.monotonic() - started)
+    if task.isolation == "boundary" and not boundary:
+        result = replace(result, warnings=(*result.warnings, BOUNDARY_NEEDS_BWRAP))
     log_tests_ran(task.id, kind, result)
     return result
+
+
+def _launch_split(run: Run) -> Settlement:
+    """Boundary mode: the hidden test files in a launch of their own, with candidate
+    processes of their own, after the visible ones."""
+    hidden = run.pristine.hidden
+    prefixes = tuple(f"{path}::" for path in hidden)
+    visible = tuple(t for t in run.pristine.tests if t not in hidden)
+    parts = [(visible, frozenset(i for i in run.expected if not i.startswith(prefixes)))]
+    parts.append((hidden, frozenset(i for i in run.expected if i.startswith(prefixes))))
+    tally = Settlement()
+    for tests, expected in (p for p in parts if p[0]):
+        pristine = replace(run.pristine, tests=tests)
+        _fold(tally, launch_all(replace(run, pristine=pristine, expected=expected)))
+    return tally
+
+
+def _fold(tally: Settlement, part: Settlement) -> None:
+    """Add one launch_all's settlement to the run's."""
+    tally.cases.update(part.cases)
+    tally.collected.extend(part.collected)
+    tally.collect_errors.extend(part.collect_errors)
+    tally.collected_ok = tally.collected_ok or part.collected_ok
+    tally.tamper.extend(part.tamper)
+    tally.outputs.extend(part.outputs)
+    tally.timed_out = tally.timed_out or part.timed_out
+    tally.stop_reason = tally.stop_reason or part.stop_reason
+    tally.first_tail = tally.first_tail or part.first_tail
 
 
 def _missing(nodeid: str, tally: Settlement) -> TestCase:

@@ -68,6 +68,7 @@ class Pristine:
     tests: tuple[str, ...]  # the test files' scratch-relative paths, pytest's arguments
     origins: tuple[str, ...] = ()  # where they were read from (kept from candidate code too)
     hidden: tuple[str, ...] = ()  # the hidden test files among `tests`
+    support: tuple[str, ...] = ()  # the files that came from the task's `support`
 
     @property
     def digest(self) -> str:
@@ -96,17 +97,22 @@ def read_pristine(task: TaskSpec) -> Pristine:
     """Read tests and support (files or whole folders) once; what is hashed is what is copied."""
     files: dict[str, bytes] = {}
     origins: list[str] = []
-    for source in (*task.tests, *task.hidden_tests, *task.support):
+    support: list[str] = []
+    for n, source in enumerate((*task.tests, *task.hidden_tests, *task.support)):
         if not source.exists():
             raise SandboxError(f"task {task.id}: input {source} does not exist")
         for path in _walk(source) if source.is_dir() else (source,):
             files[_place(path, task.base_dir)] = path.read_bytes()
             origins.append(str(path.resolve()))
+            if n >= len(task.tests) + len(task.hidden_tests):
+                support.append(_place(path, task.base_dir))
     tests = tuple(
         dict.fromkeys(_place(t, task.base_dir) for t in (*task.tests, *task.hidden_tests))
     )
     hidden = tuple(_place(t, task.base_dir) for t in task.hidden_tests)
-    return Pristine(tuple(sorted(files.items())), tests, tuple(origins), hidden)
+    return Pristine(
+        tuple(sorted(files.items())), tests, tuple(origins), hidden, tuple(dict.fromkeys(support))
+    )
 
 
 def candidate_place(task: TaskSpec, pristine: Pristine) -> str:

@@ -3,16 +3,18 @@ test), judge the records, verify the tree, and turn it all into a TestResult."""
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from harness.results import Outcome, TestCase
 from harness.testrun import launch, litter, privilege, texts
+from harness.testrun.broker import Broker
 from harness.testrun.channel import Watch, watch
 from harness.testrun.imports import imported_modules
 from harness.testrun.limits import TestLimits
@@ -28,6 +30,13 @@ from harness.testrun.scratch import (
 __all__ = ["Run", "launch_all"]
 
 MAX_LAUNCHES = 8
+_BOUNDARY_FILES = ("__init__.py", "codec.py", "wire.py", "candidate.py", "proxy.py")
+# What the tests' tree holds at the candidate's place in boundary mode: no candidate code.
+PROXY_STUB = (
+    '"""The candidate, reached across the boundary (written by the harness)."""\n'
+    "import sys\n\n"
+    'sys.modules[__name__] = sys.modules["harness_boundary.proxy"].module(__name__)\n'
+)
 _INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 _CHILD_FILES = (
     "boot.py",
@@ -58,6 +67,8 @@ class Run:
     collect_only: bool = False
     # The operator's command policy: sees every argv before it is started; raises to refuse.
     command_guard: Callable[[Sequence[str]], None] | None = None
+    # isolation: boundary — the candidate runs in processes of its own (see boundary/).
+    boundary: bool = False
 
 
 def _prepare(run_dir: Path, uid: int | None) -> None:
@@ -69,6 +80,12 @@ def _prepare(run_dir: Path, uid: int | None) -> None:
         if (here / name).exists():
             shutil.copyfile(here / name, boot / name)
             os.chmod(boot / name, 0o444)
+    package = boot / "harness_boundary"
+    package.mkdir(mode=0o755)
+    for name in _BOUNDARY_FILES:  # the boundary's sandbox half, imported there as a package
+        shutil.copyfile(Path(__file__).parent / "boundary" / name, package / name)
+        os.chmod(package / name, 0o444)
+    os.chmod(package, 0o555)
     (boot / "pytest.ini").write_text("[pytest]\n")
     os.chmod(boot, 0o555)
     tmp = run_dir / "tmp"
@@ -101,7 +118,6 @@ def _config(
     run: Run, plan: launch.Plan, root: Path, args: list[str], only: list[str] | None
 ) -> dict:
     lim = run.limits
-    uid = plan.uid if plan.uid is not None else plan.spawn_user
     cand_dir = str((root / run.candidate_rel).parent)
     return {
         "nonce": secrets.token_hex(16),
@@ -115,14 +131,49 @@ def _config(
         "preload": imported_modules(run.pristine.files),
         "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
-        "rlimits": {
-            "cpu": int(lim.cpu_s),
-            "as": lim.memory_mb << 20,
-            "fsize": lim.file_size_mb << 20,
-            "nproc": _nproc(os.getuid() if uid is None else uid, lim.max_procs),
-            "core": 0,
-        },
+        "rlimits": _rlimits(lim, plan),
     }
+
+
+def _rlimits(lim: TestLimits, plan: launch.Plan) -> dict[str, int]:
+    uid = plan.uid if plan.uid is not None else plan.spawn_user
+    return {
+        "cpu": int(lim.cpu_s),
+        "as": lim.memory_mb << 20,
+        "fsize": lim.file_size_mb << 20,
+        "nproc": _nproc(os.getuid() if uid is None else uid, lim.max_procs),
+        "core": 0,
+    }
+
+
+def candidate_files(pristine: Pristine) -> tuple[tuple[str, bytes], ...]:
+    """What the candidate's own sandbox holds besides the candidate: the support files, never
+    a test file (visible or hidden) or a conftest.py (test machinery)."""
+    tests, support = set(pristine.tests), set(pristine.support)
+    return tuple(
+        (rel, data)
+        for rel, data in pristine.files
+        if rel in support and rel not in tests and PurePosixPath(rel).name != "conftest.py"
+    )
+
+
+def support_modules(pristine: Pristine, candidate_rel: str) -> list[str]:
+    """The module names the support files import as on either side (from the tree's root or
+    from the candidate's folder): classes of these modules are matched by name."""
+    names: list[str] = []
+    folders = (PurePosixPath(), PurePosixPath(candidate_rel).parent)
+    for rel, _ in candidate_files(pristine):
+        path = PurePosixPath(rel)
+        if path.suffix != ".py":
+            continue
+        for folder in folders:
+            if not path.is_relative_to(folder):
+                continue
+            parts = path.with_suffix("").relative_to(folder).parts
+            parts = parts[:-1] if parts and parts[-1] == "__init__" else parts
+            if parts and all(p.isidentifier() for p in parts):
+                names.append(".".join(parts))
+    return list(dict.fromkeys(names))
 
 
 def launch_all(run: Run) -> Settlement:
@@ -130,12 +181,16 @@ def launch_all(run: Run) -> Settlement:
     run_dir = make_run_folder()
     tally = Settlement()
     uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
+    cand_dir: Path | None = None
     try:
         root = run_dir / "root"
-        files = {**dict(run.pristine.files), run.candidate_rel: run.code.encode()}
-        build_tree(root, run.pristine, run.candidate_rel, run.code)
+        code = PROXY_STUB if run.boundary else run.code
+        files = {**dict(run.pristine.files), run.candidate_rel: code.encode()}
+        build_tree(root, run.pristine, run.candidate_rel, code)
         _prepare(run_dir, uid)
-        _launch_loop(run, run_dir, root, tally, uid)
+        if run.boundary:
+            cand_dir = _candidate_folder(run, uid)
+        _launch_loop(run, run_dir, root, tally, uid, cand_dir)
         try:
             problems = verify_tree(root, files)
         except (OSError, RecursionError) as exc:  # a tree mangled beyond walking
@@ -144,12 +199,42 @@ def launch_all(run: Run) -> Settlement:
             tally.tamper.append(f"the scratch tree changed during the run: {problems[0]}")
     finally:
         remove_tree(run_dir)
+        if cand_dir is not None:
+            remove_tree(cand_dir)
         litter.after_run(run.kind, uid)
     texts.relativize(tally, root)
     return tally
 
 
-def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None) -> None:
+def _candidate_folder(run: Run, uid: int | None) -> Path:
+    """Boundary mode: the candidate's own run folder, its tree the candidate and the support
+    files only. Its sandbox mounts this folder's tree, never the tests' one."""
+    folder = make_run_folder()
+    only_support = Pristine(candidate_files(run.pristine), ())
+    build_tree(folder / "root", only_support, run.candidate_rel, run.code)
+    _prepare(folder, uid)
+    return folder
+
+
+def _start_candidate(run: Run, folder: Path, uid: int | None, sock: int) -> launch.Child:
+    """One candidate process holding the socket `sock` (the broker's `start`)."""
+    lim, root = run.limits, folder / "root"
+    plan = launch.make_plan(run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid)
+    if run.command_guard is not None:
+        run.command_guard(plan.argv)
+    config = {
+        "role": "candidate",
+        "socket": sock,
+        "support": support_modules(run.pristine, run.candidate_rel),
+        "paths": list(dict.fromkeys([str((root / run.candidate_rel).parent), str(root)])),
+        "rlimits": _rlimits(lim, plan),
+    }
+    return launch.spawn(plan, root, config, extra_fds=(sock,))
+
+
+def _launch_loop(
+    run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None, cand_dir: Path | None
+) -> None:
     lim = run.limits
     deadline = time.monotonic() + lim.timeout_s
     args = _pytest_args(run, run_dir, root)
@@ -159,9 +244,7 @@ def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: in
         config = _config(run, plan, root, args, only)
         if run.command_guard is not None:
             run.command_guard(plan.argv)
-        child = launch.spawn(plan, root, config)
-        grace = max(0.5, lim.per_test_timeout_s / 4)  # time for the in-process alarm first
-        seen = watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
+        seen = _launch_once(run, plan, root, config, deadline, cand_dir, uid)
         allowed = frozenset(only) if only is not None else _allowed(run, seen)
         verdict = judge(seen.records, config["nonce"], allowed)
         only = _absorb(n, seen, verdict, tally)
@@ -170,6 +253,33 @@ def _launch_loop(run: Run, run_dir: Path, root: Path, tally: Settlement, uid: in
         if time.monotonic() >= deadline:
             tally.timed_out, tally.stop_reason = True, f"the run exceeded {lim.timeout_s:g}s"
             return
+
+
+def _launch_once(
+    run: Run,
+    plan: launch.Plan,
+    root: Path,
+    config: dict,
+    deadline: float,
+    cand_dir: Path | None,
+    uid: int | None,
+) -> Watch:
+    """One pytest process; in boundary mode with a broker starting its candidate processes."""
+    lim = run.limits
+    grace = max(0.5, lim.per_test_timeout_s / 4)  # time for the in-process alarm first
+    if cand_dir is None:
+        child = launch.spawn(plan, root, config)
+        return watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
+    broker = Broker(functools.partial(_start_candidate, run, cand_dir, uid))
+    try:
+        assert broker.test_fd is not None
+        support = support_modules(run.pristine, run.candidate_rel)
+        config = {**config, "role": "tests", "broker": broker.test_fd, "support": support}
+        child = launch.spawn(plan, root, config, extra_fds=(broker.test_fd,))
+        broker.handed_over()
+        return watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
+    finally:
+        broker.close()
 
 
 def _allowed(run: Run, seen: Watch) -> frozenset[str]:

@@ -284,6 +284,7 @@ TASK_LIST = [
         "tests_hypothesis",
         "tasks.yaml:6: task 'calc', field 'tests'",
         "imports hypothesis (line 2): candidate code could steer it",
+        tasks=sub("    solution:", "    isolation: in_process\n    solution:"),
         files={"acceptance/test_calc.py": b"import calc_service\nfrom hypothesis import given\n"},
     ),
     Case(

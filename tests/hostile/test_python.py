@@ -95,6 +95,7 @@ TASK = TaskSpec(
     reference=(),
     tests=(TASK_DIR / "acceptance" / "test_calc.py",),
     output=TASK_DIR / "out/calc.py",
+    isolation="in_process",  # this suite is the in-process layers' own
 )
 
 
@@ -349,7 +350,7 @@ def suite_task(tmp_path: Path, tests: dict[str, str], output: str = "calc.py") -
     for name, text in tests.items():
         (tmp_path / "acceptance" / name).write_text(text)
     files = tuple(tmp_path / "acceptance" / n for n in tests)
-    return TaskSpec("suite", tmp_path, (), files, tmp_path / "out" / output)
+    return TaskSpec("suite", tmp_path, (), files, tmp_path / "out" / output, isolation="in_process")
 
 
 LIBRARY_STYLE_TESTS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,10 +93,29 @@ def test_the_candidate_cannot_read_the_hidden_tests(tasks_yaml: Path) -> None:
     )
     for kind in ("bwrap", "none"):
         limits = TestLimits(timeout_s=60, per_test_timeout_s=10, collect_timeout_s=30, sandbox=kind)
-        result = _execute(spec, peek + CLAMPED, limits)
+        result = _execute(replace(spec, isolation="in_process"), peek + CLAMPED, limits)
 
         assert (result.tampered, result.passed) == (True, 0)
         assert MARKER not in result.output
+
+
+def test_behind_the_boundary_the_hidden_tests_are_not_there_to_read(tasks_yaml: Path) -> None:
+    """isolation: boundary (the default): the same reads find no file; nothing to detect, the
+    candidate scores what it earns (visible 4/4, hidden 0/1), and no hidden text leaks."""
+    (spec,) = load_tasks(tasks_yaml)
+    peek = f"SEEN = []\nfor p in ['hidden/test_calc_hidden.py', {str(spec.hidden_tests[0])!r}]:\n"
+    peek += "    try:\n        SEEN.append(open(p).read())\n    except OSError:\n        pass\n"
+    limits = TestLimits(timeout_s=60, per_test_timeout_s=10, collect_timeout_s=30, sandbox="bwrap")
+
+    result = _execute(spec, peek + CLAMPED + "\n\ndef seen():\n    return SEEN\n", limits)
+
+    assert (spec.isolation, result.tampered, result.visible_passed, result.hidden_passed) == (
+        "boundary",
+        False,
+        4,
+        0,
+    )
+    assert MARKER not in result.output
 
 
 THREAD_PEEK = """
@@ -146,6 +166,7 @@ def test_hidden_tests_can_be_neither_read_by_a_worker_nor_swapped(
     """A worker thread running library code alone is the candidate's too, and a test module
     answered for by the candidate's import hook is no test file's: both are tampering."""
     (spec,) = load_tasks(tasks_yaml)
+    spec = replace(spec, isolation="in_process")  # the in-process detection layer's test
     limits = TestLimits(timeout_s=60, per_test_timeout_s=10, collect_timeout_s=30, sandbox=kind)
     result = _execute(spec, textwrap.dedent(attack) + CLAMPED, limits)
 

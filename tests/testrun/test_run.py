@@ -51,6 +51,7 @@ def make_task(
         tests=(test_file,),
         output=base / output,
         support=support,
+        isolation="in_process",  # this file tests the in-process layers
     )
 
 
@@ -125,6 +126,7 @@ def _knapsack(tmp_path: Path, tests: str = quixbugs.TESTS) -> TaskSpec:
         tests=(tmp_path / "python_testcases" / "test_knapsack.py",),
         output=tmp_path / "fixed" / "knapsack.py",
         support=(tmp_path / "conftest.py",),
+        isolation="in_process",
     )
 
 

@@ -157,6 +157,60 @@ def _arm(config: dict) -> SimpleNamespace:
     return SimpleNamespace(plugin=plugin, pytest=sys.modules["pytest"])
 
 
+def _load_boundary(name: str) -> ModuleType:
+    """A module of the boundary package copied beside this file (`harness_boundary`)."""
+    if "harness_boundary" not in sys.modules:
+        init = Path(__file__).with_name("harness_boundary") / "__init__.py"
+        spec = importlib.util.spec_from_file_location(
+            "harness_boundary", init, submodule_search_locations=[str(init.parent)]
+        )
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["harness_boundary"] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"harness_boundary.{name}")
+
+
+def _serve_candidate(config: dict) -> None:
+    """Boundary mode, the candidate's process: no tests here, no records to write; answer
+    the test process on the socket until it closes."""
+    os.close(config["fd"])
+    sys.path[:0] = config["paths"]
+    _load_boundary("candidate").serve(config["socket"], config["support"])
+
+
+def _arm_boundary(config: dict) -> SimpleNamespace:
+    """Boundary mode, the tests' process: no candidate code ever runs here, so the recorder
+    needs no guard; the candidate module is the proxy (harness_boundary.proxy)."""
+    import pytest  # noqa: F401
+
+    _load_boundary("proxy").configure(config["broker"], config["support"])
+    recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
+    describe = _load_sibling("texts").describe
+    plugin = recorder.Recorder(
+        config, lambda longrepr, collecting: describe(longrepr, _no, collecting)
+    )
+    parts = SimpleNamespace(
+        own=recorder.own_code(),
+        plugin=plugin,
+        candidate=config["candidate"],
+        stack=SimpleNamespace(clean=lambda frame: True),
+        guard=SimpleNamespace(
+            check=lambda *a: None,
+            watch=lambda *a: None,
+            impostor=lambda items: None,
+            rebase=lambda *a: None,
+        ),
+        semantics=SimpleNamespace(wrap=lambda *a: None, intact=lambda: None),
+        protected=config["protected"],
+    )
+    plugin._send = vault.open_vault(config["fd"], config["nonce"], parts)
+    return SimpleNamespace(plugin=plugin, pytest=sys.modules["pytest"])
+
+
+def _no(path: str) -> bool:
+    return False
+
+
 def main() -> None:
     config = _read_config()
     for path in config.get("cgroups") or [config.get("cgroup")]:
@@ -165,7 +219,11 @@ def main() -> None:
     _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])
     _add_site_packages(config.get("sitedirs") or ())
-    armed = _arm(config)
+    role = config.get("role")
+    if role == "candidate":
+        _serve_candidate(config)
+        os._exit(0)
+    armed = _arm_boundary(config) if role == "tests" else _arm(config)
     sys.path[:0] = config["paths"]
     args = config["args"]
     del config  # the nonce and the pipe live in the vault only, not in this frame

@@ -1,0 +1,673 @@
+"""One side of the boundary: framed JSON requests and replies, handles, exception mirrors.
+
+Both processes run a `Side`. A request names an object the other side exported (a handle
+id) and an operation; while a side waits for its reply it serves the other side's requests
+(a candidate calling back into a fixture). The test side is `strict`: its handles compare
+and hash by identity, are always true, and forward only calls, item access, iteration and
+context management, never the candidate's `__eq__`, `__hash__` or `__bool__`; what it serves
+the candidate is limited to public attributes and calls (no dunders, frames, code, globals
+or modules). Exceptions cross as (module, qualname, base classes, args) and are rebuilt as
+the receiving side's own builtin or support class, else as a mirror class with builtin or
+support bases; a BaseException that is not an Exception (SystemExit, pytest's outcomes)
+is never rebuilt as such. Standard library only (copied into the sandbox).
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
+import importlib
+import json
+import logging
+import operator
+import socket
+import struct
+import sys
+import traceback
+import types
+import warnings
+from typing import Any
+
+from . import codec
+
+MAX_FRAME = 64 << 20
+MAX_TEXT = 1 << 20
+_HEADER = struct.Struct(">I")
+# Attributes that reach a frame, code or globals without a dunder name.
+_FRAME_ATTRS = frozenset(
+    {
+        *("gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_back"),
+        *("f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "func_globals"),
+    }
+)
+_HIDDEN_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+
+
+class BoundaryError(RuntimeError):
+    """The candidate process is gone, was replaced, or broke the protocol."""
+
+
+class _Stop(Exception):
+    """Internal: the other side's iterator is exhausted."""
+
+
+def _check_name(name: Any) -> str:
+    if type(name) is not str or not name.isidentifier():
+        raise AttributeError("an attribute name that is not an identifier")
+    if name.startswith("__") or name in _FRAME_ATTRS:
+        raise AttributeError(f"{name!r} is not reachable across the boundary")
+    return name
+
+
+def _ident(text: str) -> str:
+    name = text.rpartition(".")[2]
+    return name if name.isidentifier() else "Mirror"
+
+
+class Side(codec.Hooks):
+    """This process's end of one connection: what it exports and what it holds of the other."""
+
+    def __init__(self, sock: socket.socket | None, support: frozenset[str], strict: bool) -> None:
+        super().__init__()
+        self.sock, self.support, self.strict = sock, support, strict
+        self.exports: dict[int, Any] = {}
+        self.export_ids: dict[int, int] = {}
+        self.remotes: dict[tuple[int, int], Any] = {}
+        self.generation, self.seq = 0, 0
+        self.outbox: dict[str, Any] = {}  # what rides along with the next message (relays)
+
+    # --- classes by name, on this side --------------------------------------------------
+
+    def local_class(self, module: Any, qualname: Any) -> type | None:
+        """A builtin class, or a class of a support module, this side already has."""
+        if type(module) is not str or type(qualname) is not str:
+            return None
+        if module == "builtins":
+            found = getattr(builtins, qualname, None) if qualname.isidentifier() else None
+            return found if isinstance(found, type) else None
+        if module not in self.support or "<" in qualname:
+            return None
+        try:
+            found = importlib.import_module(module)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError):
+            return None
+        return found if isinstance(found, type) else None
+
+    def record_class(self, module: str, qualname: str, names: tuple, frozen: bool) -> type:
+        local = self.local_class(module, qualname)
+        if (
+            local is not None
+            and dataclasses.is_dataclass(local)
+            and tuple(f.name for f in dataclasses.fields(local)) == names
+        ):
+            return local
+        return super().record_class(module, qualname, names, frozen)
+
+    def tuple_class(self, module: str, qualname: str, names: tuple) -> type:
+        local = self.local_class(module, qualname)
+        if (
+            local is not None
+            and issubclass(local, tuple)
+            and local.__dict__.get("_fields") == names
+        ):
+            return local
+        return super().tuple_class(module, qualname, names)
+
+    def enum_member(self, module: str, qualname: str, base: str, members: list, name: str) -> Any:
+        local = self.local_class(module, qualname)
+        if local is not None and issubclass(local, enum.Enum) and name in local.__members__:
+            return local.__members__[name]
+        return super().enum_member(module, qualname, base, members, name)
+
+    # --- exceptions -----------------------------------------------------------------------
+
+    def exception_node(self, value: BaseException, encoder: Any, depth: int) -> list:
+        cls = type(value)
+        mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
+        args = []
+        for arg in value.args[:16]:
+            try:
+                args.append(encoder.enc(arg, depth + 1))
+            except (codec.CodecError, RecursionError):
+                args.append(["v", _safe_str(arg)])
+        attrs = []
+        for name, attr in list(getattr(value, "__dict__", {}).items())[:32]:
+            if type(name) is str and name.isidentifier() and not name.startswith("__"):
+                try:
+                    attrs.append([name, encoder.enc(attr, depth + 1)])
+                except (codec.CodecError, RecursionError):
+                    continue
+        tb = "".join(traceback.format_exception(value))[-8000:] if not self.strict else ""
+        return ["x", cls.__module__, cls.__qualname__, mro, args, tb, attrs]
+
+    def exception_class(self, module: Any, qualname: Any, mro: Any) -> type:
+        """This side's class for an exception of the other side (see the module docstring)."""
+        if type(mro) is not list or len(mro) > 64:
+            raise codec.CodecError("a malformed exception arrived")
+        exact = self.local_class(module, qualname)
+        if exact is not None and issubclass(exact, Exception):
+            return exact
+        found = []
+        for entry in mro:
+            if type(entry) is list and len(entry) == 2:
+                local = self.local_class(*entry)
+                if local is not None and issubclass(local, Exception) and local not in found:
+                    found.append(local)
+        bases = tuple(b for b in found if not any(o is not b and issubclass(o, b) for o in found))
+        key = ("x", str(module)[:200], str(qualname)[:200], bases)
+        if key not in self._classes:
+            self._classes[key] = _mirror(str(module)[:200], str(qualname)[:200], bases)
+        return self._classes[key]
+
+    def exception(self, node: list) -> BaseException:
+        if len(node) != 7 or type(node[6]) is not list:
+            raise codec.CodecError("a malformed exception arrived")
+        _, module, qualname, mro, args, tb, attrs = node
+        cls = self.exception_class(module, qualname, mro)
+        values = [codec.decode(a, self) for a in args] if type(args) is list else []
+        try:
+            exc = cls(*values)
+        except Exception:
+            exc = cls.__new__(cls)
+            exc.args = tuple(values)
+        for entry in attrs[:32]:  # instance attributes (an error's `field`), as values
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                name = entry[0]
+                if name.isidentifier() and not name.startswith("__"):
+                    object.__setattr__(exc, name, codec.decode(entry[1], self))
+        if type(tb) is str and tb:
+            exc.add_note(f"raised in the candidate process:\n{tb[-8000:]}")
+        return exc
+
+    # --- handles --------------------------------------------------------------------------
+
+    def export(self, value: Any) -> list:
+        if isinstance(value, Handle) and _ref(value)[0] is self:
+            return ["r", _ref(value)[2]]
+        key = id(value)
+        hid = self.export_ids.get(key)
+        if hid is None or self.exports.get(hid) is not value:
+            hid = len(self.exports) + 1
+            self.exports[hid], self.export_ids[key] = value, hid
+        cls = type(value)
+        mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
+        return ["h", hid, {"mro": mro, "name": _safe_str(getattr(cls, "__qualname__", "?"))}]
+
+    def handle(self, node: list) -> Any:
+        if node[0] == "r":
+            hid = node[1]
+            if type(hid) is not int or hid not in self.exports:
+                raise codec.CodecError("a reference to an object this side never exported")
+            return self.exports[hid]
+        if len(node) != 3 or type(node[1]) is not int or type(node[2]) is not dict:
+            raise codec.CodecError("a malformed handle arrived")
+        hid, meta = node[1], node[2]
+        key = (self.generation, hid)
+        if key not in self.remotes:
+            self.remotes[key] = self.make_handle(hid, meta)
+        return self.remotes[key]
+
+    def make_handle(self, hid: int, meta: dict, origin: Any = None) -> Any:
+        bases = []
+        for entry in meta.get("mro") if type(meta.get("mro")) is list else []:
+            if type(entry) is list and len(entry) == 2 and entry[0] != "builtins":
+                local = self.local_class(*entry)
+                if local is not None and not any(issubclass(b, local) for b in bases):
+                    bases.append(local)
+        name = meta.get("name") if type(meta.get("name")) is str else "Handle"
+        cls = _handle_class(self, _ident(name)[:100], tuple(bases))
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "_boundary_ref", (self, self.generation, hid, origin))
+        return obj
+
+    # --- the connection ---------------------------------------------------------------------
+
+    def send(self, message: dict) -> None:
+        if self.outbox:
+            message = {**message, **self.outbox}
+            self.outbox = {}
+        data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
+        if self.sock is None:
+            raise BoundaryError("the candidate process is not connected")
+        self.sock.sendall(_HEADER.pack(len(data)) + data)
+
+    def receive(self) -> dict:
+        head = _read(self.sock, _HEADER.size)
+        (size,) = _HEADER.unpack(head)
+        if size > MAX_FRAME:
+            raise BoundaryError(f"a message of {size} bytes is over the {MAX_FRAME} byte cap")
+        body = _read(self.sock, size)
+        try:
+            message = json.loads(body, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise BoundaryError(f"a malformed message arrived: {type(exc).__name__}") from None
+        if type(message) is not dict:
+            raise BoundaryError("a malformed message arrived")
+        self.take_relays(message)
+        return message
+
+    def take_relays(self, message: dict) -> None:
+        """Hook: the test side writes the candidate's output, logs and warnings here."""
+
+    def request(self, op: str, **fields: Any) -> tuple[Any, list]:
+        """Send one request and serve the other side's requests until its reply arrives;
+        returns (value, copy-back). Anything that stops the wait (a dead peer, the per-test
+        alarm) leaves the connection unusable: `broken()` is told."""
+        self.seq += 1
+        mine, replied = self.seq, False
+        try:
+            self.send({"q": op, "i": mine, **fields})
+            while True:
+                message = self.receive()
+                if "q" in message:
+                    self.answer(message)
+                    continue
+                if message.get("a") != mine:
+                    raise BoundaryError("a reply arrived out of order")
+                replied = True
+                return self.reply_value(message)
+        except BaseException:
+            if not replied:
+                self.broken()
+            raise
+
+    def broken(self) -> None:
+        """Hook: the test side drops a connection it can no longer trust to be in step."""
+
+    def reply_value(self, message: dict) -> tuple[Any, list]:
+        if "x" in message:
+            raise codec.decode(message["x"], self)
+        if message.get("stop"):
+            raise _Stop
+        back = message.get("cb")
+        return codec.decode(message.get("v"), self), back if type(back) is list else []
+
+    def answer(self, message: dict) -> None:
+        """Serve one request of the other side; its exceptions go back as exception values."""
+        reply: dict[str, Any] = {"a": message.get("i")}
+        try:
+            value, back = self.perform(message)
+            reply["v"] = codec.encode(value, self)
+            if back:
+                reply["cb"] = back
+        except StopIteration:
+            reply["stop"] = True
+        except codec.CodecError as exc:
+            reply["x"] = codec.encode(TypeError(str(exc)), self)
+        except BaseException as exc:
+            reply["x"] = codec.encode(exc, self)
+        self.send(reply)
+
+    def perform(self, message: dict) -> tuple[Any, list | None]:
+        op, hid = message.get("q"), message.get("h")
+        if op == "import" and not self.strict:
+            return importlib.import_module(_str(message.get("n"))), None
+        if type(hid) is not int or hid not in self.exports:
+            raise BoundaryError("a request for an object this side never exported")
+        target = self.exports[hid]
+        if op in ("call", "meth"):
+            return self.call(target, message)
+        args = [codec.decode(a, self) for a in _list(message.get("a"))]
+        if op == "get":
+            return self.allowed(getattr(target, self.name(message))), None
+        if op == "set":
+            setattr(target, self.name(message), *args[:1])
+            return None, None
+        if op == "del":
+            delattr(target, self.name(message))
+            return None, None
+        if op == "exit":
+            exc = args[0] if args else None
+            return target.__exit__(type(exc) if exc else None, exc, None), None
+        if op not in _OPS:
+            raise BoundaryError("an unknown operation was requested")
+        return self.allowed(_OPS[op](target, *args)), None
+
+    def name(self, message: dict) -> str:
+        name = message.get("n")
+        return _check_name(name) if self.strict else _str(name)
+
+    def allowed(self, value: Any) -> Any:
+        if self.strict and isinstance(value, _HIDDEN_TYPES):
+            raise AttributeError("modules, frames and code do not cross the boundary")
+        return value
+
+    def call(self, target: Any, message: dict) -> tuple[Any, list | None]:
+        args = [codec.decode(a, self) for a in _list(message.get("a"))]
+        kwargs = {_str(k): codec.decode(v, self) for k, v in _pairs(message.get("k"))}
+        if message.get("q") == "meth":
+            target = self.allowed(getattr(target, self.name(message)))
+        result = target(*args, **kwargs)
+        return result, self.copy_back(message, args, kwargs)
+
+    def copy_back(self, message: dict, args: list, kwargs: dict) -> list | None:
+        """Top-level list, dict and set arguments the callee changed, to update in place."""
+        changed = []
+        sent = dict(enumerate(_list(message.get("a"))))
+        sent.update(dict(_pairs(message.get("k"))))
+        for key, value in [*enumerate(args), *kwargs.items()]:
+            if type(value) in (list, dict, set):
+                now = codec.encode(value, self)
+                if now != sent.get(key):
+                    changed.append([key, now])
+        return changed or None
+
+    def serve_forever(self) -> None:
+        while True:
+            self.answer(self.receive())
+
+    # --- requests from handles ----------------------------------------------------------
+
+    def invoke(self, ref: tuple, op: str, args: tuple = (), kwargs: Any = None, name: Any = None):
+        hid = self.current_id(ref)
+        fields: dict[str, Any] = {"h": hid, "a": [codec.encode(a, self) for a in args]}
+        if kwargs:
+            fields["k"] = [[k, codec.encode(v, self)] for k, v in kwargs.items()]
+        if name is not None:
+            fields["n"] = name
+        result, back = self.request(op, **fields)
+        if back:
+            _apply_copy_back(self, back, args, kwargs or {})
+        return result
+
+    def current_id(self, ref: tuple) -> int:
+        """Hook: the test side re-finds module attributes after a candidate was replaced."""
+        return ref[2]
+
+
+def _apply_copy_back(side: Side, back: list, args: tuple, kwargs: dict) -> None:
+    for entry in back:
+        if type(entry) is not list or len(entry) != 2:
+            continue
+        key, node = entry
+        original = args[key] if type(key) is int and key < len(args) else kwargs.get(key)
+        value = codec.decode(node, side)
+        if type(original) is list and type(value) is list:
+            original[:] = value
+        elif type(original) in (dict, set) and type(value) is type(original):
+            original.clear()
+            original.update(value)
+
+
+_OPS = {
+    "iter": iter,
+    "next": next,
+    "len": len,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "contains": operator.contains,
+    "str": str,
+    "repr": repr,
+    "enter": lambda target: target.__enter__(),
+    "eq": operator.eq,
+    "lt": operator.lt,
+    "le": operator.le,
+    "hash": hash,
+    "bool": bool,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+}
+
+
+def _mirror(module: str, qualname: str, bases: tuple) -> type:
+    namespace = {"__module__": module, "__qualname__": qualname}
+    for candidate in (bases or (Exception,), bases[:1], (Exception,)):
+        try:
+            return type(_ident(qualname), candidate, namespace)
+        except TypeError:
+            continue
+    return type("Mirror", (Exception,), namespace)
+
+
+def _read(sock: socket.socket | None, size: int) -> bytes:
+    if sock is None:
+        raise BoundaryError("the candidate process is not connected")
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise BoundaryError("the candidate process closed the connection (it died or exited)")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise BoundaryError("a malformed name arrived")
+    return value
+
+
+def _list(value: Any) -> list:
+    if value is None:
+        return []
+    if type(value) is not list:
+        raise BoundaryError("malformed arguments arrived")
+    return value
+
+
+def _pairs(value: Any) -> list:
+    items = _list(value)
+    if any(type(p) is not list or len(p) != 2 or type(p[0]) is not str for p in items):
+        raise BoundaryError("malformed keyword arguments arrived")
+    return items
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
+    return text if type(text) is str else "<unprintable>"
+
+
+def _ref(handle: Any) -> tuple:
+    return object.__getattribute__(handle, "_boundary_ref")
+
+
+# --- handles ------------------------------------------------------------------------------
+
+
+def _send(handle: Any, op: str, *args: Any, **kwargs: Any) -> Any:
+    ref = _ref(handle)
+    return ref[0].invoke(ref, op, args, kwargs)
+
+
+class Handle:
+    """An object of the other side. Identity equality and hashing, always true; calls, item
+    access, iteration and context management are forwarded, nothing else is asked of it."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_boundary_ref":
+            return object.__getattribute__(self, name)
+        ref = _ref(self)
+        return ref[0].invoke(ref, "get", name=name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        ref = _ref(self)
+        ref[0].invoke(ref, "set", (value,), name=name)
+
+    def __delattr__(self, name: str) -> None:
+        ref = _ref(self)
+        ref[0].invoke(ref, "del", name=name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _send(self, "call", *args, **kwargs)
+
+    def __iter__(self) -> Any:
+        return _send(self, "iter")
+
+    def __next__(self) -> Any:
+        try:
+            return _send(self, "next")
+        except _Stop:
+            raise StopIteration from None
+
+    def __len__(self) -> int:
+        n = _send(self, "len")
+        if type(n) is not int or n < 0:
+            raise TypeError("the candidate's __len__ returned something that is not a length")
+        return n
+
+    def __getitem__(self, key: Any) -> Any:
+        return _send(self, "getitem", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _send(self, "setitem", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        _send(self, "delitem", key)
+
+    def __contains__(self, item: Any) -> bool:
+        found = _send(self, "contains", item)
+        if type(found) is not bool:
+            raise TypeError("the candidate's __contains__ did not return a bool")
+        return found
+
+    def __enter__(self) -> Any:
+        return _send(self, "enter")
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        ref = _ref(self)
+        sent = exc if isinstance(exc, Exception) else None
+        return ref[0].invoke(ref, "exit", (sent,) if sent is not None else ()) is True
+
+    def __str__(self) -> str:
+        text = _send(self, "str")
+        return text if type(text) is str else object.__repr__(self)
+
+    def __repr__(self) -> str:
+        ref = _ref(self)
+        return f"<{type(self).__qualname__} handle {ref[2]} from the other process>"
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return object.__hash__(self)
+
+    def __bool__(self) -> bool:
+        return True
+
+
+class TrustingHandle(Handle):
+    """A handle the candidate side holds for a test-side object: the test side's own objects
+    are trusted, so their comparisons, truth and arithmetic are asked of them."""
+
+    def __eq__(self, other: object) -> bool:
+        return _send(self, "eq", other)
+
+    def __ne__(self, other: object) -> bool:
+        return not _send(self, "eq", other)
+
+    def __lt__(self, other: object) -> bool:
+        return _send(self, "lt", other)
+
+    def __le__(self, other: object) -> bool:
+        return _send(self, "le", other)
+
+    def __hash__(self) -> int:
+        return _send(self, "hash")
+
+    def __bool__(self) -> bool:
+        return _send(self, "bool")
+
+    def __repr__(self) -> str:
+        return _send(self, "repr")
+
+    def __add__(self, other: Any) -> Any:
+        return _send(self, "add", other)
+
+    def __sub__(self, other: Any) -> Any:
+        return _send(self, "sub", other)
+
+    def __mul__(self, other: Any) -> Any:
+        return _send(self, "mul", other)
+
+
+def _handle_class(side: Side, name: str, bases: tuple) -> type:
+    base = Handle if side.strict else TrustingHandle
+    key = ("handle", name, bases, base)
+    if key not in side._classes:
+        cls: type | None = None
+        if bases:
+            try:
+                cls = type(name, (base, *bases), {"__module__": "harness_boundary"})
+                if getattr(cls, "__abstractmethods__", None):
+                    cls.__abstractmethods__ = frozenset()  # type: ignore[attr-defined]
+                object.__new__(cls)
+            except TypeError:
+                cls = None
+        side._classes[key] = cls or type(name, (base,), {"__module__": "harness_boundary"})
+    return side._classes[key]
+
+
+# --- relays (candidate side collects, test side replays) ----------------------------------
+
+
+class Capture:
+    """A text stream whose writes ride along with the next message."""
+
+    def __init__(self, side: Side, key: str) -> None:
+        self.side, self.key = side, key
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        self.side.outbox[self.key] = (self.side.outbox.get(self.key, "") + text)[-MAX_TEXT:]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+class Relay(logging.Handler):
+    """Log records of the candidate, sent as (logger, level, message) with the next message."""
+
+    def __init__(self, side: Side) -> None:
+        super().__init__(logging.NOTSET)
+        self.side = side
+
+    def emit(self, record: logging.LogRecord) -> None:
+        entry = [record.name, record.levelno, _safe_str(record.getMessage())[:MAX_TEXT]]
+        self.side.outbox.setdefault("lg", []).append(entry)
+
+
+def relay_warning(side: Side) -> Any:
+    def show(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
+        mro = [[c.__module__, c.__qualname__] for c in category.__mro__ if c is not object]
+        entry = [category.__module__, category.__qualname__, mro[:32], _safe_str(message)]
+        side.outbox.setdefault("wn", []).append(entry)
+
+    return show
+
+
+def replay(side: Side, message: dict) -> None:
+    """On the test side: the candidate's output, log records and warnings, as if local."""
+    for key, stream in (("o", sys.stdout), ("e", sys.stderr)):
+        text = message.get(key)
+        if type(text) is str:
+            stream.write(text[-MAX_TEXT:])
+    for entry in _list(message.get("lg"))[:1000]:
+        if type(entry) is list and len(entry) == 3 and type(entry[1]) is int:
+            name, level, text = (str(e)[:MAX_TEXT] for e in entry)
+            logging.getLogger(name).log(int(level), text)
+    for entry in _list(message.get("wn"))[:1000]:
+        if type(entry) is list and len(entry) == 4:
+            cls = side.exception_class(entry[0], entry[1], entry[2])
+            category = cls if issubclass(cls, Warning) else UserWarning
+            warnings.warn(str(entry[3])[:MAX_TEXT], category, stacklevel=2)

@@ -1,0 +1,56 @@
+"""Authoring-time check of `isolation`: a task's tests against a known-good candidate, run
+in_process and behind the boundary; every test whose outcome differs, and what each said.
+
+A difference means the suite relies on something a value boundary cannot carry (identity of
+returned values, shared mutable returns, a value object's own __eq__, support state shared
+with the candidate): the task list then says `isolation: in_process`, or the test changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from harness.tasks.spec import TaskSpec
+from harness.testrun.limits import TestLimits
+from harness.testrun.run import run_tests
+
+__all__ = ["Difference", "isolation_differences"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One test whose outcome depends on the isolation mode."""
+
+    nodeid: str
+    in_process: str  # outcome, and the message when it did not pass
+    boundary: str
+
+
+def _said(case: object) -> str:
+    outcome, message = case.outcome.value, case.message  # type: ignore[attr-defined]
+    return f"{outcome}: {message[:200]}" if message else outcome
+
+
+def isolation_differences(
+    task: TaskSpec, code: str, limits: TestLimits | None = None
+) -> list[Difference]:
+    """Run `code` (the task's solution) both ways; the tests whose outcomes differ."""
+    results = {
+        mode: {
+            c.nodeid: c for c in run_tests(replace(task, isolation=mode), code, limits=limits).cases
+        }
+        for mode in ("in_process", "boundary")
+    }
+    inside, behind = results["in_process"], results["boundary"]
+    missing = "did not run"
+    return [
+        Difference(
+            nodeid,
+            _said(inside[nodeid]) if nodeid in inside else missing,
+            _said(behind[nodeid]) if nodeid in behind else missing,
+        )
+        for nodeid in sorted({*inside, *behind})
+        if nodeid not in inside
+        or nodeid not in behind
+        or inside[nodeid].outcome is not behind[nodeid].outcome
+    ]

@@ -1,0 +1,322 @@
+"""Tests of the boundary's codec: honest values round-trip equal, nothing else is trusted."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import fractions
+import json
+import uuid
+import zoneinfo
+from typing import Any, ClassVar, NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.testrun.boundary import codec, wire
+
+HERE = __name__
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: Any
+    y: Any
+
+
+@dataclasses.dataclass
+class Box:
+    items: Any
+
+
+class Pair(NamedTuple):
+    left: Any
+    right: Any
+
+
+class Colour(enum.Enum):
+    RED = 1
+    GREEN = "g"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class Opaque:
+    """A plain object: crosses as a handle."""
+
+
+def sides(support: bool = True) -> tuple[wire.Side, wire.Side]:
+    """Two ends with no socket between them: `a` encodes and exports, `b` decodes."""
+    names = frozenset({HERE}) if support else frozenset()
+    return wire.Side(None, names, strict=False), wire.Side(None, names, strict=True)
+
+
+def through(a: wire.Side, b: wire.Side, value: Any) -> Any:
+    """As the wire carries it: encoded by `a`, JSON text, decoded by `b`."""
+    text = json.dumps(codec.encode(value, a), allow_nan=False)
+    return codec.decode(json.loads(text), b)
+
+
+def there_and_back(value: Any, support: bool = True) -> Any:
+    a, b = sides(support)
+    return through(b, a, through(a, b, value))
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=2**70, max_value=2**90),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.binary(max_size=20),
+    st.complex_numbers(allow_nan=False, allow_infinity=False),
+    st.decimals(allow_nan=False, allow_infinity=False),
+    st.fractions(),
+    st.uuids(),
+    st.dates(),
+    st.times(),
+    st.timedeltas(),
+    st.datetimes(
+        timezones=st.sampled_from(
+            [
+                None,
+                dt.UTC,
+                dt.timezone(dt.timedelta(hours=-3), "X"),
+                zoneinfo.ZoneInfo("Asia/Tokyo"),
+            ]
+        )
+    ),
+    st.sampled_from([Colour.RED, Colour.GREEN, Level.LOW, Level.HIGH]),
+    st.builds(Opaque),
+)
+hashables = st.one_of(st.integers(), st.text(max_size=8), st.booleans(), st.uuids(), st.dates())
+
+
+def _containers(children: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(children, max_size=4).map(tuple),
+        st.dictionaries(hashables, children, max_size=4),
+        st.sets(hashables, max_size=4),
+        st.frozensets(hashables, max_size=4),
+        st.lists(children, max_size=4).map(collections.deque),
+        st.dictionaries(hashables, children, max_size=4).map(collections.OrderedDict),
+        st.dictionaries(hashables, st.integers(), max_size=4).map(collections.Counter),
+        st.dictionaries(hashables, children, max_size=4).map(
+            lambda d: collections.defaultdict(list, d)
+        ),
+        st.builds(Point, children, children),
+        st.builds(Box, children),
+        st.builds(Pair, children, children),
+    )
+
+
+values = st.recursive(scalars, _containers, max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(values)
+def test_honest_values_round_trip_equal(value: Any) -> None:
+    """Any nesting of builtins, records, the stdlib allow-list and handles comes back equal."""
+    back = there_and_back(value)
+
+    assert (back, type(back)) == (value, type(value))
+
+
+@settings(max_examples=100, deadline=None)
+@given(values)
+def test_records_of_a_class_the_receiver_lacks_are_mirrored_field_for_field(value: Any) -> None:
+    """Without the sender's classes, records are rebuilt as mirrors that encode the same."""
+    a, b = sides(support=False)
+
+    mirrored = through(a, b, value)
+
+    assert codec.encode(mirrored, b) == codec.encode(value, a) or _has_handle(value)
+
+
+def _has_handle(value: Any) -> bool:
+    return "Opaque" in json.dumps(codec.encode(value, sides()[0]))
+
+
+def test_handles_keep_identity_and_compare_by_it_only() -> None:
+    """One object sent twice is one handle; two objects are two handles, never equal."""
+    a, b = sides()
+    one, two = Opaque(), Opaque()
+
+    h1, h1_again, h2 = through(a, b, one), through(a, b, one), through(a, b, two)
+
+    assert (h1 is h1_again, h1 == h2, h1 == h1, isinstance(h1, wire.Handle)) == (
+        True,
+        False,
+        True,
+        True,
+    )
+
+
+class Spy:
+    """Counts calls of the methods a hostile class overrides."""
+
+    calls: ClassVar[list[str]] = []
+
+
+class AlwaysEqual:
+    def __eq__(self, other: object) -> bool:
+        Spy.calls.append("eq")
+        return True
+
+    def __hash__(self) -> int:
+        Spy.calls.append("hash")
+        return 0
+
+    def __bool__(self) -> bool:
+        Spy.calls.append("bool")
+        return False
+
+
+class Meta(type):
+    def __eq__(cls, other: object) -> bool:
+        Spy.calls.append("meta eq")
+        return True
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        Spy.calls.append("instancecheck")
+        return True
+
+    __hash__ = type.__hash__
+
+
+class WithMeta(metaclass=Meta):
+    def __eq__(self, other: object) -> bool:
+        Spy.calls.append("eq")
+        return True
+
+    __hash__ = object.__hash__
+
+
+@dataclasses.dataclass(eq=False)
+class LyingRecord:
+    value: int
+
+    def __eq__(self, other: object) -> bool:
+        Spy.calls.append("eq")
+        return True
+
+    def __bool__(self) -> bool:
+        Spy.calls.append("bool")
+        return False
+
+    __hash__ = object.__hash__
+
+
+class Truthy:
+    def __bool__(self) -> bool:
+        Spy.calls.append("bool")
+        return True
+
+
+class TruthyEq:
+    def __eq__(self, other: object) -> Any:
+        Spy.calls.append("eq")
+        return Truthy()
+
+    __hash__ = object.__hash__
+
+
+hostile = st.sampled_from([AlwaysEqual, WithMeta, TruthyEq]).map(lambda c: c()) | st.builds(
+    LyingRecord, st.integers()
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hostile, st.one_of(st.integers(), st.text(max_size=5), st.none()))
+def test_objects_with_their_own_eq_bool_hash_or_metaclass_are_never_asked(
+    value: Any, other: Any
+) -> None:
+    """A class's own __eq__, __bool__, __hash__ or metaclass never decides a comparison on the
+    receiving side: it crosses as a structural record or as a handle."""
+    a, b = sides(support=False)
+    Spy.calls.clear()
+
+    got = through(a, b, [value])[0]
+    hashable = type(got).__hash__ is not None  # a mirror of a mutable record is not
+    verdicts = (got == other, bool(got), not hashable or hash(got) == hash(got))
+
+    assert (Spy.calls, verdicts[0], type(got).__eq__ is not type(value).__eq__) == ([], False, True)
+
+
+def test_a_cycle_is_a_clear_error() -> None:
+    """A list that holds itself is refused with words, not a RecursionError."""
+    loop: list = []
+    loop.append(loop)
+
+    with pytest.raises(codec.CodecError, match="cycle"):
+        codec.encode(loop, sides()[0])
+
+
+def test_shared_values_are_not_cycles() -> None:
+    """The same list twice in one value is not a cycle: it crosses as two equal copies."""
+    shared = [1, 2]
+
+    back = there_and_back([shared, shared])
+
+    assert back == [[1, 2], [1, 2]]
+
+
+def test_a_malformed_tree_is_a_codec_error() -> None:
+    """What a hostile sender can write decodes to a CodecError, never to anything else."""
+    _, b = sides()
+    bad = [
+        ["l", "x"],
+        ["dc", "m", "q", ["__class__"], [["v", 1]], True],
+        ["zz"],
+        {"a": 1},
+        ["i", 1.5],
+    ]
+
+    errors = []
+    for tree in bad:
+        with pytest.raises(codec.CodecError):
+            codec.decode(tree, b)
+        errors.append(True)
+
+    assert errors == [True] * len(bad)
+
+
+def test_a_defaultdict_with_a_callable_the_sender_wrote_is_a_handle() -> None:
+    """Only builtin factories cross by value; any other defaultdict stays with its owner."""
+    a, b = sides()
+
+    got = through(a, b, collections.defaultdict(lambda: 0))
+
+    assert isinstance(got, wire.Handle)
+
+
+def test_stdlib_values_are_rebuilt_by_exact_type() -> None:
+    """Decimal, Fraction, UUID, ZoneInfo datetimes and dict views come back as themselves."""
+    zone = zoneinfo.ZoneInfo("Europe/Paris")
+    value = [
+        decimal.Decimal("1.10"),
+        fractions.Fraction(1, 3),
+        uuid.UUID(int=7),
+        dt.datetime(2024, 1, 15, 9, tzinfo=zone),
+        {"a": 1}.keys(),
+    ]
+
+    back = there_and_back(value)
+
+    assert [type(v) for v in back[:4]] + [back[3].tzinfo, set(back[4])] == [
+        decimal.Decimal,
+        fractions.Fraction,
+        uuid.UUID,
+        dt.datetime,
+        zone,
+        {"a"},
+    ]
