@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 from harness.testrun.limits import TestLimits
 from harness.testrun.run import run_tests
 
