@@ -236,10 +236,12 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     from harness.runner import load_task_list
 
     if ns.tasks_command == "add":
+        from harness.runner import write_check
         from harness.tasks import add_task
 
         fields = {name: getattr(ns, name) for name in _ADD_FIELDS}
-        add_task(ns.file, fields, known_types=known_types(default_prompts_dir()))
+        types = known_types(default_prompts_dir())
+        add_task(ns.file, fields, known_types=types, check_write=write_check(None, ns.file))
         print(f"added task {ns.id!r} to {ns.file}")
         return ExitCode.OK
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
@@ -284,7 +286,10 @@ def cmd_export(ns: argparse.Namespace) -> ExitCode:
     from harness.morning import export_prefs, find_run
 
     done = export_prefs(
-        [find_run(r, ns.run_dir) for r in ns.runs], ns.out, same_prompt=ns.same_prompt
+        [find_run(r, ns.run_dir) for r in ns.runs],
+        ns.out,
+        same_prompt=ns.same_prompt,
+        force=ns.force,
     )
     print(f"{done.pairs} pair(s) to {done.out}, {done.meta}; {done.skipped} task(s) without a pair")
     return ExitCode.OK

@@ -33,6 +33,9 @@ def _export(commands: argparse._SubParsersAction) -> None:
         "--out", type=Path, required=True, help="FILE.jsonl (and FILE_meta.jsonl beside it)"
     )
     prefs.add_argument(
+        "--force", action="store_true", help="replace --out (and its sidecar) if they exist"
+    )
+    prefs.add_argument(
         "--same-prompt", action="store_true", help="only pairs whose replies answer one prompt"
     )
     _run_dir(prefs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.runner.args import RunArgs
-from harness.runner.inputs import check_inputs, load_task_list
+from harness.runner.inputs import check_inputs, load_task_list, write_check
 from harness.runner.lock import LOCK_NAME, LockHeld, RunLock
 from harness.runner.pool import execute, exit_code
 from harness.runner.wiring import open_run
@@ -18,4 +18,5 @@ __all__ = [
     "exit_code",
     "load_task_list",
     "open_run",
+    "write_check",
 ]
