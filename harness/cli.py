@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.errors import BadInput, ExitCode
+from harness.keys import scrub
 
 if TYPE_CHECKING:
     from harness.runner import RunArgs
@@ -158,7 +159,7 @@ def _silence_stdout() -> None:
 def _say(text: str) -> None:
     """Print a command's answer; a reader that stops reading early is not an error."""
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(scrub(text) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args))
     except BadInput as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        print(f"harness: {scrub(str(exc))}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)

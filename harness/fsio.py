@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from harness.keys import scrub
+
 __all__ = ["check_target", "remove_stale_temps", "write_atomic", "write_log"]
 
 _UMASK = os.umask(0)
@@ -86,6 +88,7 @@ def write_log(path: Path, text: str) -> None:
 
 
 def _write(path: Path, text: str, verify: Callable[[Path], None] | None, durable: bool) -> None:
+    text = scrub(text)  # no secret reaches the disk, whatever wrote the text
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
