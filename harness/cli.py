@@ -63,7 +63,7 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--rerun", action="store_true", help="rerun tasks that are up to date")
     run.add_argument("--config", type=Path, help="operator config (harness.yaml)")
     run.add_argument("--policy", type=Path, help="guardrails policy (default: the shipped one)")
-    run.add_argument("--seed", type=int, default=0, help="simulator seed (with --provider sim)")
+    run.add_argument("--seed", type=int, help="simulator seed (only with --provider sim)")
     run.add_argument(
         "--log-level",
         default="info",
@@ -126,10 +126,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_flags(ns: argparse.Namespace) -> None:
+    """A flag the chosen provider would ignore is a mistake to say, not to skip."""
+    if ns.seed is not None and ns.provider != "sim":
+        raise BadInput(f"--seed is for --provider sim; --provider {ns.provider} takes no seed")
+    if ns.replay_loose and ns.provider != "replay":
+        raise BadInput(f"--replay-loose is for --provider replay, not --provider {ns.provider}")
+    if ns.replay_from is not None and ns.provider != "replay":
+        raise BadInput(f"--replay-from is for --provider replay, not --provider {ns.provider}")
+
+
 def run_args(ns: argparse.Namespace) -> RunArgs:
-    """The parsed `harness run` command line as a frozen RunArgs."""
+    """The parsed `harness run` command line as a frozen RunArgs (BadInput for a flag that
+    does not apply to the chosen provider)."""
     from harness.runner import RunArgs
 
+    _check_flags(ns)
     return RunArgs(
         tasks=ns.tasks,
         provider=ns.provider,
@@ -141,7 +153,7 @@ def run_args(ns: argparse.Namespace) -> RunArgs:
         rerun=ns.rerun,
         config=ns.config,
         policy=ns.policy,
-        seed=ns.seed,
+        seed=ns.seed if ns.seed is not None else 0,
         log_level=ns.log_level,
         replay_from=ns.replay_from,
         replay_loose=ns.replay_loose,
