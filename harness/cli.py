@@ -308,6 +308,52 @@ def cmd_export(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _running(run) -> int | None:
+    """The pid of the live night in `run`'s run directory, if it is running that very run."""
+    from harness.runner import live_holder
+
+    pid = live_holder(run.root.parent)
+    if pid is None:
+        return None
+    with run.store() as store:
+        return pid if store.latest_run() == run.run_id else None
+
+
+def cmd_status(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import find_run, read_status, render_status
+
+    run = find_run(ns.run, ns.run_dir)
+    view = read_status(run, running=_running(run) is not None)
+    _say(json.dumps(view.to_json(), indent=2) if ns.json else render_status(view))
+    return ExitCode.OK
+
+
+def cmd_stop(ns: argparse.Namespace) -> ExitCode:
+    import signal
+    import time
+
+    from harness.morning import find_run, read_status, render_status
+
+    run = find_run(ns.run, ns.run_dir)
+    view = read_status(run, running=False)
+    if view.state == "finished":
+        raise BadInput(f"run {view.run_id} finished ({view.status}); nothing to stop")
+    pid = _running(run)
+    if pid is None:
+        raise BadInput(
+            f"run {view.run_id} is not running (no live harness holds {run.root.parent}); it was "
+            f"killed or is still starting: resume it with `harness run TASKS --run-dir "
+            f"{run.root.parent} --resume {view.run_id}`"
+        )
+    os.kill(pid, signal.SIGTERM)
+    print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    deadline = time.monotonic() + ns.wait
+    while _running(run) == pid and time.monotonic() < deadline:
+        time.sleep(0.2)
+    _say(render_status(read_status(run, running=_running(run) is not None)))
+    return ExitCode.OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit code."""
     args = _parser().parse_args(argv)
@@ -322,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         "events": cmd_events,
         "compare": cmd_compare,
         "export": cmd_export,
+        "status": cmd_status,
+        "stop": cmd_stop,
     }[args.command]
     try:
         return int(handler(args))
