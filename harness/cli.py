@@ -345,7 +345,12 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
             f"killed or is still starting: resume it with `harness run TASKS --run-dir "
             f"{run.root.parent} --resume {view.run_id}`"
         )
-    os.kill(pid, signal.SIGTERM)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except PermissionError as exc:
+        raise BadInput(f"pid {pid} runs as another user; run `harness stop` as that user") from exc
+    except ProcessLookupError:
+        pass  # it ended between the look and the signal: report what it left
     print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
     deadline = time.monotonic() + ns.wait
     while _running(run) == pid and time.monotonic() < deadline:
