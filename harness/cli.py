@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.errors import BadInput, ExitCode
+from harness.keys import scrub
 
 if TYPE_CHECKING:
     from harness.runner import RunArgs
@@ -62,7 +63,7 @@ def _run_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--rerun", action="store_true", help="rerun tasks that are up to date")
     run.add_argument("--config", type=Path, help="operator config (harness.yaml)")
     run.add_argument("--policy", type=Path, help="guardrails policy (default: the shipped one)")
-    run.add_argument("--seed", type=int, default=0, help="simulator seed (with --provider sim)")
+    run.add_argument("--seed", type=int, help="simulator seed (only with --provider sim)")
     run.add_argument(
         "--log-level",
         default="info",
@@ -135,10 +136,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_flags(ns: argparse.Namespace) -> None:
+    """A flag the chosen provider would ignore is a mistake to say, not to skip."""
+    if ns.seed is not None and ns.provider != "sim":
+        raise BadInput(f"--seed is for --provider sim; --provider {ns.provider} takes no seed")
+    if ns.replay_loose and ns.provider != "replay":
+        raise BadInput(f"--replay-loose is for --provider replay, not --provider {ns.provider}")
+    if ns.replay_from is not None and ns.provider != "replay":
+        raise BadInput(f"--replay-from is for --provider replay, not --provider {ns.provider}")
+
+
 def run_args(ns: argparse.Namespace) -> RunArgs:
-    """The parsed `harness run` command line as a frozen RunArgs."""
+    """The parsed `harness run` command line as a frozen RunArgs (BadInput for a flag that
+    does not apply to the chosen provider)."""
     from harness.runner import RunArgs
 
+    _check_flags(ns)
     return RunArgs(
         tasks=ns.tasks,
         provider=ns.provider,
@@ -150,7 +163,7 @@ def run_args(ns: argparse.Namespace) -> RunArgs:
         rerun=ns.rerun,
         config=ns.config,
         policy=ns.policy,
-        seed=ns.seed,
+        seed=ns.seed if ns.seed is not None else 0,
         log_level=ns.log_level,
         replay_from=ns.replay_from,
         replay_loose=ns.replay_loose,
@@ -168,7 +181,7 @@ def _silence_stdout() -> None:
 def _say(text: str) -> None:
     """Print a command's answer; a reader that stops reading early is not an error."""
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(scrub(text) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
@@ -276,10 +289,12 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     from harness.runner import load_task_list
 
     if ns.tasks_command == "add":
+        from harness.runner import write_check
         from harness.tasks import add_task
 
         fields = {name: getattr(ns, name) for name in _ADD_FIELDS}
-        add_task(ns.file, fields, known_types=known_types(default_prompts_dir()))
+        types = known_types(default_prompts_dir())
+        add_task(ns.file, fields, known_types=types, check_write=write_check(None, ns.file))
         print(f"added task {ns.id!r} to {ns.file}")
         return ExitCode.OK
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
@@ -350,9 +365,63 @@ def cmd_export(ns: argparse.Namespace) -> ExitCode:
     from harness.morning import export_prefs, find_run
 
     done = export_prefs(
-        [find_run(r, ns.run_dir) for r in ns.runs], ns.out, same_prompt=ns.same_prompt
+        [find_run(r, ns.run_dir) for r in ns.runs],
+        ns.out,
+        same_prompt=ns.same_prompt,
+        force=ns.force,
     )
     print(f"{done.pairs} pair(s) to {done.out}, {done.meta}; {done.skipped} task(s) without a pair")
+    return ExitCode.OK
+
+
+def _running(run) -> int | None:
+    """The pid of the live night in `run`'s run directory, if it is running that very run."""
+    from harness.runner import live_holder
+
+    pid = live_holder(run.root.parent)
+    if pid is None:
+        return None
+    with run.store() as store:
+        return pid if store.latest_run() == run.run_id else None
+
+
+def cmd_status(ns: argparse.Namespace) -> ExitCode:
+    from harness.morning import find_run, read_status, render_status
+
+    run = find_run(ns.run, ns.run_dir)
+    view = read_status(run, running=_running(run) is not None)
+    _say(json.dumps(view.to_json(), indent=2) if ns.json else render_status(view))
+    return ExitCode.OK
+
+
+def cmd_stop(ns: argparse.Namespace) -> ExitCode:
+    import signal
+    import time
+
+    from harness.morning import find_run, read_status, render_status
+
+    run = find_run(ns.run, ns.run_dir)
+    view = read_status(run, running=False)
+    if view.state == "finished":
+        raise BadInput(f"run {view.run_id} finished ({view.status}); nothing to stop")
+    pid = _running(run)
+    if pid is None:
+        raise BadInput(
+            f"run {view.run_id} is not running (no live harness holds {run.root.parent}); it was "
+            f"killed or is still starting: resume it with `harness run TASKS --run-dir "
+            f"{run.root.parent} --resume {view.run_id}`"
+        )
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except PermissionError as exc:
+        raise BadInput(f"pid {pid} runs as another user; run `harness stop` as that user") from exc
+    except ProcessLookupError:
+        pass  # it ended between the look and the signal: report what it left
+    print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    deadline = time.monotonic() + ns.wait
+    while _running(run) == pid and time.monotonic() < deadline:
+        time.sleep(0.2)
+    _say(render_status(read_status(run, running=_running(run) is not None)))
     return ExitCode.OK
 
 
@@ -371,11 +440,13 @@ def main(argv: list[str] | None = None) -> int:
         "compare": cmd_compare,
         "export": cmd_export,
         "worker": cmd_worker,
+        "status": cmd_status,
+        "stop": cmd_stop,
     }[args.command]
     try:
         return int(handler(args))
     except BadInput as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        print(f"harness: {scrub(str(exc))}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)

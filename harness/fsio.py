@@ -8,14 +8,69 @@ loss may lose the latest of them, never money or results, and no call waits on t
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["remove_stale_temps", "write_atomic", "write_log"]
+from harness.keys import scrub
+
+__all__ = ["check_target", "remove_stale_temps", "write_atomic", "write_log"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+def check_target(
+    path: Path,
+    *,
+    inputs: Mapping[Path, str] = {},  # read only, never mutated
+    replace: bool = False,
+    ours: Callable[[Path], bool] | None = None,
+) -> str | None:
+    """Why the harness may not write the file `path`, or None: the one check every path it
+    writes passes (outputs, metrics, exports, run folders).
+
+    Never one of `inputs` (resolved path → what it is, e.g. "the task list"), symlinks
+    followed; never a directory or a special file; an existing regular file only when
+    `replace` (the command's --force, or a path whose content is the harness's own) or
+    `ours(path)` says the harness wrote it.
+    """
+    try:
+        target = Path(path).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, a symlink loop
+        return f"{path} cannot be resolved ({exc}); choose another path"
+    resolved = {Path(p).resolve(): name for p, name in inputs.items()}
+    if target in resolved:
+        return f"{path} is {resolved[target]}, an input of the harness; write somewhere else"
+    try:
+        info = target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _parent_problem(path, target)
+    except OSError as exc:
+        return f"{path} cannot be checked ({exc.strerror}); choose another path"
+    if stat.S_ISDIR(info.st_mode):
+        return f"{path} is a directory; name a file in it, e.g. {Path(path) / 'out'}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file; remove it or choose another path"
+    if replace or (ours is not None and ours(target)):
+        return None
+    return f"{path} already exists and the harness did not write it; pass --force to replace it"
+
+
+def _parent_problem(path: Path, target: Path) -> str | None:
+    """A missing file is fine when its nearest existing ancestor is a folder."""
+    for parent in target.parents:
+        try:
+            info = parent.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            return f"{path}: its folder {parent} cannot be checked ({exc.strerror})"
+        if not stat.S_ISDIR(info.st_mode):
+            return f"{path}: {parent} is a file, not a folder; choose another path"
+        return None
+    return None
 
 
 def write_atomic(path: Path, text: str, *, verify: Callable[[Path], None] | None = None) -> None:
@@ -33,6 +88,7 @@ def write_log(path: Path, text: str) -> None:
 
 
 def _write(path: Path, text: str, verify: Callable[[Path], None] | None, durable: bool) -> None:
+    text = scrub(text)  # no secret reaches the disk, whatever wrote the text
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

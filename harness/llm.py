@@ -258,6 +258,7 @@ class ProviderError(Exception):
     `outcome_unknown` says the request may have reached the vendor and been billed beyond
     `billed` (a timeout or a connection lost after it was sent, a cut stream, a garbled 200):
     the caller then charges the try's whole reservation, the most the vendor can bill for it.
+    `transport` says no server answered at all (refused, unreachable, reset, timed out).
     """
 
     kind: ErrorKind
@@ -267,6 +268,7 @@ class ProviderError(Exception):
     provider: str = ""
     billed: Usage = Usage()
     outcome_unknown: bool = False
+    transport: bool = False
 
     def __str__(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
 import sys
 import threading
 from pathlib import Path
@@ -13,26 +11,9 @@ from typing import Any, TextIO
 
 import structlog
 
+from harness.keys import scrub
+
 __all__ = ["close_logging", "configure_logging", "redact", "scrub"]
-
-# Shapes of vendor credentials; a value that matches is never written anywhere.
-_SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-Za-z0-9]{20,})")
-
-
-_SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)$", re.I)
-
-
-def _secret_values() -> list[str]:
-    """The values of this process's secret-looking environment variables, longest first."""
-    values = {v for k, v in os.environ.items() if _SECRET_NAMES.search(k) and len(v) >= 8}
-    return sorted(values, key=len, reverse=True)
-
-
-def scrub(text: str) -> str:
-    """`text` with API-key shapes and the exact values of secret env variables masked."""
-    for value in _secret_values():
-        text = text.replace(value, "[REDACTED]")
-    return _SECRET.sub("[REDACTED]", text)
 
 
 def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:

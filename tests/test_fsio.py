@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from harness.fsio import remove_stale_temps, write_atomic, write_log
+from harness.fsio import check_target, remove_stale_temps, write_atomic, write_log
 from harness.llm import CallRequest, Completion, Prompt, Route, StopReason, Usage
 from harness.store import RunDir
 
@@ -110,3 +111,37 @@ def test_a_calls_prompt_reply_and_record_are_written_without_a_sync(tmp_path, fs
 
     names = sorted(p.name for p in (tmp_path / "r1" / "calls" / "t1").iterdir())
     assert (names, fsyncs) == (["1-write.call.json", "1-write.prompt.md", "1-write.reply.md"], [])
+
+
+def test_check_target_refuses_an_input_even_through_a_symlink(tmp_path: Path) -> None:
+    """A write target that resolves to an input names what the input is."""
+    (tmp_path / "tasks.yaml").write_text("tasks: []\n")
+    (tmp_path / "alias.yaml").symlink_to(tmp_path / "tasks.yaml")
+
+    problem = check_target(tmp_path / "alias.yaml", inputs={tmp_path / "tasks.yaml": "the list"})
+
+    assert "is the list, an input" in (problem or "")
+
+
+def test_check_target_replaces_only_with_replace_or_its_own_file(tmp_path: Path) -> None:
+    """An existing file: refused, unless replace= or ours() says the harness wrote it."""
+    path = tmp_path / "x.txt"
+    path.write_text("mine")
+
+    found = (
+        check_target(path) is not None,
+        check_target(path, replace=True),
+        check_target(path, ours=lambda p: True),
+        check_target(tmp_path / "new.txt"),
+    )
+
+    assert found == (True, None, None, None)
+
+
+def test_check_target_refuses_directories_and_files_as_folders(tmp_path: Path) -> None:
+    """A directory where a file goes, or a file where a folder goes, is a problem."""
+    (tmp_path / "f").write_text("")
+
+    found = (check_target(tmp_path), check_target(tmp_path / "f" / "x"))
+
+    assert ("is a directory" in found[0], "is a file, not a folder" in found[1]) == (True, True)

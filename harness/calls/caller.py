@@ -73,11 +73,20 @@ class Caller:
         self._gates = {name: CredentialGate() for name in self._providers}
         self._halt: AuthenticationError | None = None
         self._halt_lock = threading.Lock()
+        # Whether any provider answered at all: a night whose every request failed on the
+        # transport (refused, unreachable, reset) reached no one and must not look normal.
+        self._answered = threading.Event()
+        self._unanswered: ProviderError | None = None
 
     @property
     def halted(self) -> AuthenticationError | None:
         """The refusal (credentials, billing, spend limit) that halted the run, if one did."""
         return self._halt
+
+    @property
+    def unreachable(self) -> ProviderError | None:
+        """The last transport failure, if requests were sent and no provider answered any."""
+        return None if self._answered.is_set() else self._unanswered
 
     def spent_task(self, task_id: str) -> Decimal:
         """What the task has cost so far (this run, including any resumed part)."""
@@ -115,6 +124,8 @@ class Caller:
             if self._stop.is_set() and is_retryable(exc):
                 raise self._stopped() from exc  # the stop, not the fault, ended the retries
             log_exhausted(request, exc, loop)
+            if exc.transport and not self._answered.is_set():
+                self._halt_unreachable(exc)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
@@ -160,6 +171,10 @@ class Caller:
             except ProviderError as exc:
                 if exc.status is not None:  # the server answered without refusing the key
                     self._gates[name].prove()
+                if exc.transport and exc.billed == Usage():  # nothing came back at all
+                    self._unanswered = exc
+                else:
+                    self._answered.set()
                 amount = self._settle_failed(request, reservation, handle, exc, price, worst)
                 failed.append(amount)
                 raise
@@ -169,6 +184,7 @@ class Caller:
                 self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
             self._gates[name].prove()
+            self._answered.set()
             return self._settle_answered(request, reservation, handle, completion, worst)
 
     def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
@@ -270,11 +286,23 @@ class Caller:
         if first:
             log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
 
+    def _halt_unreachable(self, exc: ProviderError) -> None:
+        """Stop every new call: a request used up its retries and no provider has answered
+        one request all night (refused, unreachable), so the next would fare the same."""
+        first = not self._stop.is_set()
+        self._stop.set()
+        if first:
+            log.error("run_halted", provider=exc.provider, reason="unreachable", error=str(exc))
+
     def _stopped(self) -> RunStopped | BudgetExceeded:
         """Why no new call is made, the one reason every task it stops reports: the halt,
         else the budget refusal that stopped the run, else a signal."""
         if self._halt is not None:
             return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
+        if self.unreachable is not None:
+            return RunStopped(
+                f"run halted: no provider answered ({self.unreachable})", StopCause.HALTED
+            )
         refusal = self._budget.refusal
         if refusal is not None:
             return refusal.again()

@@ -46,6 +46,33 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
     return problems
 
 
+def _no_op_problems(config: HarnessConfig, override: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """Settings the operator wrote that could never take effect: a step's output cap above
+    its route's (the route's caps it), a per-test timeout above the whole run's."""
+    problems: list[tuple[Loc, str]] = []
+    written = override.get("step_max_tokens")
+    for step in written if isinstance(written, dict) else ():
+        tier = config.steps.get(step)
+        route = config.routes.get(tier) if tier else None
+        tokens = config.step_max_tokens.get(step)
+        if route is not None and tokens is not None and tokens > route.max_tokens:
+            msg = (
+                f"{tokens} is above routes.{tier}.max_tokens ({route.max_tokens}), which caps "
+                f"the step anyway; lower it to at most {route.max_tokens}, or raise the route's"
+            )
+            problems.append((("step_max_tokens", step), msg))
+    tests = override.get("tests")
+    timeout, per_test = config.tests.timeout_s, config.tests.per_test_timeout_s
+    if isinstance(tests, dict) and per_test > timeout:
+        key = "per_test_timeout_s" if "per_test_timeout_s" in tests else "timeout_s"
+        msg = (
+            f"tests.per_test_timeout_s ({per_test:g} s) is above tests.timeout_s ({timeout:g} s) "
+            "for the whole run, so it never applies; make it at most the run's timeout"
+        )
+        problems.append((("tests", key), msg))
+    return problems
+
+
 def _amount_problems(raw: dict[str, Any]) -> list[tuple[Loc, str]]:
     """Budget amounts are finite and at most MAX_USD: '1e400' is a valid Decimal, not a cap."""
     budget = raw.get("budget")
@@ -101,12 +128,14 @@ def load_config(path: Path | None = None) -> HarnessConfig:
         if isinstance(override.get("prices"), str) and override["prices"]:
             raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
     problems = _amount_problems(raw)
+    override = (doc.data or {}) if doc else {}
     try:
         config = HarnessConfig.model_validate(raw)
     except ValidationError as exc:
         problems += [(tuple(e["loc"]), explain(e)) for e in exc.errors()]
     else:
         problems += _tier_problems(config)
+        problems += _no_op_problems(config, override if isinstance(override, dict) else {})
     rows = [(doc.line(*loc) if doc else 0, dotted(loc), msg) for loc, msg in problems]
     rows += [(d.line, d.key, d.message) for d in (doc.duplicates if doc else ())]
     if rows:

@@ -9,6 +9,7 @@ from harness.morning.events import EventFilter, render_events, select_events, sh
 from harness.morning.parsers import add_parsers
 from harness.morning.prefs import Export, export_prefs
 from harness.morning.runs import RunFolder, find_run
+from harness.morning.status import RunStatusView, read_status, render_status
 
 __all__ = [
     "Comparison",
@@ -17,12 +18,15 @@ __all__ = [
     "Export",
     "GitDelivery",
     "RunFolder",
+    "RunStatusView",
     "add_parsers",
     "compare_runs",
     "export_prefs",
     "find_run",
+    "read_status",
     "render_comparison",
     "render_events",
+    "render_status",
     "select_events",
     "show_artefact",
 ]

@@ -11,7 +11,14 @@ from typing import Any
 from harness.errors import BadInput
 from harness.morning.runs import STEPS, RunFolder
 
-__all__ = ["ARTEFACTS", "EventFilter", "render_events", "select_events", "show_artefact"]
+__all__ = [
+    "ARTEFACTS",
+    "EventFilter",
+    "check_filter",
+    "render_events",
+    "select_events",
+    "show_artefact",
+]
 
 ARTEFACTS = ("prompt", "reply", "code", "tests")
 # Shown in their own columns (or not at all: every line of one run has the same run_id).
@@ -56,7 +63,35 @@ def _with_attempts(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str,
 def select_events(
     events: Iterable[dict[str, Any]], keep: EventFilter
 ) -> list[tuple[dict[str, Any], int | None]]:
-    return [(e, n) for e, n in _with_attempts(events) if keep.keeps(e, n)]
+    """The events `keep` keeps; a filter that names nothing the run has is BadInput (exit 2)
+    listing what exists, so a typo is never an empty answer."""
+    rows = list(_with_attempts(events))
+    check_filter(rows, keep)
+    return [(e, n) for e, n in rows if keep.keeps(e, n)]
+
+
+def check_filter(rows: list[tuple[dict[str, Any], int | None]], keep: EventFilter) -> None:
+    """Refuse a --task, --attempt or --event that matches nothing the run recorded."""
+    tasks = sorted({str(e["task_id"]) for e, _ in rows if e.get("task_id")})
+    if keep.task is not None and keep.task not in tasks:
+        raise BadInput(f"--task {keep.task}: no such task in this run; tasks: {_listed(tasks)}")
+    of_task = [(e, n) for e, n in rows if keep.task is None or e.get("task_id") == keep.task]
+    numbers = sorted({n for _, n in of_task if n is not None})
+    if keep.attempt is not None and keep.attempt not in numbers:
+        raise BadInput(f"--attempt {keep.attempt}: no such attempt; attempts: {_listed(numbers)}")
+    if keep.event is None:
+        return
+    if keep.event.count("[") != keep.event.count("]"):
+        raise BadInput(f"--event {keep.event!r}: unbalanced [ ]; e.g. 'call_*' or 'task_finished'")
+    names = sorted({str(e["event"]) for e, _ in rows})
+    if not any(fnmatch.fnmatchcase(name, keep.event) for name in names):
+        raise BadInput(
+            f"--event {keep.event}: matches no event of this run; events: {_listed(names)}"
+        )
+
+
+def _listed(items: list[Any]) -> str:
+    return ", ".join(str(i) for i in items) or "(none)"
 
 
 def _value(value: Any) -> str:

@@ -22,6 +22,20 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     _run_dir(compare)
     compare.add_argument("--json", action="store_true", help="the comparison as JSON")
     _export(commands)
+    status = commands.add_parser("status", help="a night's progress: tasks done, spend vs cap")
+    status.add_argument("run", nargs="?", help=f"{_RUN_HELP}; default: the latest run")
+    _run_dir(status)
+    status.add_argument("--json", action="store_true", help="the progress as one JSON object")
+    stop = commands.add_parser("stop", help="end a running night as SIGTERM does (exit 130)")
+    stop.add_argument("run", nargs="?", help=f"{_RUN_HELP}; default: the latest run")
+    _run_dir(stop)
+    stop.add_argument(
+        "--wait",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="seconds to wait for the night to write its summary and exit (default 900)",
+    )
 
 
 def _export(commands: argparse._SubParsersAction) -> None:
@@ -31,6 +45,9 @@ def _export(commands: argparse._SubParsersAction) -> None:
     prefs.add_argument("runs", nargs="+", metavar="RUN", help=_RUN_HELP)
     prefs.add_argument(
         "--out", type=Path, required=True, help="FILE.jsonl (and FILE_meta.jsonl beside it)"
+    )
+    prefs.add_argument(
+        "--force", action="store_true", help="replace --out (and its sidecar) if they exist"
     )
     prefs.add_argument(
         "--same-prompt", action="store_true", help="only pairs whose replies answer one prompt"

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.errors import BadInput
 from harness.extract import extract_code
-from harness.fsio import write_atomic
+from harness.fsio import check_target, write_atomic
 from harness.llm import RecordedCall
 from harness.morning.runs import RunFolder
 from harness.results import Outcome, TestResult
@@ -145,9 +145,37 @@ def _lines(run: RunFolder, task_id: str, good: _Reply, bad: _Reply) -> tuple[str
     return json.dumps(pair, ensure_ascii=False), json.dumps(meta, ensure_ascii=False)
 
 
-def export_prefs(runs: Iterable[RunFolder], out: Path, *, same_prompt: bool = False) -> Export:
+def _inputs(runs: list[RunFolder]) -> dict[Path, str]:
+    """What the export reads, and each run's task list: never a place to write."""
+    found: dict[Path, str] = {}
+    for run in runs:
+        found[run.root.parent / "harness.db"] = "a run store"
+        found[run.root / "summary.json"] = f"run {run.run_id}'s summary"
+        with run.store() as store:
+            info = store.run_info(run.run_id)
+        if info is not None and info.params.tasks is not None:
+            found[info.params.tasks] = f"the task list of run {run.run_id}"
+    return found
+
+
+def check_out(runs: list[RunFolder], out: Path, *, force: bool) -> None:
+    """--out and its sidecar pass the one write check; an existing file only with --force."""
+    inputs = _inputs(runs)
+    for path in (out, meta_path(out)):
+        problem = check_target(path, inputs=inputs, replace=force)
+        if problem:
+            raise BadInput(f"--out: {problem}")
+
+
+def export_prefs(
+    runs: Iterable[RunFolder], out: Path, *, same_prompt: bool = False, force: bool = False
+) -> Export:
     """Write the pairs of every task of `runs` to `out` and their sidecar; `same_prompt`
-    keeps only pairs whose two replies answer the very same prompt."""
+    keeps only pairs whose two replies answer the very same prompt; an existing `out` is
+    replaced only with `force`."""
+    runs = list(runs)
+    out = Path(out)
+    check_out(runs, out, force=force)
     pairs: list[str] = []
     metas: list[str] = []
     skipped = 0
@@ -163,7 +191,6 @@ def export_prefs(runs: Iterable[RunFolder], out: Path, *, same_prompt: bool = Fa
             pair, meta = _lines(run, task_id, *found)
             pairs.append(pair)
             metas.append(meta)
-    out = Path(out)
     write_atomic(out, "".join(f"{line}\n" for line in pairs))
     write_atomic(meta_path(out), "".join(f"{line}\n" for line in metas))
     return Export(len(pairs), skipped, out, meta_path(out))

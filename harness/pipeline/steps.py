@@ -7,6 +7,7 @@ that ended badly or holds no usable code becomes a reason, never a file.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -204,11 +205,48 @@ def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...
         draft.code = code
 
 
+# Run-to-run noise in test output: object addresses (`<Foo object at 0x7f3a...>`, `id()`
+# shown in hex) and the sandbox's per-run scratch folder. Normalised out before test output
+# enters a prompt, so the same failure gives the same prompt (a strict replay finds it) and
+# costs no tokens for digits that mean nothing to the model.
+_NOISE = (
+    (re.compile(r"\b0x[0-9a-fA-F]{6,}\b"), "0x…"),
+    (re.compile(r"harness-test-[A-Za-z0-9_]+"), "harness-test-…"),
+)
+
+
+# A flat set of strings or numbers as repr() prints it: its order follows the string hash,
+# which differs per process (the built-in runner starts Python with -I, so PYTHONHASHSEED
+# cannot pin it); printed sorted instead.
+_ATOM = r"""(?:'[^'\\\n]*'|"[^"\\\n]*"|-?\d+(?:\.\d+)?)"""
+_SET = re.compile(rf"\{{({_ATOM}(?:, {_ATOM})+)\}}")
+_ITEM = re.compile(_ATOM)
+
+
+def steady(text: str | None) -> str | None:
+    """`text` with run-to-run noise replaced: object addresses, scratch folder names, and the
+    hash order of printed sets (their items sorted)."""
+    if not text:
+        return text
+    for pattern, replacement in _NOISE:
+        text = pattern.sub(replacement, text)
+    return _SET.sub(_sorted_set, text)
+
+
+def _sorted_set(match: re.Match[str]) -> str:
+    return "{" + ", ".join(sorted(_ITEM.findall(match[1]))) + "}"
+
+
 def fix(task: TaskState, n: int) -> Attempt:
     best = task.tracker.best
     current = task.files.read_working()  # the best code, put back on disk after any regression
     failing = [
-        {"nodeid": c.nodeid, "outcome": c.outcome.value, "message": c.message, "details": c.details}
+        {
+            "nodeid": c.nodeid,
+            "outcome": c.outcome.value,
+            "message": steady(c.message),
+            "details": steady(c.details),
+        }
         for c in best.result.failing()
     ]
     extra = {
@@ -216,7 +254,9 @@ def fix(task: TaskState, n: int) -> Attempt:
         "failures": failing,
         "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
         "total": best.result.visible_total,
-        "full_output": full_report(best.result) if task.env.loop.fix_failures is FULL else "",
+        "full_output": steady(full_report(best.result))
+        if task.env.loop.fix_failures is FULL
+        else "",
     }
     priced = task.call("fix", n, extra)
     code, reason = code_from(priced.completion, task.required, task.spec.language)

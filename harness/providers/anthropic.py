@@ -127,6 +127,7 @@ class AnthropicProvider:
                 f"connection failed ({type(exc).__name__})",
                 provider=NAME,
                 outcome_unknown=True,  # not known to have failed before the request was sent
+                transport=True,
             ) from exc
         return translate_message(message, route.model, started)
 
@@ -283,7 +284,9 @@ def _usage(raw: Any) -> Usage:
 
 
 def _cut(error: ProviderError, stream: Any, began: bool) -> ProviderError:
-    """A stream that failed after the request was accepted: billed at least its snapshot."""
+    """A stream that failed after the request was accepted: billed at least its snapshot.
+    The server answered (its headers arrived), so this is no transport failure."""
+    error.transport = False
     return outcome_unknown(with_billed_usage(error, _snapshot_usage(stream, began)))
 
 

@@ -8,9 +8,11 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import httpx2
 
+from harness.keys import key_problem
 from harness.llm import AuthenticationError, ErrorKind, ProviderError, Usage
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "MissingKeyError",
     "account_error",
     "auth_error",
+    "base_url_problem",
     "describe",
     "gateway_lost",
     "is_context_too_long",
@@ -41,17 +44,50 @@ class AccountError(AuthenticationError):
     """The account cannot pay (spend limit reached, billing problem): every later call fails."""
 
 
+# The variable each vendor's SDK reads its base URL from (a gateway), if set.
+BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
+
+
 def read_key(*names: str, provider: str) -> tuple[str, str]:
-    """The first non-empty variable among `names`, as (value, variable name)."""
+    """The first non-empty variable among `names`, as (value, variable name), after the
+    vendor's base URL and the key are checked: a problem is a start-up error naming the
+    variable, never quoting a key."""
+    problem = base_url_problem(BASE_URL_VARIABLES.get(provider))
+    if problem:
+        raise MissingKeyError(problem)
     for name in names:
         value = os.environ.get(name, "").strip()
         if value:
+            problem = key_problem(name, value)
+            if problem:
+                raise MissingKeyError(f"the {provider} provider's API key: {problem}")
             return value, name
     wanted = " or ".join(names)
     raise MissingKeyError(
         f"the {provider} provider needs an API key: set {wanted} in the environment, "
         f"or route no tier to {provider} (harness.yaml routes:)"
     )
+
+
+def base_url_problem(name: str | None) -> str | None:
+    """Why the base URL in variable `name` cannot be sent to, or None (unset is fine).
+
+    The SDK would fail every call on it at night; the value is not quoted, since a gateway
+    URL may carry credentials."""
+    value = os.environ.get(name, "") if name else ""
+    if not value:
+        return None
+    fix = f"set {name} to a URL such as https://gateway.example.com, or unset it"
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018  # raises ValueError on a port that is not a number
+    except ValueError:
+        return f"{name} is not a usable base URL (its port is not a number); {fix}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{name} is not a usable base URL (it needs http:// or https:// and a host); {fix}"
+    if key_problem(name, value):
+        return f"{name} holds a control character, space or non-ASCII character; {fix}"
+    return None
 
 
 def auth_error(provider: str, key_source: str, text: str, status: int | None) -> ProviderError:
@@ -162,6 +198,7 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
             f"timed out ({type(exc).__name__})",
             None,
             provider=provider,
+            transport=True,
             outcome_unknown=sent,
         )
     if isinstance(exc, httpx2.UnsupportedProtocol | httpx2.LocalProtocolError | httpx2.InvalidURL):
@@ -171,6 +208,7 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
             f"cannot send the request ({type(exc).__name__}: {exc}); check the base-URL variable",
             None,
             provider=provider,
+            transport=True,
         )
     if isinstance(exc, httpx2.TransportError | httpx2.DecodingError):
         return ProviderError(
@@ -178,6 +216,7 @@ def transport_error(exc: BaseException, provider: str) -> ProviderError | None:
             f"connection failed ({type(exc).__name__})",
             None,
             provider=provider,
+            transport=True,
             outcome_unknown=sent,
         )
     return None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from harness.results import RunStatus, SeedSource, StopCause, TaskStatus
 
@@ -15,6 +16,20 @@ __all__ = ["SCHEMA", "SummaryError", "read_summary"]
 SCHEMA = 1
 Count = Annotated[int, Field(strict=True, ge=0)]
 Usd = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+
+
+def _iso(value: str) -> str:
+    """A time the renderers can read back: ISO 8601 with its UTC offset."""
+    try:
+        stamp = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 time") from None
+    if stamp.tzinfo is None:
+        raise ValueError(f"{value!r} has no UTC offset")
+    return value
+
+
+Stamp = Annotated[str, Field(strict=True), AfterValidator(_iso)]
 
 
 class SummaryError(ValueError):
@@ -82,8 +97,8 @@ class _Batch(_Open):
 class _Summary(_Open):
     schema_: int = Field(alias="schema", strict=True)
     run_id: str
-    started_at: str
-    finished_at: str
+    started_at: Stamp
+    finished_at: Stamp
     status: RunStatus
     provider: str
     budget: _Budget

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.runner.args import RunArgs
-from harness.runner.inputs import check_inputs, load_task_list
-from harness.runner.lock import LOCK_NAME, LockHeld, RunLock
+from harness.runner.inputs import check_inputs, load_task_list, write_check
+from harness.runner.lock import LOCK_NAME, LockHeld, RunLock, live_holder
 from harness.runner.pool import execute, exit_code
 from harness.runner.wiring import open_run
 
@@ -16,6 +16,8 @@ __all__ = [
     "check_inputs",
     "execute",
     "exit_code",
+    "live_holder",
     "load_task_list",
     "open_run",
+    "write_check",
 ]

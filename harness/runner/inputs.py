@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from harness.budget import ledger_path_problem
 from harness.config import MAX_USD, ConfigError, HarnessConfig, check_prices, load_config
 from harness.errors import BadInput
+from harness.fsio import check_target
 from harness.guardrails import Policy, PolicyError, load_policy
 from harness.pricing import MILLION, PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
@@ -23,7 +24,7 @@ from harness.results import money
 from harness.runner.args import RunArgs
 from harness.tasks import TaskListError, TaskSpec, YamlError, load_tasks, read_yaml
 
-__all__ = ["Inputs", "check_inputs", "load_task_list", "select"]
+__all__ = ["Inputs", "check_inputs", "load_task_list", "select", "write_check", "written_inputs"]
 
 MAX_POLICY_BYTES = 2**20
 MAX_CONCURRENCY = 256
@@ -70,6 +71,17 @@ def _task_list(
     except TaskListError as exc:
         count = len(exc.problems)
         raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
+
+
+def write_check(policy_path: Path | None, tasks_path: Path) -> Callable[[Path], str | None]:
+    """The policy's write check over task outputs, as `tasks validate` applies it."""
+    policy = _policy(policy_path, tasks_path)
+
+    def check_write(output: Path) -> str | None:
+        violation = policy.check_write(output)
+        return violation.detail if violation else None
+
+    return check_write
 
 
 def load_task_list(
@@ -142,11 +154,45 @@ def _providers(args: RunArgs, config: HarnessConfig, specs: list[TaskSpec]) -> d
         raise BadInput(str(exc)) from exc
 
 
-def _check_metrics_path(config: HarnessConfig) -> None:
-    """A metrics file that cannot be written should fail at start-up, not at dawn."""
+def _check_metrics_path(config: HarnessConfig, inputs: dict[Path, str]) -> None:
+    """A metrics file that cannot be written should fail at start-up, not at dawn; and it
+    replaces only a metrics file (never an input, never a file of the user's)."""
     path = config.metrics.path
-    if path is not None and not os.access(Path(path).parent, os.W_OK):
-        raise BadInput(f"metrics.path: cannot write to {Path(path).parent}; fix it in harness.yaml")
+    if path is None:
+        return
+    problem = check_target(Path(path), inputs=inputs, ours=_is_metrics)
+    if problem:
+        raise BadInput(f"metrics.path: {problem}; fix it in harness.yaml")
+    parent = Path(path).parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK):
+        raise BadInput(f"metrics.path: cannot write to {parent}; fix it in harness.yaml")
+
+
+def _is_metrics(path: Path) -> bool:
+    """The file holds what write_metrics writes (an earlier night's metrics), or nothing."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(64)
+    except OSError:
+        return False
+    return head == b"" or head.startswith(b"# HELP harness_")
+
+
+def written_inputs(args: RunArgs, config: HarnessConfig, specs: Sequence[TaskSpec]) -> dict:
+    """Every file a night reads, resolved → what it is: no path the harness writes (other
+    than a task's own output) may be one of them."""
+    found: dict[Path, str] = {args.tasks: "the task list"}
+    for spec in specs:
+        files = [*spec.reference, *spec.tests, *spec.hidden_tests, *spec.examples]
+        files += [f for f in (spec.capabilities, spec.solution) if f is not None]
+        found.update({f: f"an input of task {spec.id!r}" for f in [*files, *spec.support]})
+        found[spec.output] = f"the output of task {spec.id!r}"
+    found.update(_guarded(args, config))
+    if config.budget.ledger_path is not None:
+        found[config.budget.ledger_path] = "the day ledger (budget.ledger_path)"
+    return {Path(p).resolve(): name for p, name in found.items()}
 
 
 def _check_ledger(args: RunArgs, config: HarnessConfig) -> None:
@@ -211,7 +257,6 @@ def check_inputs(args: RunArgs) -> Inputs:
             f"not {args.budget_usd}"
         )
     _check_resume(args)
-    _check_metrics_path(config)
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
     _check_first_call(args, config, prices)
@@ -219,6 +264,7 @@ def check_inputs(args: RunArgs) -> Inputs:
     root = default_prompts_dir()
     policy = _policy(args.policy, args.tasks)
     every = _task_list(args.tasks, root, policy, _guarded(args, config))
+    _check_metrics_path(config, written_inputs(args, config, every))
     specs = select(every, args.only)
     try:
         prompts = {t: PromptSet(root, t) for t in {s.type for s in specs}}

@@ -31,7 +31,7 @@ from types import TracebackType
 
 import filelock
 
-__all__ = ["LOCK_NAME", "LockHeld", "RunLock"]
+__all__ = ["LOCK_NAME", "LockHeld", "RunLock", "live_holder"]
 
 LOCK_NAME = ".harness.lock"
 
@@ -60,6 +60,22 @@ def _read_holder(path: Path) -> dict[str, object]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def live_holder(run_dir: Path) -> int | None:
+    """The pid of the live process on this host holding `run_dir`'s lock, or None; read from
+    the lock file without taking the lock, so asking never gets in a starting night's way."""
+    holder = _read_holder(Path(run_dir) / LOCK_NAME)
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or pid <= 0 or holder.get("host") != socket.gethostname():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None  # killed: its details stay in the file until the next run takes it
+    except PermissionError:
+        return pid  # alive, another user's
+    return pid
 
 
 class RunLock:

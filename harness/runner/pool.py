@@ -134,7 +134,8 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
 
 
 def _status(run: Run, interrupted: bool) -> RunStatus:
-    if run.parts.env.caller.halted is not None:
+    caller = run.parts.env.caller
+    if caller.halted is not None or caller.unreachable is not None:
         return RunStatus.HALTED
     if run.parts.budget.stopped:
         return RunStatus.BUDGET_STOPPED
@@ -215,6 +216,15 @@ def _summarise(
 def _halt_notes(run: Run) -> tuple[str, ...]:
     """What halted the run and what a person must do before the next night."""
     halt = run.parts.env.caller.halted
+    unreachable = run.parts.env.caller.unreachable
+    if halt is None and unreachable is not None:
+        return (
+            f"run halted: no provider answered any of the night's requests (last: "
+            f"{unreachable.provider}: {unreachable}). Check the network, the gateway and the "
+            "*_BASE_URL variables, then finish this night with "
+            f"`harness run {run.plan.task_list or 'TASKS.yaml'} --run-dir {run.parts.rundir.base} "
+            f"--resume {run.parts.rundir.run_id}`",
+        )
     if halt is None:
         return ()
     return (

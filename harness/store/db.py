@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.keys import scrub
 from harness.store.schema import MIGRATIONS
 
 __all__ = ["Db", "StoreError"]
@@ -65,7 +66,7 @@ class Db:
             self._conn.close()
 
     @contextmanager
-    def tx(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+    def tx(self, *, durable: bool = True) -> Iterator[_Scrubbing]:
         """One short write transaction, committed before returning: fsynced, unless not
         `durable` (then it is synced by the next durable commit; see the module doc)."""
         with self._lock:
@@ -74,7 +75,7 @@ class Db:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self._conn
+                    yield _Scrubbing(self._conn)
                 except BaseException:
                     self._conn.execute("ROLLBACK")
                     raise
@@ -104,3 +105,21 @@ class Db:
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version={version + 1}")
+
+
+class _Scrubbing:
+    """The connection as a transaction sees it: every text parameter is scrubbed of secrets
+    (harness.keys) before SQLite stores it, so no write to the run store can carry a key."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, _scrubbed(params))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        return self._conn.executemany(sql, (_scrubbed(row) for row in rows))
+
+
+def _scrubbed(params: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(scrub(p) if isinstance(p, str) else p for p in params)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +42,15 @@ _BUILTIN = {
 }
 
 
-def add_task(file: Path, fields: Mapping[str, Any], known_types: Collection[str]) -> None:
+def add_task(
+    file: Path,
+    fields: Mapping[str, Any],
+    known_types: Collection[str],
+    check_write: Callable[[Path], str | None] | None = None,
+) -> None:
     """Append the task given by `fields` to the task list `file`, or raise BadInput and change
-    nothing; `known_types` are the prompt sets a task's `type:` may name."""
+    nothing; `known_types` are the prompt sets a task's `type:` may name; `check_write` is
+    the guardrails' write check `tasks validate` applies, so an added task always validates."""
     path = Path(file).resolve()
     if not path.parent.is_dir():
         raise BadInput(f"{path.parent} does not exist; create the task list's folder first")
@@ -58,7 +64,7 @@ def add_task(file: Path, fields: Mapping[str, Any], known_types: Collection[str]
     doc = _load(path, text)
     entry = _entry(fields, doc.get("defaults"))
     candidate = _splice(text, entry) or _redump(text, doc, entry)
-    _install(path, candidate, original, str(fields["id"]), known_types)
+    _install(path, candidate, original, str(fields["id"]), known_types, check_write)
 
 
 def _yaml() -> YAML:
@@ -223,12 +229,17 @@ def _redump(text: str, doc: CommentedMap, entry: dict[str, Any]) -> str:
 
 
 def _install(
-    path: Path, candidate: str, original: bytes | None, task_id: str, known_types: Collection[str]
+    path: Path,
+    candidate: str,
+    original: bytes | None,
+    task_id: str,
+    known_types: Collection[str],
+    check_write: Callable[[Path], str | None] | None,
 ) -> None:
     """Validate `candidate` as a temp file beside `path`, then rename that very file over it."""
 
     def verify(tmp: Path) -> None:
-        _validate(tmp, path, task_id, known_types)
+        _validate(tmp, path, task_id, known_types, check_write)
         current = path.read_bytes() if path.exists() else None
         if current != original:
             raise BadInput(f"{path} changed while the task was being added; run the command again")
@@ -236,9 +247,15 @@ def _install(
     write_atomic(path, candidate, verify=verify)
 
 
-def _validate(tmp: Path, path: Path, task_id: str, known_types: Collection[str]) -> None:
+def _validate(
+    tmp: Path,
+    path: Path,
+    task_id: str,
+    known_types: Collection[str],
+    check_write: Callable[[Path], str | None] | None,
+) -> None:
     try:
-        load_tasks(tmp, known_types=known_types)
+        load_tasks(tmp, known_types=known_types, check_write=check_write)
     except TaskListError as exc:
         problems = "\n".join(
             str(dataclasses.replace(p, file=path, message=p.message.replace(tmp.name, path.name)))

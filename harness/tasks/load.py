@@ -235,6 +235,8 @@ def _task(
                 run.add(own.get(name, line), task_id, name, message)
         return None
     inputs = _check_inputs(run, model, item, own)
+    for name, message in _selectable_and_hidden(run.paths, model):
+        run.add(own.get(name, line), model.id, name, message)
     runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
     output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
@@ -242,6 +244,23 @@ def _task(
     if runner is None:
         return None
     return Checked(build_spec(run.paths, run.path, model, output, line, runner), own, inputs)
+
+
+def _selectable_and_hidden(paths: Paths, model: TaskModel) -> Iterator[tuple[str, str]]:
+    """An id the CLI cannot name (`--only -rf` is read as a flag), and hidden tests that are
+    also the visible tests (then nothing is hidden, and the hidden score means nothing)."""
+    if model.id.startswith("-"):
+        yield "id", (
+            f"{model.id!r} starts with '-', so `--only {model.id}` would be read as a flag; "
+            "start the id with a letter, digit or _"
+        )
+    visible = {paths.resolve(t) for t in model.tests}
+    both = [h for h in model.hidden_tests if paths.resolve(h) in visible]
+    if both:
+        yield "hidden_tests", (
+            f"{', '.join(both)} is also in tests:, so it is shown to the model and not hidden; "
+            "list each test file in one of the two"
+        )
 
 
 def _sayer(run: _Pass, task_id: str, item: dict[str, Any], own: Mapping[str, int], line: int):

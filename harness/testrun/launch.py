@@ -149,6 +149,9 @@ def base_env(home: str) -> tuple[tuple[str, str], ...]:
         ("LC_ALL", "C.UTF-8"),
         ("TZ", "UTC"),
         ("NO_COLOR", "1"),
+        # Set reprs print alike every run (replayable prompts) in a task's own test command;
+        # the built-in runner's `python -I` ignores it (its prompts are normalised instead).
+        ("PYTHONHASHSEED", "0"),
     )
 
 

@@ -119,8 +119,18 @@ class Night:
 
 
 def copy_example(lang: Lang, where: Path) -> Path:
-    """A private copy of the example, so shipped outputs land in tmp."""
-    shutil.copytree(lang.example, where / lang.name)
+    """A private copy of the example, so shipped outputs land in tmp; without the outputs an
+    earlier night shipped into the checkout (which a night would take as its starting point),
+    so no test depends on what a README walk-through left behind."""
+    outputs = {
+        (lang.example / t["output"]).resolve()
+        for t in yaml.safe_load((lang.example / "tasks.yaml").read_text())["tasks"]
+    }
+
+    def shipped(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if (Path(folder) / n).resolve() in outputs}
+
+    shutil.copytree(lang.example, where / lang.name, ignore=shipped)
     return where / lang.name / "tasks.yaml"
 
 
@@ -291,3 +301,24 @@ def test_non_python_code_gets_no_python_parse_warning(lang: Lang, reverting: Nig
     assert not [w for t in reverting.summary["tasks"] for w in t["warnings"] if "[parse]" in w]
     assert "does not parse" not in human
     assert sorted(limited) == [("code_check_limited", lang.name), ("scar_check_limited", lang.name)]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("example", sorted(p.parent.name for p in TASKS.glob("*/tasks.yaml")))
+def test_every_example_output_is_ignored_by_git(example: str) -> None:
+    """What a night ships for an example never shows in `git status` or gets committed."""
+    tasks = TASKS / example / "tasks.yaml"
+    outputs = [
+        str(TASKS / example / t["output"]) for t in yaml.safe_load(tasks.read_text())["tasks"]
+    ]
+    inside = subprocess.run(["git", "-C", str(TASKS), "rev-parse"], capture_output=True)
+    if inside.returncode != 0:
+        pytest.skip("not a git checkout")
+
+    check = subprocess.run(
+        ["git", "-C", str(TASKS), "check-ignore", "--no-index", *outputs],
+        capture_output=True,
+        text=True,
+    )
+
+    assert sorted(check.stdout.split()) == sorted(outputs)

@@ -76,6 +76,18 @@ PRICES = (
 )
 
 TASK_LIST = [
+    Case(
+        "id_like_a_flag",
+        "tasks.yaml:4:",
+        "would be read as a flag",
+        tasks=sub("id: calc", "id: -rf"),
+    ),
+    Case(
+        "hidden_is_visible",
+        "tasks.yaml:9:",
+        "is also in tests:",
+        tasks=VALID + "    hidden_tests: acceptance/test_calc.py\n",
+    ),
     # encodings, syntax, shape
     Case(
         "latin1",
@@ -628,6 +640,62 @@ CONFIG = [
         "harness.yaml:1: metrics.path",
         "name the .prom file in it",
         files={"harness.yaml": b"metrics: {path: /tmp}\n"},
+        args=CFG,
+    ),
+    Case(
+        "step_cap_above_route",
+        "harness.yaml:1: step_max_tokens.fix",
+        "caps the step anyway",
+        files={"harness.yaml": b"step_max_tokens: {fix: 999999}\n"},
+        args=CFG,
+    ),
+    Case(
+        "per_test_timeout_above_run",
+        "harness.yaml:1: tests.per_test_timeout_s",
+        "never applies",
+        files={"harness.yaml": b"tests: {per_test_timeout_s: 300}\n"},
+        args=CFG,
+    ),
+    Case(
+        "seed_with_live",
+        "--seed",
+        "takes no seed",
+        args=("--provider", "live", "--seed", "3"),
+        validate=False,
+    ),
+    Case(
+        "replay_loose_with_sim",
+        "--replay-loose",
+        "is for --provider replay",
+        args=("--replay-loose",),
+        validate=False,
+    ),
+    Case(
+        "metrics_is_task_list",
+        "metrics.path",
+        "tasks.yaml is the task list, an input of the harness; write somewhere else",
+        files={"harness.yaml": b"metrics: {path: tasks.yaml}\n"},
+        args=CFG,
+    ),
+    Case(
+        "metrics_is_reference",
+        "metrics.path",
+        "an input of task 'calc'",
+        files={"harness.yaml": b"metrics: {path: legacy/calc.py}\n"},
+        args=CFG,
+    ),
+    Case(
+        "metrics_is_config",
+        "metrics.path",
+        "the config (--config)",
+        files={"harness.yaml": b"metrics: {path: harness.yaml}\n"},
+        args=CFG,
+    ),
+    Case(
+        "metrics_over_a_users_file",
+        "metrics.path",
+        "notes.txt already exists and the harness did not write it",
+        files={"harness.yaml": b"metrics: {path: notes.txt}\n", "notes.txt": b"mine\n"},
         args=CFG,
     ),
     Case(

@@ -7,13 +7,16 @@ fake servers through ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL, as behind a 
 from __future__ import annotations
 
 import json
+import socket
 import textwrap
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import pytest
 import structlog
 
+from harness.calls import RetryPolicy
 from harness.cli import main
 from harness.errors import ExitCode
 from harness.llm import Usage
@@ -322,3 +325,104 @@ def test_a_prompt_too_long_is_sent_once_and_ends_the_task(servers, task_list, re
     assert (code, task["status"], task["cause"]) == (1, "failed", "context_too_long")
     assert len(task["attempts"]) == 1
     assert f"- calc: failed: {task['reason']}" in human
+
+
+# Truthful ends: a key or base URL that cannot work is exit 2 at start-up (naming the
+# variable, never the key); a night no provider answered ends `halted`, exit 4.
+NEWLINE_KEY = "sk-ant-api03-FIRSTHALFSECRET\nSECONDHALFSECRET99"
+
+
+def _run(task_list: Path) -> int:
+    runs = task_list.parent / "runs"
+    argv = ["run", str(task_list), "--provider", "live", "--run-dir", str(runs)]
+    return main([*argv, "--config", str(task_list.parent / "harness.yaml")])
+
+
+def _texts(*roots: Path) -> str:
+    return "".join(
+        p.read_bytes().decode("utf-8", "replace")
+        for root in roots
+        if root.exists()
+        for p in root.rglob("*")
+        if p.is_file()
+    )
+
+
+def test_a_key_with_a_newline_is_exit_2_naming_the_variable_and_never_its_value(
+    servers, task_list, monkeypatch, capsys
+):
+    """Exit 2 before any request; the advice names ANTHROPIC_API_KEY; no piece of the key
+    is on the console or in any file under the run directory."""
+    anthropic, gemini = servers
+    monkeypatch.setenv("ANTHROPIC_API_KEY", NEWLINE_KEY)
+
+    code = _run(task_list)
+
+    out = capsys.readouterr()
+    console = out.out + out.err
+    seen = console + _texts(task_list.parent / "runs")
+    pieces = [p for p in NEWLINE_KEY.split("\n")]
+    assert (code, len(anthropic.requests), len(gemini.requests)) == (2, 0, 0)
+    assert "ANTHROPIC_API_KEY" in console
+    assert [p for p in pieces if p in seen] == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("ANTHROPIC_BASE_URL", "htp//gateway"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:port"),
+        ("GOOGLE_GEMINI_BASE_URL", "gateway.example.com"),
+    ],
+)
+def test_a_malformed_base_url_is_exit_2_at_start_up(
+    servers, task_list, monkeypatch, capsys, variable, value
+):
+    """A base URL no request can be sent to is bad input, named, before anything is spent."""
+    monkeypatch.setenv(variable, value)
+
+    code = _run(task_list)
+
+    err = capsys.readouterr().err
+    assert (code, variable in err, (task_list.parent / "runs").exists()) == (2, True, False)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed when the block ends: connections are refused
+
+
+def test_a_gateway_refusing_every_connection_halts_the_night_with_exit_4(
+    servers, task_list, monkeypatch
+):
+    """Every request refused on the transport: the night ends `halted`, exit 4, and the
+    summary's Needs a human says that no provider answered."""
+    port = _closed_port()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{port}")
+    quick = partial(RetryPolicy, backoff_base_s=0.0, backoff_max_s=0.0, max_attempts=2)
+    monkeypatch.setattr("harness.runner.wiring.RetryPolicy", quick)
+
+    code = _run(task_list)
+
+    root = (task_list.parent / "runs" / "latest").resolve()
+    summary = json.loads((root / "summary.json").read_text())
+    markdown = (root / "summary.md").read_text()
+    needs = markdown.split("## Needs a human")[1].split("## Tasks")[0]
+    assert (code, summary["status"]) == (ExitCode.HALTED, "halted")
+    assert "no provider answered" in needs
+
+
+def test_a_night_with_one_answer_is_not_halted(servers, task_list, monkeypatch):
+    """A provider that answered (here with a 500 each time) is reachable: not `halted`."""
+    anthropic, _ = servers
+    anthropic.script(*[anthropic_error(500, "api_error", "boom")] * 40)
+    quick = partial(RetryPolicy, backoff_base_s=0.0, backoff_max_s=0.0, max_attempts=2)
+    monkeypatch.setattr("harness.runner.wiring.RetryPolicy", quick)
+
+    code = _run(task_list)
+
+    summary = json.loads((task_list.parent / "runs" / "latest" / "summary.json").read_text())
+    assert (code, summary["status"]) == (ExitCode.NOT_ALL_PASSED, "completed")
+    assert ANTHROPIC_KEY not in json.dumps(summary)

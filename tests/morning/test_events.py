@@ -150,3 +150,20 @@ def test_candidate_file_finds_an_attempt_by_any_suffix(tmp_path):
         folder / "2.go",
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [
+        (("--task", "typo"), "tasks: "),
+        (("--task", "rate_limiter", "--attempt", "-1"), "attempts: 1, 2"),
+        (("--event", "[x"), "unbalanced"),
+        (("--event", "no_such_*"), "events: "),
+    ],
+    ids=["unknown-task", "unknown-attempt", "malformed-pattern", "no-match"],
+)
+def test_a_filter_that_names_nothing_is_exit_2_listing_what_exists(night, capsys, argv, listed):
+    """A typo in --task, --attempt or --event is exit 2 saying what the run has, not silence."""
+    code, out, err = events_out(capsys, str(night), *argv)
+
+    assert (code, out, listed in err) == (2, "", True), err

@@ -238,3 +238,41 @@ def test_recorded_prompts_read_back_exactly_even_holding_the_marker_lines(tmp_pa
     (call,) = read_calls(tmp_path / "r1")
 
     assert (CallKey.of(req), tricky, done) == (call.key, call.prompt, call.completion)
+
+
+NOISY_TEST = """
+
+class Box:
+    pass
+
+
+def test_sub_reports_noise():
+    words = {"alpha", "beta", "gamma", "delta", "epsilon"}
+    assert sub(5, 3) == 2, f"{Box()} at {hex(id(words))} {words}"
+"""
+
+
+def test_strict_replay_reproduces_a_night_whose_failures_print_object_reprs(
+    task_list: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A failure message with an object address and a hash-ordered set: the fix prompt is
+    the same in the replay (addresses normalised, the sandbox's hash seed fixed), so a strict
+    replay, without --replay-loose, reproduces every attempt at $0."""
+    tests = task_list.parent / "acceptance" / "test_calc.py"
+    tests.write_text(tests.read_text() + NOISY_TEST)
+    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        anthropic.script(
+            anthropic_sse(f"```python\n{HALF}```\n", model=MID, output_tokens=300),
+            anthropic_sse(f"Fixed.\n\n```python\n{WHOLE}```\n", model=MID, output_tokens=320),
+        )
+        gemini.script(gemini_reply("CLEAN", model_version=CHEAP))
+        _, live, live_root = run(task_list, task_list.parent / "live", "--provider", "live")
+    fix_prompt = (live_root / "calls" / "calc" / "2-fix.prompt.md").read_text()
+
+    code, replay, _ = replay_of(task_list, live_root)
+
+    assert "object at 0x…" in fix_prompt
+    assert (code, replay["budget"]["spent_usd"]) == (0, 0.0)
+    assert attempts(live) == attempts(replay)

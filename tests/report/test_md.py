@@ -376,6 +376,9 @@ DAMAGE = {
     "status_number": lambda d: json.dumps(_with(d, ("status",), 5)),
     "attempt_n_text": lambda d: json.dumps(_with(d, ("tasks", 0, "attempts", 0, "n"), "x")),
     "schema_0": lambda d: json.dumps(_with(d, ("schema",), 0)),
+    "started_at_empty": lambda d: json.dumps(_with(d, ("started_at",), "")),
+    "finished_at_no_offset": lambda d: json.dumps(_with(d, ("finished_at",), "2026-11-25T01:00")),
+    "started_at_number": lambda d: json.dumps(_with(d, ("started_at",), 5)),
 }
 
 

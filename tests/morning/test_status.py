@@ -1,0 +1,86 @@
+"""`harness status` and `harness stop` on a real night in another process: progress read from
+the store while it runs, and a stop that ends it as SIGTERM does (exit 130, a summary)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests._night import kill_tree, start_cli, wait_for
+from tests.conftest import EXAMPLE
+
+
+def _status(capsys: pytest.CaptureFixture[str], runs: Path) -> dict:
+    assert main(["status", str(runs), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _finished_tasks(runs: Path) -> int:
+    events = runs / "latest" / "events.jsonl"
+    if not events.is_file():
+        return 0
+    return events.read_text().count('"event": "task_finished"')
+
+
+def test_status_of_a_running_night_then_stop_ends_it_with_130_and_a_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While it runs: state running, tasks done so far; `harness stop` sends SIGTERM, the
+    night exits 130 with an `interrupted` summary, and status then agrees with that summary."""
+    shutil.copytree(EXAMPLE, tmp_path / "example", ignore=shutil.ignore_patterns("out"))
+    runs = tmp_path / "runs"
+    tasks = tmp_path / "example" / "tasks.yaml"
+    proc = start_cli(tasks, runs, "--seed", "2", "--concurrency", "1", log=tmp_path / "log")
+    try:
+        assert wait_for(lambda: _finished_tasks(runs) >= 1, timeout_s=300, proc=proc)
+        running = _status(capsys, runs)
+
+        stopped = main(["stop", str(runs)])
+
+        code = proc.wait(timeout=300)
+        said = capsys.readouterr().out
+    finally:
+        kill_tree(proc)
+    summary = json.loads((runs / "latest" / "summary.json").read_text())
+    final = _status(capsys, runs)
+    assert (running["state"], running["tasks_done"] >= 1) == ("running", True)
+    assert (stopped, code, summary["status"]) == (0, 130, "interrupted")
+    assert "finished (interrupted)" in said
+    assert (final["state"], final["status"], final["tasks_total"]) == (
+        "finished",
+        "interrupted",
+        len(summary["tasks"]),
+    )
+    assert round(float(final["spent_usd"]), 6) == summary["budget"]["spent_usd"]
+    done = [t for t in summary["tasks"] if t["status"] != "skipped"]
+    assert final["tasks_done"] >= len([t for t in done if t["status"] == "passed"])
+    assert final["tasks_passing"] == len([t for t in done if t["status"] == "passed"])
+
+
+def test_stop_refuses_clearly_when_nothing_runs(example_nights, capsys) -> None:
+    """A finished night: exit 2 saying so, no signal sent anywhere."""
+    night = example_nights(2)
+
+    code = main(["stop", str(night)])
+
+    assert (code, "nothing to stop" in capsys.readouterr().err) == (2, True)
+
+
+def test_status_of_a_finished_night_agrees_with_its_summary(example_nights, capsys) -> None:
+    """tasks done and passing, spend and cap: the same numbers as summary.json."""
+    night = example_nights(2)
+    summary = json.loads((night / "summary.json").read_text())
+
+    view = _status(capsys, night)
+
+    passed = sum(t["status"] == "passed" for t in summary["tasks"])
+    assert (view["state"], view["tasks_done"], view["tasks_passing"]) == (
+        "finished",
+        len(summary["tasks"]),
+        passed,
+    )
+    assert round(float(view["spent_usd"]), 6) == summary["budget"]["spent_usd"]
