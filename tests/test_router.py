@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harness.config import load_config
+import pytest
+
+from harness.config import ConfigError, load_config
 from harness.router import Router
 
 
@@ -57,17 +59,21 @@ def test_an_escalated_fix_may_fall_back_to_its_own_tier(tmp_path) -> None:
     assert [r.tier for r in router.choices("write", non_improving_fixes=3)] == ["mid"]
 
 
-def test_a_step_output_cap_lowers_max_tokens_but_never_raises_it(tmp_path) -> None:
+def test_a_step_output_cap_lowers_max_tokens_and_a_cap_above_the_route_is_refused(tmp_path) -> None:
     """The shipped review reserves 4096 output tokens, not the cheap route's 16384; a step cap
-    above the route's max_tokens leaves the route's."""
+    lowers every route the step may take (the escalated frontier too); a cap above the step's
+    own route is refused at load, as it could never apply."""
     path = tmp_path / "harness.yaml"
-    path.write_text("step_max_tokens: {write: 8000, fix: 100000}\nloop: {escalate: true}\n")
+    path.write_text("step_max_tokens: {write: 8000, fix: 32000}\nloop: {escalate: true}\n")
     router = Router.from_config(load_config(path))
+    too_high = tmp_path / "high.yaml"
+    too_high.write_text("step_max_tokens: {fix: 100000}\n")
 
     assert router.route("review").max_tokens == 4096
     assert router.route("write").max_tokens == 8000
-    assert router.route("fix").max_tokens == load_config().routes["mid"].max_tokens
-    assert [r.max_tokens for r in router.choices("fix", 1)] == [64000, 32000]
+    assert [r.max_tokens for r in router.choices("fix", 1)] == [32000, 32000]
+    with pytest.raises(ConfigError, match=r"step_max_tokens\.fix: 100000 is above"):
+        load_config(too_high)
 
 
 def test_prompt_cache_is_on_for_every_route_by_default() -> None:

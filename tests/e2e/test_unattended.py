@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import harness.runner.wiring as wiring
-import harness.sim.provider as sim
+import harness.sim as sim
 import harness.testrun as testrun
 from harness.runner import LOCK_NAME
 from tests._night import Task, db_rows, events, kill_tree, run_cli, start_cli, wait_for, write_tasks

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.results import usd
 from tests._night import kill_tree, start_cli, wait_for
 from tests.conftest import EXAMPLE
 
@@ -55,7 +57,7 @@ def test_status_of_a_running_night_then_stop_ends_it_with_130_and_a_summary(
         "interrupted",
         len(summary["tasks"]),
     )
-    assert round(float(final["spent_usd"]), 6) == summary["budget"]["spent_usd"]
+    assert usd(Decimal(final["spent_usd"])) == summary["budget"]["spent_usd"]
     done = [t for t in summary["tasks"] if t["status"] != "skipped"]
     assert final["tasks_done"] >= len([t for t in done if t["status"] == "passed"])
     assert final["tasks_passing"] == len([t for t in done if t["status"] == "passed"])
@@ -83,4 +85,4 @@ def test_status_of_a_finished_night_agrees_with_its_summary(example_nights, caps
         len(summary["tasks"]),
         passed,
     )
-    assert round(float(view["spent_usd"]), 6) == summary["budget"]["spent_usd"]
+    assert usd(Decimal(view["spent_usd"])) == summary["budget"]["spent_usd"]
