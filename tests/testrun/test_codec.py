@@ -320,3 +320,32 @@ def test_stdlib_values_are_rebuilt_by_exact_type() -> None:
         zone,
         {"a"},
     ]
+
+
+_ENCODE_A_SET = """
+import json
+from harness.testrun.boundary import codec, wire
+side = wire.Side(None, frozenset(), strict=False)
+value = {"03", 94, "b", 2.5, (1, "x"), frozenset({"k", 7})}
+print(json.dumps(codec.encode(value, side)))
+"""
+
+
+def test_a_set_encodes_to_one_text_whatever_the_hash_seed() -> None:
+    """Set order follows the hash seed; the set's encoding must not, in any process."""
+    import os
+    import subprocess
+    import sys
+
+    texts = {
+        subprocess.run(
+            [sys.executable, "-c", _ENCODE_A_SET],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (0, 1, 2, 3, 17, 4242)
+    }
+
+    assert len(texts) == 1, texts

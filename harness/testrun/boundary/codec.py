@@ -19,6 +19,7 @@ import datetime as dt
 import decimal
 import enum
 import fractions
+import json
 import keyword
 import math
 import uuid
@@ -149,6 +150,10 @@ class _Encoder:
         if t is list or t is tuple or t is set or t is frozenset or t is collections.deque:
             tag = {list: "l", tuple: "t", set: "s", frozenset: "z", collections.deque: "q"}[t]
             node = [tag, self.many(value, depth)]
+            if t is set or t is frozenset:
+                # A set's iteration order depends on the hash seed and on insertion history;
+                # its encoding must not, or one value would cross as different texts.
+                node[1].sort(key=_canonical)
             return [*node, value.maxlen] if t is collections.deque else node
         if t is dict or t is collections.OrderedDict or t is collections.Counter:
             return [
@@ -205,6 +210,10 @@ class _Encoder:
             [n, self.enc(m.value, depth + 1)] for n, m in t.__members__.items() if n == m.name
         ]
         return ["en", t.__module__, t.__qualname__, base, members, value.name]
+
+
+def _canonical(node: Any) -> str:
+    return json.dumps(node, sort_keys=True)
 
 
 def _factory_name(factory: Any) -> str | None:
