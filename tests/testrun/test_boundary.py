@@ -164,6 +164,16 @@ CARRY_TESTS = """
         assert (type(err.value).__name__, err.value.args, err.value.code) == ("Bad", ("b",), 4)
 
 
+    def test_a_candidate_record_crosses_and_compares_by_its_fields():
+        assert mod.spot(1, 2) == mod.spot(1, 2)
+        assert (mod.spot(1, 2).x, mod.spot(1, 2).y) == (1, 2)
+
+
+    def test_an_anchored_match_sees_the_message_only():
+        with pytest.raises(ValueError, match="^b$"):
+            mod.bad()
+
+
     def test_system_exit_is_never_reraised_as_such():
         with pytest.raises(Exception) as err:
             mod.leave()
@@ -171,6 +181,7 @@ CARRY_TESTS = """
     """
 CARRY_CANDIDATE = """
 import logging
+from dataclasses import dataclass
 import sys
 import warnings
 
@@ -246,19 +257,30 @@ def bad():
 
 def leave():
     sys.exit(3)
+
+
+@dataclass(frozen=True)
+class Spot:
+    x: int
+    y: int
+
+
+def spot(x, y):
+    return Spot(x, y)
 """
 
 
 def test_what_an_honest_suite_needs_carries_across(tmp_path: Path) -> None:
     """Output, logs, warnings, monkeypatch, generators, context managers, callbacks, mocks,
-    copy-back, support errors, records and subclasses, mirrored errors: every test passes."""
+    copy-back, support errors, records (the support's and the candidate's own) and
+    subclasses, mirrored errors, anchored `match=` patterns: every test passes."""
     task = make_task(tmp_path, CARRY_TESTS, SUPPORT)
 
     result = run_tests(task, CARRY_CANDIDATE, limits=LIMITS)
 
     assert ({c.outcome for c in result.cases}, result.total, result.error) == (
         {Outcome.PASSED},
-        11,
+        13,
         None,
     ), result.output[-3000:]
 

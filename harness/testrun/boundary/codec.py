@@ -64,10 +64,13 @@ class Hooks:
     def record_class(self, module: str, qualname: str, names: tuple, frozen: bool) -> type:
         key = ("dc", module, qualname, names, frozen)
         if key not in self._classes:
+            # Built as this module's class, then renamed: dataclasses compiles its methods
+            # with the globals of `sys.modules[cls.__module__]`, and the sender's module may
+            # be the boundary's stand-in for the candidate, which is no dict of globals.
             cls = dataclasses.make_dataclass(
-                _ident(qualname), names, eq=True, frozen=frozen, namespace={"__module__": module}
+                _ident(qualname), names, eq=True, frozen=frozen, namespace={"__module__": __name__}
             )
-            cls.__qualname__ = qualname
+            cls.__module__, cls.__qualname__ = module, qualname
             self._classes[key] = cls
         return self._classes[key]
 

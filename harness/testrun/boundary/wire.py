@@ -48,6 +48,18 @@ class BoundaryError(RuntimeError):
     """The candidate process is gone, was replaced, or broke the protocol."""
 
 
+class CandidateTraceback(Exception):
+    """The candidate process's traceback, shown as the cause of the error it raised there
+    (as concurrent.futures shows a worker's)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return f"raised in the candidate process:\n{self.text}"
+
+
 class _Stop(Exception):
     """Internal: the other side's iterator is exhausted."""
 
@@ -179,7 +191,9 @@ class Side(codec.Hooks):
                 if name.isidentifier() and not name.startswith("__"):
                     object.__setattr__(exc, name, codec.decode(entry[1], self))
         if type(tb) is str and tb:
-            exc.add_note(f"raised in the candidate process:\n{tb[-8000:]}")
+            # The cause, not a note: `pytest.raises(match=)` matches notes too, so a note
+            # would break an honest pattern anchored with `$`.
+            exc.__cause__ = CandidateTraceback(tb[-8000:])
         return exc
 
     # --- handles --------------------------------------------------------------------------
