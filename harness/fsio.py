@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.keys import scrub
 
-__all__ = ["check_target", "remove_stale_temps", "write_atomic", "write_log"]
+__all__ = ["check_target", "parent_problem", "remove_stale_temps", "write_atomic", "write_log"]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -46,7 +46,7 @@ def check_target(
     try:
         info = target.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return _parent_problem(path, target)
+        return parent_problem(str(path), target)
     except OSError as exc:
         return f"{path} cannot be checked ({exc.strerror}); choose another path"
     if stat.S_ISDIR(info.st_mode):
@@ -58,17 +58,18 @@ def check_target(
     return f"{path} already exists and the harness did not write it; pass --force to replace it"
 
 
-def _parent_problem(path: Path, target: Path) -> str | None:
-    """A missing file is fine when its nearest existing ancestor is a folder."""
+def parent_problem(label: str, target: Path) -> str | None:
+    """Why a file cannot be created at `target` (shown as `label`), or None: a missing file
+    is fine when its nearest existing ancestor is a folder."""
     for parent in target.parents:
         try:
             info = parent.stat()
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            return f"{path}: its folder {parent} cannot be checked ({exc.strerror})"
+            return f"{label}: its folder {parent} cannot be checked ({exc.strerror})"
         if not stat.S_ISDIR(info.st_mode):
-            return f"{path}: {parent} is a file, not a folder; choose another path"
+            return f"{label}: {parent} is a file, not a folder; choose another path"
         return None
     return None
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from harness.extract import Language
+from harness.fsio import parent_problem
 from harness.pyast import parse_module
 from harness.tasks.yamlfile import file_kind
 
@@ -190,7 +191,8 @@ class Paths:
         try:
             info = target.stat()
         except (FileNotFoundError, NotADirectoryError):
-            return self._parent_problem(rel, target)
+            problem = parent_problem(repr(rel), target)
+            return [problem] if problem else []
         except OSError as exc:
             return [f"{rel!r} cannot be checked ({exc.strerror}); fix the path"]
         if stat.S_ISDIR(info.st_mode):
@@ -202,19 +204,6 @@ class Paths:
                 f"{rel!r} is {file_kind(info.st_mode)}; the harness writes a regular file there, "
                 "so remove it or choose another path"
             ]
-        return []
-
-    def _parent_problem(self, rel: str, target: Path) -> list[str]:
-        for parent in target.parents:
-            try:
-                info = parent.stat()
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:
-                return [f"{rel!r}: its folder {parent} cannot be checked ({exc.strerror})"]
-            if not stat.S_ISDIR(info.st_mode):
-                return [f"{rel!r}: {parent} is a file, not a folder; choose another output path"]
-            return []
         return []
 
 
