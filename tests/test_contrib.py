@@ -8,12 +8,14 @@ import configparser
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests._night import Task, kill_tree, wait_for, write_tasks
 from tests.conftest import EXAMPLE
 
 CONTRIB = Path(__file__).resolve().parent.parent / "contrib"
@@ -107,13 +109,45 @@ def test_the_cron_line_runs_a_night_in_a_fresh_directory(tmp_path: Path) -> None
 def test_the_cron_lines_stop_by_morning_ends_an_overlong_night_with_a_summary(
     tmp_path: Path,
 ) -> None:
-    """With the stop moved from 6 h to a few seconds (the example night takes longer), the
-    night is ended by SIGTERM: exit 130 and an `interrupted` summary, not a kill."""
+    """The line exactly as shipped (6 h): once the night runs, `timeout` is made to expire
+    (SIGALRM is its own timer's signal) and ends the night by SIGTERM: exit 130 and an
+    `interrupted` summary, not a kill. No clock decides the outcome."""
     home = _fresh(tmp_path)
+    write_tasks(home / "tasks", [Task("long", solved=True, slow_s=3600)])
+    shutil.copy(home / "tasks" / "tasks.yaml", home / "tasks" / "nightly.yaml")
     command = _cron_command().replace(SRV, str(home))
     assert " 6h " in command
+    shell = _cron_start(home, command)
+    try:
+        events = home / "runs" / "latest" / "events.jsonl"
+        assert wait_for(lambda: "run_started" in _text(events), timeout_s=600, proc=shell)
+        os.kill(_timeout_pid(shell.pid), signal.SIGALRM)
 
-    code = _cron(home, command.replace(" 6h ", " 6s "))
+        code = shell.wait(timeout=600)
+    finally:
+        kill_tree(shell)
 
     summary = json.loads((home / "runs" / "latest" / "summary.json").read_text())
     assert (code, summary["status"]) == (130, "interrupted")
+
+
+def _cron_start(home: Path, command: str) -> subprocess.Popen:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.Popen(["/bin/sh", "-c", command], cwd=home, env=env, start_new_session=True)
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+def _timeout_pid(session: int) -> int:
+    """The `timeout` process of the session the cron line runs in."""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            sid = int((proc / "stat").read_text().rpartition(")")[2].split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+        if sid == session and Path(argv[0].decode()).name == "timeout":
+            return int(proc.name)
+    raise AssertionError("no timeout process in the cron line's session")
