@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from dataclasses import dataclass
+from typing import NamedTuple
 
 FORMATS = ("text", "csv", "json")
 MAX_LIMIT = 10_000
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """What the tool was asked to do."""
 
     inputs: tuple[str, ...]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from typing import NamedTuple
 from optparse import OptionParser, OptionValueError
 
 FORMATS = ("text", "csv", "json")
 MAX_LIMIT = 10_000
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """What the tool was asked to do."""
 
     inputs: tuple[str, ...]
