@@ -45,7 +45,8 @@ def test_the_example_night_runs_on_the_module_port_prompts(example: Path, tmp_pa
     assert (code, summary["status"]) == (0 if task["status"] == "passed" else 1, "completed")
     assert "from one library or framework to another" in write
     assert "Replace optparse with argparse" in write
-    assert (_events(root, "sim_from_reference"), summary["notes"]) == ([], [])
+    from_reference = [n for n in summary["notes"] if "reference code" in n]
+    assert (_events(root, "sim_from_reference"), from_reference) == ([], [])
     if task["output"] is not None:
         best = root / "attempts" / "report_args" / f"{task['best_attempt']}.py"
         assert Path(task["output"]).read_text() == best.read_text()
