@@ -15,9 +15,16 @@ def prompts() -> PromptSet:
     return PromptSet(default_prompts_dir(), "service_port")
 
 
-def test_service_port_is_a_known_type() -> None:
-    """The shipped prompts cover every step of service_port."""
-    assert "service_port" in known_types(default_prompts_dir())
+def test_every_shipped_prompt_set_is_complete() -> None:
+    """Every folder under prompts/ has every step's template with the three blocks, so each
+    is a known type; service_port, language_port and module_port among them."""
+    root = default_prompts_dir()
+    folders = {d.name for d in root.iterdir() if d.is_dir()}
+
+    for task_type in folders:
+        PromptSet(root, task_type)  # raises on a missing template or block
+    assert known_types(root) == frozenset(folders)
+    assert {"service_port", "language_port", "module_port"} <= folders
 
 
 def test_write_carries_reference_tests_and_instructions(spec: TaskSpec, prompts: PromptSet) -> None:
@@ -155,3 +162,62 @@ def test_service_port_for_python_still_asks_for_a_python_module(spec: TaskSpec) 
     assert "```python\n" in prompt.stable
     assert "Write `calc_service.py`, the complete ported module." in prompt.variable
     assert "one ```python fenced block" in prompt.variable
+
+
+MODULE_PORT = default_prompts_dir().parent / "tasks" / "module_port_example" / "tasks.yaml"
+
+
+def _module_spec() -> TaskSpec:
+    from harness.runner import load_task_list
+
+    [spec] = load_task_list(MODULE_PORT)
+    return spec
+
+
+def test_module_port_asks_to_keep_the_api_and_replace_the_dependency() -> None:
+    """A same-language library port: one language named, the public API kept, the old
+    dependency replaced as the instructions say, and none of service_port's platform rules."""
+    spec = _module_spec()
+    prompts = PromptSet(default_prompts_dir(), "module_port")
+
+    prompt = prompts.render("write", task_context(spec, ("parse_args",)))
+
+    assert spec.type == "module_port"
+    assert "from one library or framework to another, in the\nsame language" in prompt.system
+    assert "# Porting task report_args: the same Python module on a new dependency" in prompt.stable
+    assert "## Code to port (its public API is the contract): `legacy/report_args.py`" in (
+        prompt.stable
+    )
+    assert "Replace optparse with argparse" in prompt.stable
+    assert "It must define\nparse_args, and every other public name" in prompt.variable
+    assert "do not import the old one" in prompt.variable
+    assert "platform's logger" not in prompt.system + prompt.stable + prompt.variable
+
+
+def test_module_port_review_sees_the_original_api_and_the_instructions() -> None:
+    """The reviewer checks the public API against the original and the dependency against
+    the instructions, so both are in its stable part; the code under review comes last."""
+    prompts = PromptSet(default_prompts_dir(), "module_port")
+    ctx = {**task_context(_module_spec()), "code": "REVIEWED = 1"}
+
+    prompt = prompts.render("review", ctx)
+
+    assert "def parse_args(argv: list[str]) -> Options:" in prompt.stable
+    assert "Replace optparse with argparse" in prompt.stable
+    assert "1. The old dependency is gone" in prompt.stable
+    assert "```python\nREVIEWED = 1\n```" in prompt.variable
+
+
+def test_module_port_renders_every_step_and_shares_the_prefix() -> None:
+    """Every step of module_port renders strictly; write, rewrite and fix share the cacheable
+    prefix; fix honours `fix_failures: full` as service_port does."""
+    prompts = PromptSet(default_prompts_dir(), "module_port")
+    ctx = task_context(_module_spec())
+    prompts.check(ctx)
+    extra = {"code": "x = 1", "violations": ["v"], "failures": [], "passed": 0, "total": 18}
+
+    rendered = [prompts.render(step, {**ctx, **extra}) for step in ("write", "rewrite", "fix")]
+    full = prompts.render("fix", {**ctx, **extra, "full_output": "FAILED t::x - boom"})
+
+    assert len({(p.system, p.stable) for p in rendered}) == 1
+    assert "## Test run (every visible test)\n```\nFAILED t::x - boom" in full.variable

@@ -167,6 +167,23 @@ _NO_BWRAP = (
 )
 
 
+def _sim_notes(inputs: Inputs) -> tuple[str, ...]:
+    """What the morning summary says when the simulator answers tasks with their reference
+    (no `solution:`): those results say nothing about a port."""
+    sim = inputs.providers.get("sim")
+    if sim is None:
+        return ()
+    running = {s.id for s in inputs.specs}
+    ids = [task_id for task_id in sim.from_reference if task_id in running]
+    if not ids:
+        return ()
+    return (
+        f"the simulator answered task(s) {', '.join(ids)} with their reference code, not a "
+        "port, because they have no `solution:`; give each a known-good port as `solution:` "
+        "to rehearse it",
+    )
+
+
 def _open_store(run_dir: Path) -> Store:
     try:
         return Store.open(run_dir / "harness.db")
@@ -230,7 +247,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     return Run(
         plan=_plan(args, inputs, router, info),
         parts=parts,
-        closing=_closing(args, inputs, parts, run_id, events, sandbox.notes),
+        closing=_closing(args, inputs, parts, run_id, events, sandbox.notes + _sim_notes(inputs)),
     )
 
 

@@ -6,7 +6,9 @@ seed whatever the call order or thread. A write is the solution with k mutations
 biased random walk from the mutation set of the code it is given (looked up in a memo of
 everything produced, or replayed after a restart); pytest then sees real, oscillating
 pass counts. The chances come from the behaviour model (_sim_model, sim_model.yaml): they
-depend on the answering tier and on what the prompt shows.
+depend on the answering tier and on what the prompt shows. A task with no `solution:` is
+answered with its reference code, and the simulator says so (`sim_from_reference`, once per
+task, and `from_reference` for the morning summary).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+import structlog
 
 from harness.extract import language_named
 from harness.llm import (
@@ -38,6 +42,8 @@ __all__ = ["SimLatency", "SimModel", "SimProvider"]
 CHARS_PER_TOKEN = 4
 STEPS = ("write", "review", "rewrite", "fix")
 _FIRST_BLOCK = r"```(?:{})[^\n]*\n(.*?)^```"  # the code a review, rewrite or fix is given
+
+log = structlog.get_logger()
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,12 @@ class SimProvider:
         self._lock = threading.Lock()
         self._memo: dict[tuple[str, str], frozenset[int]] = {}  # (task, code key) → mutations
         self._prefixes: set[tuple[str, str, str]] = set()  # (task, model, prefix hash) cached
+        self._said: set[str] = set()  # tasks whose answer from the reference was announced
+
+    @property
+    def from_reference(self) -> tuple[str, ...]:
+        """The tasks this simulator answers with their reference code (no `solution:`)."""
+        return tuple(task_id for task_id, task in self._tasks.items() if task.solution is None)
 
     def complete(self, request: CallRequest) -> Completion:
         task = self._tasks.get(request.task_id)
@@ -134,6 +146,7 @@ class SimProvider:
         task_id, attempt, step = request.task_id, request.attempt, request.step
         rng = self._rng(task_id, attempt, step, "reply")
         if task.solution is None:
+            self._say_from_reference(task_id)
             text = "CLEAN" if step == "review" else reply.fence(task.reference, task.dialect)
             return text, StopReason.END
         features = read_features(request)
@@ -151,6 +164,14 @@ class SimProvider:
         code = self._remember(task, task_id, mutations)
         factor = self._model.unusable_factor(features.tier)
         return reply.wrap(rng, code, factor, task.dialect)
+
+    def _say_from_reference(self, task_id: str) -> None:
+        """Announce, once per task, that its replies are its reference, not a degraded port."""
+        with self._lock:
+            if task_id in self._said:
+                return
+            self._said.add(task_id)
+        log.warning("sim_from_reference", task_id=task_id, missing="solution")
 
     # The walk: each step is a pure function of (seed, task, attempt, step, starting set) and
     # the request's features; draws come in a fixed order whatever the chances, so two

@@ -407,6 +407,26 @@ def test_without_solution_the_reference_comes_back():
     assert ask(provider, "review", 1, reference).text == "CLEAN"
 
 
+def test_answering_from_the_reference_is_announced_once_per_task():
+    """Every call to a task with no solution answers from its reference; the simulator says so
+    with one `sim_from_reference` event per task, and never for a task that has a solution."""
+    from structlog.testing import capture_logs
+
+    provider = SimProvider(
+        {"bare": carts("bare", solution=False), "carts": carts(), "also": carts("also", False)}
+    )
+
+    with capture_logs() as logs:
+        for task_id in ("bare", "carts", "also", "bare"):
+            ask(provider, "write", 1, task_id=task_id)
+        ask(provider, "review", 1, task_id="bare")
+        ask(provider, "fix", 2, task_id="also")
+
+    said = [(e["event"], e["task_id"]) for e in logs if e["event"] == "sim_from_reference"]
+    assert said == [("sim_from_reference", "bare"), ("sim_from_reference", "also")]
+    assert provider.from_reference == ("bare", "also")
+
+
 def test_restart_replays_the_walk():
     """A fresh simulator given code from an earlier run answers as the original would."""
     for seed in range(40):
