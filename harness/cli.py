@@ -7,13 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import BadInput, ExitCode
 from harness.keys import scrub
 
 if TYPE_CHECKING:
+    from harness.report import RunSummary
     from harness.runner import RunArgs
 
 __all__ = ["main"]
@@ -188,18 +189,36 @@ def _say(text: str) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
+    from harness.log import configure_logging
+    from harness.morning import night_console
     from harness.report import render_markdown
-    from harness.runner import LockHeld, RunLock, check_inputs, execute, exit_code, open_run
+    from harness.runner import check_inputs, exit_code
 
     args = run_args(ns)
-    inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
-    if inputs.config.scale.engine == "temporal":  # docs/scale.md
+    with night_console(args.log_level, sys.stderr):  # the board, or lines (docs/operations.md)
+        configure_logging(None, level=args.log_level)
+        inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
+        scaled = inputs.config.scale.engine == "temporal"
+        night = None if scaled else _local_night(args, inputs)
+    if night is None:  # docs/scale.md
         from harness.scale.client import run_night
 
         code, text, root = run_night(args, inputs)
         _say(text)
         print(f"run folder: {root}", file=sys.stderr)
         _exit_now(code)
+    if isinstance(night, ExitCode):
+        return night
+    summary, root = night
+    _say(render_markdown(summary.to_json()))
+    print(f"run folder: {root}", file=sys.stderr)
+    return exit_code(summary)
+
+
+def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Path]:
+    """lock → open → execute → close: (the summary, the run folder), or LOCKED."""
+    from harness.runner import LockHeld, RunLock, execute, open_run
+
     try:
         lock = RunLock(args.run_dir)
         lock.acquire()
@@ -216,9 +235,7 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
             run.closing.close()
     finally:
         lock.release()
-    _say(render_markdown(summary.to_json()))
-    print(f"run folder: {run.parts.rundir.root}", file=sys.stderr)
-    return exit_code(summary)
+    return summary, run.parts.rundir.root
 
 
 def _exit_now(code: int) -> None:

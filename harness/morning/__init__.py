@@ -3,6 +3,7 @@ deliver its shipped files to git."""
 
 from __future__ import annotations
 
+from harness.morning.board import Board, BoardView, night_console, render_board
 from harness.morning.compare import Comparison, compare_runs, render_comparison
 from harness.morning.deliver import DeliveryError, GitDelivery
 from harness.morning.events import EventFilter, render_events, select_events, show_artefact
@@ -12,6 +13,8 @@ from harness.morning.runs import RunFolder, find_run
 from harness.morning.status import RunStatusView, read_status, render_status
 
 __all__ = [
+    "Board",
+    "BoardView",
     "Comparison",
     "DeliveryError",
     "EventFilter",
@@ -23,7 +26,9 @@ __all__ = [
     "compare_runs",
     "export_prefs",
     "find_run",
+    "night_console",
     "read_status",
+    "render_board",
     "render_comparison",
     "render_events",
     "render_status",
