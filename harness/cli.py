@@ -14,6 +14,7 @@ from harness.errors import BadInput, ExitCode
 from harness.keys import scrub
 
 if TYPE_CHECKING:
+    from harness.morning import EventFilter, RunFolder, RunStatusView
     from harness.report import RunSummary
     from harness.runner import RunArgs
 
@@ -358,8 +359,12 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
 
     run = find_run(ns.run, ns.run_dir)
     if ns.show:
+        if ns.follow:
+            raise BadInput("--follow prints events as they come; --show prints one artefact")
         sys.stdout.write(show_artefact(run, ns.show, ns.task, ns.attempt, ns.step))
         return ExitCode.OK
+    if ns.follow:
+        return _follow(run, EventFilter(ns.task, ns.attempt, ns.event), ns.json)
     rows = select_events(run.events(), EventFilter(ns.task, ns.attempt, ns.event))
     if ns.json:
         lines = [json.dumps(event) for event, _ in rows]
@@ -367,6 +372,36 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
         lines = render_events(rows, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     if lines:
         print("\n".join(lines))
+    return ExitCode.OK
+
+
+def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
+    """`events --follow`: each kept event as the night writes it, until the night ends. A
+    filter that matched nothing by then is refused as it is without --follow."""
+    from harness.morning import (
+        check_filter,
+        check_pattern,
+        follow_events,
+        render_events,
+        with_attempts,
+    )
+
+    check_pattern(keep)
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    seen: list[tuple[dict, int | None]] = []
+    shown = 0
+    events = follow_events(run.root / "events.jsonl", lambda: _running(run) is None)
+    try:
+        for event, attempt in with_attempts(events):
+            seen.append((event, attempt))
+            if keep.keeps(event, attempt):
+                shown += 1
+                row = [(event, attempt)]
+                _say(json.dumps(event) if as_json else render_events(row, colour, (12, 18))[0])
+    except KeyboardInterrupt:  # the watcher stopped watching: not a failure
+        return ExitCode.OK
+    if not shown:
+        check_filter(seen, keep)
     return ExitCode.OK
 
 
@@ -406,8 +441,40 @@ def cmd_status(ns: argparse.Namespace) -> ExitCode:
     from harness.morning import find_run, read_status, render_status
 
     run = find_run(ns.run, ns.run_dir)
+    if ns.watch:
+        return _watch(run, ns.json)
     view = read_status(run, running=_running(run) is not None)
     _say(json.dumps(view.to_json(), indent=2) if ns.json else render_status(view))
+    return ExitCode.OK
+
+
+def _watch(run: RunFolder, as_json: bool) -> ExitCode:
+    """`status --watch`: the board on a terminal, else a line (or object) per change."""
+    from rich.console import Console
+
+    from harness.morning import Board, WatchBoard, render_status, watch_status
+
+    board = Board()
+    said: list[str] = []
+
+    def line(view: RunStatusView) -> None:
+        text = json.dumps(view.to_json()) if as_json else render_status(view)
+        if not said or said[-1] != text:
+            said.append(text)
+            _say(text)
+
+    def running() -> bool:
+        return _running(run) is not None
+
+    console = Console(file=sys.stdout)
+    try:
+        if as_json or not console.is_terminal or console.is_dumb_terminal:
+            watch_status(run, running, line, board)
+        else:
+            with WatchBoard(board, console) as screen:
+                watch_status(run, running, screen.show, board)
+    except KeyboardInterrupt:  # the watcher stopped watching: not a failure
+        pass
     return ExitCode.OK
 
 

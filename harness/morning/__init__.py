@@ -3,14 +3,23 @@ deliver its shipped files to git."""
 
 from __future__ import annotations
 
-from harness.morning.board import Board, BoardView, night_console, render_board
+from harness.morning.board import Board, BoardView, WatchBoard, night_console, render_board
 from harness.morning.compare import Comparison, compare_runs, render_comparison
 from harness.morning.deliver import DeliveryError, GitDelivery
-from harness.morning.events import EventFilter, render_events, select_events, show_artefact
+from harness.morning.events import (
+    EventFilter,
+    check_filter,
+    check_pattern,
+    follow_events,
+    render_events,
+    select_events,
+    show_artefact,
+    with_attempts,
+)
 from harness.morning.parsers import add_parsers
 from harness.morning.prefs import Export, export_prefs
 from harness.morning.runs import RunFolder, find_run
-from harness.morning.status import RunStatusView, read_status, render_status
+from harness.morning.status import RunStatusView, read_status, render_status, watch_status
 
 __all__ = [
     "Board",
@@ -22,10 +31,14 @@ __all__ = [
     "GitDelivery",
     "RunFolder",
     "RunStatusView",
+    "WatchBoard",
     "add_parsers",
+    "check_filter",
+    "check_pattern",
     "compare_runs",
     "export_prefs",
     "find_run",
+    "follow_events",
     "night_console",
     "read_status",
     "render_board",
@@ -34,4 +47,6 @@ __all__ = [
     "render_status",
     "select_events",
     "show_artefact",
+    "watch_status",
+    "with_attempts",
 ]

@@ -20,22 +20,27 @@ from rich.text import Text
 
 from harness.log import ConsoleSink, console_view
 from harness.morning.events import render_events
-from harness.results import money
+from harness.results import TaskStatus, money
 
 __all__ = [
+    "NOT_PASSING",
     "Board",
     "BoardView",
     "LineView",
     "LiveBoard",
     "Running",
     "Totals",
+    "WatchBoard",
     "night_console",
     "render_board",
     "totals_line",
 ]
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
-_NOT_PASSING = frozenset({"failed", "partial", "error", "guardrail"})
+# Finished and not passing: what the totals call failed (skipped tasks are neither).
+NOT_PASSING = frozenset(
+    {TaskStatus.FAILED, TaskStatus.PARTIAL, TaskStatus.ERROR, TaskStatus.GUARDRAIL}
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,7 @@ class Board:
             t,
             done=t.done + 1,
             passing=t.passing + (status == "passed"),
-            failed=t.failed + (status in _NOT_PASSING),
+            failed=t.failed + (status in NOT_PASSING),
         )
         finished = self._view.finished_here + here
         self._view = replace(self._view, totals=totals, finished_here=finished)
@@ -321,6 +326,36 @@ class LineView:
 
     def __exit__(self, *_exc: object) -> None:
         pass
+
+
+class WatchBoard:
+    """`harness status --watch` on a terminal: the board of the events read so far, with the
+    totals the store gives (`show`), redrawn by rich's Live."""
+
+    def __init__(self, board: Board, console: Console) -> None:
+        self._board = board
+        self._totals: Totals | None = None
+        self._live = Live(
+            console=console, get_renderable=self._render, refresh_per_second=2, transient=False
+        )
+
+    def show(self, view: Any) -> None:
+        """Take the store's view (a RunStatusView) as the totals from now on."""
+        self._totals = view.totals()
+
+    def _render(self) -> RenderableType:
+        view = self._board.snapshot()
+        if self._totals is not None:
+            view = replace(view, totals=self._totals)
+        return render_board(view, _now())
+
+    def __enter__(self) -> WatchBoard:
+        self._live.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._live.refresh()
+        self._live.stop()
 
 
 @contextmanager
