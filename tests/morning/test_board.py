@@ -16,7 +16,7 @@ from rich.console import Console
 from harness.cli import main
 from harness.log import close_logging, configure_logging, console_view
 from harness.morning import Board, render_board
-from harness.morning.board import LineView, night_console
+from harness.morning.board import LineView, LiveBoard, night_console
 from harness.results import money
 from tests._night import Task, write_tasks
 
@@ -115,6 +115,25 @@ def test_off_a_terminal_at_warning_level_only_warnings_and_errors_print(example_
 
     warnings = [e["event"] for e in events if e["level"] in ("warning", "error")]
     assert [line.split()[4] for line in out.getvalue().splitlines()] == warnings
+
+
+def test_on_a_terminal_the_live_board_prints_warnings_above_its_last_frame(example_nights) -> None:
+    """LiveBoard on a forced terminal: each warning once as a line, then the final board
+    with the night's totals; no info event becomes a line."""
+    events = _events(example_nights(2))
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, color_system=None, width=200)
+
+    with LiveBoard(out, "info", console=console) as view:
+        for event in events:
+            view(event)
+
+    text = out.getvalue()
+    warnings = [e for e in events if e["level"] in ("warning", "error")]
+    finished = [e for e in events if e["event"] == "task_finished"]
+    assert [text.count(f"  {e['event']}  ") >= 1 for e in warnings] == [True] * len(warnings)
+    assert f"{len(finished)}/{len(finished)} done" in text.rsplit(warnings[-1]["event"], 1)[1]
+    assert "call_finished" not in text
 
 
 def test_a_console_view_gets_every_event_while_the_events_file_keeps_them_all(
