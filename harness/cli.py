@@ -450,9 +450,7 @@ def cmd_status(ns: argparse.Namespace) -> ExitCode:
 
 def _watch(run: RunFolder, as_json: bool) -> ExitCode:
     """`status --watch`: the board on a terminal, else a line (or object) per change."""
-    from rich.console import Console
-
-    from harness.morning import Board, WatchBoard, render_status, watch_status
+    from harness.morning import Board, is_terminal, render_status, watch_status
 
     board = Board()
     said: list[str] = []
@@ -466,12 +464,13 @@ def _watch(run: RunFolder, as_json: bool) -> ExitCode:
     def running() -> bool:
         return _running(run) is not None
 
-    console = Console(file=sys.stdout)
     try:
-        if as_json or not console.is_terminal or console.is_dumb_terminal:
+        if as_json or not is_terminal(sys.stdout):
             watch_status(run, running, line, board)
         else:
-            with WatchBoard(board, console) as screen:
+            from harness.morning.screen import WatchBoard
+
+            with WatchBoard(board, sys.stdout) as screen:
                 watch_status(run, running, screen.show, board)
     except KeyboardInterrupt:  # the watcher stopped watching: not a failure
         pass

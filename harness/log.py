@@ -3,6 +3,7 @@ readable lines on stderr or a view that `harness run` installs (console_view).""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -114,7 +115,8 @@ class _Feed:
         except Exception as exc:
             if not self._failed:
                 self._failed = True
-                print(f"harness: console view failed: {exc!r}", file=sys.stderr)
+                with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
+                    print(f"harness: console view failed: {exc!r}", file=sys.stderr)
         raise structlog.DropEvent
 
 

@@ -3,7 +3,7 @@ deliver its shipped files to git."""
 
 from __future__ import annotations
 
-from harness.morning.board import Board, BoardView, WatchBoard, night_console, render_board
+from harness.morning.board import Board, BoardView, is_terminal
 from harness.morning.compare import Comparison, compare_runs, render_comparison
 from harness.morning.deliver import DeliveryError, GitDelivery
 from harness.morning.events import (
@@ -19,6 +19,7 @@ from harness.morning.events import (
 from harness.morning.parsers import add_parsers
 from harness.morning.prefs import Export, export_prefs
 from harness.morning.runs import RunFolder, find_run
+from harness.morning.screen import night_console
 from harness.morning.status import RunStatusView, read_status, render_status, watch_status
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "GitDelivery",
     "RunFolder",
     "RunStatusView",
-    "WatchBoard",
     "add_parsers",
     "check_filter",
     "check_pattern",
@@ -39,9 +39,9 @@ __all__ = [
     "export_prefs",
     "find_run",
     "follow_events",
+    "is_terminal",
     "night_console",
     "read_status",
-    "render_board",
     "render_comparison",
     "render_events",
     "render_status",

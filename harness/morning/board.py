@@ -1,24 +1,16 @@
-"""The live view of a night: its events folded into a Board (tasks running, totals) and drawn
-with rich, the same for `harness run` on a terminal and `harness status --watch`; off a
-terminal, one concise line per finished task instead."""
+"""The live view of a night: its events folded into a Board (tasks running, totals), drawn by
+morning.screen on a terminal (`harness run`, `harness status --watch`); off a terminal
+(LineView), one concise line per finished task instead."""
 
 from __future__ import annotations
 
 import datetime as dt
-import sys
+import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, TextIO
 
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
-
-from harness.log import ConsoleSink, console_view
 from harness.morning.events import render_events
 from harness.results import TaskStatus, money
 
@@ -27,12 +19,12 @@ __all__ = [
     "Board",
     "BoardView",
     "LineView",
-    "LiveBoard",
     "Running",
     "Totals",
-    "WatchBoard",
-    "night_console",
-    "render_board",
+    "is_terminal",
+    "message",
+    "now",
+    "shown",
     "totals_line",
 ]
 
@@ -122,7 +114,7 @@ class Board:
         )
 
     def _task_event(self, name: str, task: str, event: dict[str, Any]) -> None:
-        now = self._running.get(task)
+        current = self._running.get(task)
         if name == "task_started":
             self._running[task] = Running(task)
         elif name in ("task_finished", "task_skipped"):
@@ -130,13 +122,13 @@ class Board:
             self._done(str(event.get("status")), here=name == "task_finished")
         elif name == "call_finished":
             self._spend(_usd(event.get("cost_usd")) or Decimal(0))
-            if now is not None:
+            if current is not None:
                 attempt = event.get("attempt")
-                self._running[task] = replace(now, attempt=attempt, step=str(event.get("step")))
-        elif now is not None and name == "tests_ran":
-            self._running[task] = replace(now, step="tests")
-        elif now is not None and name == "attempt_finished":
-            self._running[task] = _best(replace(now, attempt=event.get("n")), event)
+                self._running[task] = replace(current, attempt=attempt, step=str(event.get("step")))
+        elif current is not None and name == "tests_ran":
+            self._running[task] = replace(current, step="tests")
+        elif current is not None and name == "attempt_finished":
+            self._running[task] = _best(replace(current, attempt=event.get("n")), event)
 
     def _done(self, status: str, here: bool) -> None:
         t = self._view.totals
@@ -188,7 +180,7 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _estimate(view: BoardView, now: dt.datetime) -> str:
+def _estimate(view: BoardView, at: dt.datetime) -> str:
     """The end, at the pace of the tasks this session finished; nothing to say before one."""
     t = view.totals
     if view.ended is not None or view.started is None or t.tasks is None:
@@ -196,17 +188,17 @@ def _estimate(view: BoardView, now: dt.datetime) -> str:
     left = t.tasks - t.done
     if left <= 0 or view.finished_here == 0:
         return "end: estimating…" if left > 0 else ""
-    elapsed = (now - view.started).total_seconds()
+    elapsed = (at - view.started).total_seconds()
     rest = elapsed / view.finished_here * left
-    end = (now + dt.timedelta(seconds=rest)).astimezone()
+    end = (at + dt.timedelta(seconds=rest)).astimezone()
     return f"end ~{end:%H:%M} (in {_clock(rest)})"
 
 
-def totals_line(view: BoardView, now: dt.datetime) -> str:
+def totals_line(view: BoardView, at: dt.datetime) -> str:
     """done/total, passing, failed, spend of the cap, elapsed, the estimate of the end."""
     t = view.totals
     cap = money(t.cap) if t.cap is not None else "no cap"
-    until = view.ended_at or now
+    until = view.ended_at or at
     elapsed = _clock((until - view.started).total_seconds()) if view.started else "-"
     parts = [
         f"{t.done}/{t.tasks if t.tasks is not None else '?'} done",
@@ -214,74 +206,29 @@ def totals_line(view: BoardView, now: dt.datetime) -> str:
         f"{t.failed} failed",
         f"{money(t.spent)} of {cap}",
         f"{elapsed} elapsed",
-        _estimate(view, now),
+        _estimate(view, at),
     ]
     return " · ".join(p for p in parts if p)
-
-
-def render_board(view: BoardView, now: dt.datetime) -> RenderableType:
-    """The board: a header, one line per running task, the totals."""
-    if view.started is None:
-        return Text("harness: starting…", style="dim")
-    state = f"{view.ended}" if view.ended else "stopping" if view.stopping else "running"
-    head = Text.assemble(("run ", "dim"), (view.run_id or "?", "bold"), f" · {view.provider} · ")
-    head.append(state, style="green" if view.ended == "completed" else "yellow")
-    rows = Table.grid(padding=(0, 2))
-    for column in ("task", "attempt", "step", "passes"):
-        rows.add_column(column, no_wrap=True, justify="right" if column == "passes" else "left")
-    for task in sorted(view.running, key=lambda r: r.task_id):
-        passes = f"{task.passed}/{task.total}" if task.passed is not None else "-"
-        attempt = f"attempt {task.attempt}" if task.attempt is not None else ""
-        rows.add_row(Text(task.task_id, style="cyan"), attempt, task.step, f"passes {passes}")
-    return Group(head, rows, Text(totals_line(view, now), style="bold"))
 
 
 # The console of `harness run`.
 
 
-def _shown(event: dict[str, Any], level: str) -> bool:
+def shown(event: dict[str, Any], level: str) -> bool:
     return _LEVELS.get(str(event.get("level")), 20) >= max(_LEVELS[level], _LEVELS["warning"])
 
 
-def _message(event: dict[str, Any]) -> str:
+def is_terminal(stream: TextIO) -> bool:
+    """A terminal that can redraw in place (not a pipe, a file, or TERM=dumb)."""
+    return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+
+
+def message(event: dict[str, Any]) -> str:
     return render_events([(event, event.get("attempt"))], colour=False)[0]
 
 
-def _now() -> dt.datetime:
+def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-class LiveBoard:
-    """On a terminal: the board redrawn by rich's Live at its own refresh rate (never by the
-    thread that logged), warnings and errors printed above it."""
-
-    def __init__(self, stream: TextIO, level: str, console: Console | None = None) -> None:
-        self.board = Board()
-        self._level = level
-        self._console = console or Console(file=stream, stderr=stream is sys.stderr)
-        self._live = Live(
-            console=self._console,
-            get_renderable=lambda: render_board(self.board.snapshot(), _now()),
-            refresh_per_second=2,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        self.board.feed(event)
-        if _shown(event, self._level):
-            self._console.print(Text(_message(event), style=_style(event)), soft_wrap=True)
-
-    def __enter__(self) -> LiveBoard:
-        self._live.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._live.stop()
-
-
-def _style(event: dict[str, Any]) -> str:
-    return "red" if event.get("level") in ("error", "critical") else "yellow"
 
 
 class LineView:
@@ -304,21 +251,21 @@ class LineView:
 
     def line(self, event: dict[str, Any]) -> str | None:
         """The line `event` earns at this view's level, if any."""
-        if _shown(event, self._level):
-            return _message(event)
+        if shown(event, self._level):
+            return message(event)
         if _LEVELS[self._level] > _LEVELS["info"]:
             return None
         name, view = event.get("event"), self.board.snapshot()
         stamp = str(event.get("timestamp", ""))[11:19]
         if name == "run_started":
-            return f"{stamp}  run {view.run_id} started · {totals_line(view, _now())}"
+            return f"{stamp}  run {view.run_id} started · {totals_line(view, now())}"
         if name == "task_finished":
             passes = f"{event.get('passed')}/{event.get('total')}"
             cost = money(_usd(event.get("cost_usd")) or Decimal(0))
             task = f"{event.get('task_id')} {event.get('status')} {passes} {cost}"
-            return f"{stamp}  {task} · {totals_line(view, _now())}"
+            return f"{stamp}  {task} · {totals_line(view, now())}"
         if name == "run_finished":
-            return f"{stamp}  run {view.run_id} {view.ended} · {totals_line(view, _now())}"
+            return f"{stamp}  run {view.run_id} {view.ended} · {totals_line(view, now())}"
         return None
 
     def __enter__(self) -> LineView:
@@ -326,47 +273,3 @@ class LineView:
 
     def __exit__(self, *_exc: object) -> None:
         pass
-
-
-class WatchBoard:
-    """`harness status --watch` on a terminal: the board of the events read so far, with the
-    totals the store gives (`show`), redrawn by rich's Live."""
-
-    def __init__(self, board: Board, console: Console) -> None:
-        self._board = board
-        self._totals: Totals | None = None
-        self._live = Live(
-            console=console, get_renderable=self._render, refresh_per_second=2, transient=False
-        )
-
-    def show(self, view: Any) -> None:
-        """Take the store's view (a RunStatusView) as the totals from now on."""
-        self._totals = view.totals()
-
-    def _render(self) -> RenderableType:
-        view = self._board.snapshot()
-        if self._totals is not None:
-            view = replace(view, totals=self._totals)
-        return render_board(view, _now())
-
-    def __enter__(self) -> WatchBoard:
-        self._live.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._live.refresh()
-        self._live.stop()
-
-
-@contextmanager
-def night_console(level: str, stream: TextIO) -> Iterator[ConsoleSink | None]:
-    """The console of `harness run`: the live board on a terminal, concise lines off one;
-    `--log-level debug` keeps structlog's full lines (every event, as before the board)."""
-    if level == "debug":
-        yield None
-        return
-    probe = Console(file=stream)
-    terminal = stream.isatty() and probe.is_terminal and not probe.is_dumb_terminal
-    view: LiveBoard | LineView = LiveBoard(stream, level) if terminal else LineView(stream, level)
-    with view, console_view(view):
-        yield view

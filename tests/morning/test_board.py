@@ -15,8 +15,9 @@ from rich.console import Console
 
 from harness.cli import main
 from harness.log import close_logging, configure_logging, console_view
-from harness.morning import Board, render_board
-from harness.morning.board import LineView, LiveBoard, night_console
+from harness.morning import Board
+from harness.morning.board import LineView
+from harness.morning.screen import LiveBoard, night_console, render_board
 from harness.results import money
 from tests._night import Task, write_tasks
 
