@@ -7,13 +7,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import BadInput, ExitCode
 from harness.keys import scrub
 
 if TYPE_CHECKING:
+    from harness.morning import EventFilter, RunFolder, RunStatusView
+    from harness.report import RunSummary
     from harness.runner import RunArgs
 
 __all__ = ["main"]
@@ -188,18 +190,36 @@ def _say(text: str) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
+    from harness.log import configure_logging
+    from harness.morning import night_console
     from harness.report import render_markdown
-    from harness.runner import LockHeld, RunLock, check_inputs, execute, exit_code, open_run
+    from harness.runner import check_inputs, exit_code
 
     args = run_args(ns)
-    inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
-    if inputs.config.scale.engine == "temporal":  # docs/scale.md
+    with night_console(args.log_level, sys.stderr):  # the board, or lines (docs/operations.md)
+        configure_logging(None, level=args.log_level)
+        inputs = check_inputs(args)  # nothing touched yet: bad input exits 2 with no trace
+        scaled = inputs.config.scale.engine == "temporal"
+        night = None if scaled else _local_night(args, inputs)
+    if night is None:  # docs/scale.md
         from harness.scale.client import run_night
 
         code, text, root = run_night(args, inputs)
         _say(text)
         print(f"run folder: {root}", file=sys.stderr)
         _exit_now(code)
+    if isinstance(night, ExitCode):
+        return night
+    summary, root = night
+    _say(render_markdown(summary.to_json()))
+    print(f"run folder: {root}", file=sys.stderr)
+    return exit_code(summary)
+
+
+def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Path]:
+    """lock → open → execute → close: (the summary, the run folder), or LOCKED."""
+    from harness.runner import LockHeld, RunLock, execute, open_run
+
     try:
         lock = RunLock(args.run_dir)
         lock.acquire()
@@ -216,9 +236,7 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
             run.closing.close()
     finally:
         lock.release()
-    _say(render_markdown(summary.to_json()))
-    print(f"run folder: {run.parts.rundir.root}", file=sys.stderr)
-    return exit_code(summary)
+    return summary, run.parts.rundir.root
 
 
 def _exit_now(code: int) -> None:
@@ -341,8 +359,12 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
 
     run = find_run(ns.run, ns.run_dir)
     if ns.show:
+        if ns.follow:
+            raise BadInput("--follow prints events as they come; --show prints one artefact")
         sys.stdout.write(show_artefact(run, ns.show, ns.task, ns.attempt, ns.step))
         return ExitCode.OK
+    if ns.follow:
+        return _follow(run, EventFilter(ns.task, ns.attempt, ns.event), ns.json)
     rows = select_events(run.events(), EventFilter(ns.task, ns.attempt, ns.event))
     if ns.json:
         lines = [json.dumps(event) for event, _ in rows]
@@ -350,6 +372,36 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
         lines = render_events(rows, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     if lines:
         print("\n".join(lines))
+    return ExitCode.OK
+
+
+def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
+    """`events --follow`: each kept event as the night writes it, until the night ends. A
+    filter that matched nothing by then is refused as it is without --follow."""
+    from harness.morning import (
+        check_filter,
+        check_pattern,
+        follow_events,
+        render_events,
+        with_attempts,
+    )
+
+    check_pattern(keep)
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    seen: list[tuple[dict, int | None]] = []
+    shown = 0
+    events = follow_events(run.root / "events.jsonl", lambda: _running(run) is None)
+    try:
+        for event, attempt in with_attempts(events):
+            seen.append((event, attempt))
+            if keep.keeps(event, attempt):
+                shown += 1
+                row = [(event, attempt)]
+                _say(json.dumps(event) if as_json else render_events(row, colour, (12, 18))[0])
+    except KeyboardInterrupt:  # the watcher stopped watching: not a failure
+        return ExitCode.OK
+    if not shown:
+        check_filter(seen, keep)
     return ExitCode.OK
 
 
@@ -389,8 +441,39 @@ def cmd_status(ns: argparse.Namespace) -> ExitCode:
     from harness.morning import find_run, read_status, render_status
 
     run = find_run(ns.run, ns.run_dir)
+    if ns.watch:
+        return _watch(run, ns.json)
     view = read_status(run, running=_running(run) is not None)
     _say(json.dumps(view.to_json(), indent=2) if ns.json else render_status(view))
+    return ExitCode.OK
+
+
+def _watch(run: RunFolder, as_json: bool) -> ExitCode:
+    """`status --watch`: the board on a terminal, else a line (or object) per change."""
+    from harness.morning import Board, is_terminal, render_status, watch_status
+
+    board = Board()
+    said: list[str] = []
+
+    def line(view: RunStatusView) -> None:
+        text = json.dumps(view.to_json()) if as_json else render_status(view)
+        if not said or said[-1] != text:
+            said.append(text)
+            _say(text)
+
+    def running() -> bool:
+        return _running(run) is not None
+
+    try:
+        if as_json or not is_terminal(sys.stdout):
+            watch_status(run, running, line, board)
+        else:
+            from harness.morning.screen import WatchBoard
+
+            with WatchBoard(board, sys.stdout) as screen:
+                watch_status(run, running, screen.show, board)
+    except KeyboardInterrupt:  # the watcher stopped watching: not a failure
+        pass
     return ExitCode.OK
 
 

@@ -1,11 +1,15 @@
-"""The one place structlog is configured: JSON lines to events.jsonl, readable lines to stderr."""
+"""The one place structlog is configured: JSON lines to events.jsonl, and on the console either
+readable lines on stderr or a view that `harness run` installs (console_view)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -13,7 +17,11 @@ import structlog
 
 from harness.keys import scrub
 
-__all__ = ["close_logging", "configure_logging", "redact", "scrub"]
+__all__ = ["ConsoleSink", "close_logging", "configure_logging", "console_view", "redact", "scrub"]
+
+# A console view: takes every event (scrubbed, stamped, all levels) and decides what to show.
+ConsoleSink = Callable[[dict[str, Any]], None]
+_views: list[ConsoleSink] = []  # the innermost console_view is the one in use
 
 
 def redact(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +74,9 @@ def configure_logging(events: Path | None = None, *, level: str = "info", consol
     ]
     if stream is not None:
         processors.append(_JsonTee(stream))
-    if console:
+    if console and _views:
+        processors.append(_Feed(_views[-1]))
+    elif console:
         processors.append(_drop_below(level))
         processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     else:
@@ -78,6 +88,36 @@ def configure_logging(events: Path | None = None, *, level: str = "info", consol
         cache_logger_on_first_use=False,
     )
     return stream
+
+
+@contextmanager
+def console_view(sink: ConsoleSink) -> Iterator[None]:
+    """While inside, every configure_logging hands console events to `sink` instead of
+    printing them as lines (events.jsonl is unchanged); the last configuration is kept."""
+    _views.append(sink)
+    try:
+        yield
+    finally:
+        _views.remove(sink)
+
+
+class _Feed:
+    """Processor: give the event to a console view, then drop it (the view shows it or not).
+    A fault in the view is reported once and never reaches the code that logged the event."""
+
+    def __init__(self, sink: ConsoleSink) -> None:
+        self._sink = sink
+        self._failed = False
+
+    def __call__(self, _logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+        try:
+            self._sink(event)
+        except Exception as exc:
+            if not self._failed:
+                self._failed = True
+                with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
+                    print(f"harness: console view failed: {exc!r}", file=sys.stderr)
+        raise structlog.DropEvent
 
 
 class _StderrLogger:

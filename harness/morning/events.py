@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.errors import BadInput
@@ -15,9 +17,12 @@ __all__ = [
     "ARTEFACTS",
     "EventFilter",
     "check_filter",
+    "check_pattern",
+    "follow_events",
     "render_events",
     "select_events",
     "show_artefact",
+    "with_attempts",
 ]
 
 ARTEFACTS = ("prompt", "reply", "code", "tests")
@@ -44,7 +49,7 @@ class EventFilter:
         return self.event is None or fnmatch.fnmatchcase(str(event["event"]), self.event)
 
 
-def _with_attempts(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], int | None]]:
+def with_attempts(events: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], int | None]]:
     """Each event with the attempt it belongs to. Events that name no attempt (`tests_ran`)
     belong to the attempt their task is in: from its first numbered event to attempt_finished."""
     current: dict[str, int | None] = {}
@@ -65,7 +70,7 @@ def select_events(
 ) -> list[tuple[dict[str, Any], int | None]]:
     """The events `keep` keeps; a filter that names nothing the run has is BadInput (exit 2)
     listing what exists, so a typo is never an empty answer."""
-    rows = list(_with_attempts(events))
+    rows = list(with_attempts(events))
     check_filter(rows, keep)
     return [(e, n) for e, n in rows if keep.keeps(e, n)]
 
@@ -81,13 +86,62 @@ def check_filter(rows: list[tuple[dict[str, Any], int | None]], keep: EventFilte
         raise BadInput(f"--attempt {keep.attempt}: no such attempt; attempts: {_listed(numbers)}")
     if keep.event is None:
         return
-    if keep.event.count("[") != keep.event.count("]"):
-        raise BadInput(f"--event {keep.event!r}: unbalanced [ ]; e.g. 'call_*' or 'task_finished'")
+    check_pattern(keep)
     names = sorted({str(e["event"]) for e, _ in rows})
     if not any(fnmatch.fnmatchcase(name, keep.event) for name in names):
         raise BadInput(
             f"--event {keep.event}: matches no event of this run; events: {_listed(names)}"
         )
+
+
+def check_pattern(keep: EventFilter) -> None:
+    """Refuse an --event glob that cannot be what was meant (before anything is read)."""
+    if keep.event is not None and keep.event.count("[") != keep.event.count("]"):
+        raise BadInput(f"--event {keep.event!r}: unbalanced [ ]; e.g. 'call_*' or 'task_finished'")
+
+
+def follow_events(
+    path: Path, ended: Callable[[], bool], poll_s: float = 0.25
+) -> Iterator[dict[str, Any]]:
+    """Each event of `path` as it is written, like `tail -f`: a line is yielded once its
+    newline is written (a line cut short waits for the rest). It ends when the run has
+    finished (run_finished read after the last run_started) or, once nothing new comes,
+    `ended()` says no night writes the file any more; what was written by then is all read."""
+    pending, offset, finished, last_look = b"", 0, False, False
+    while True:
+        chunk = _read_from(path, offset)
+        offset += len(chunk)
+        *lines, pending = (pending + chunk).split(b"\n")
+        for event in _parsed(lines):
+            if event["event"] in ("run_started", "run_finished"):
+                finished = event["event"] == "run_finished"
+            yield event
+        if chunk:
+            continue
+        if finished or last_look:
+            return
+        last_look = ended()  # one more read after this: what it wrote before it ended
+        if not last_look:
+            time.sleep(poll_s)
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(offset)
+            return stream.read()
+    except FileNotFoundError:  # the night has not opened it yet
+        return b""
+
+
+def _parsed(lines: list[bytes]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            event = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue  # a line a kill cut short, completed by the next session's first line
+        if isinstance(event, dict) and "event" in event:
+            yield event
 
 
 def _listed(items: list[Any]) -> str:
@@ -111,10 +165,14 @@ def _fields(event: dict[str, Any]) -> str:
     )  # fmt: skip
 
 
-def render_events(rows: list[tuple[dict[str, Any], int | None]], colour: bool) -> list[str]:
-    """One aligned line per event: time, level, task, attempt, event, then its fields."""
+def render_events(
+    rows: list[tuple[dict[str, Any], int | None]], colour: bool, widths: tuple[int, int] = (0, 0)
+) -> list[str]:
+    """One aligned line per event: time, level, task, attempt, event, then its fields;
+    `widths`: the least width of the task and event columns (lines rendered one at a time)."""
     task_w = max((len(str(e.get("task_id") or "")) for e, _ in rows), default=0)
     name_w = max((len(str(e["event"])) for e, _ in rows), default=0)
+    task_w, name_w = max(task_w, widths[0]), max(name_w, widths[1])
     lines = []
     for event, attempt in rows:
         stamp = str(event.get("timestamp", ""))[11:23] or "-"

@@ -26,6 +26,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     status.add_argument("run", nargs="?", help=f"{_RUN_HELP}; default: the latest run")
     _run_dir(status)
     status.add_argument("--json", action="store_true", help="the progress as one JSON object")
+    status.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow the night to its end: the live board on a terminal, else a line (with "
+        "--json an object) per change; Ctrl-C stops watching",
+    )
     stop = commands.add_parser("stop", help="end a running night as SIGTERM does (exit 130)")
     stop.add_argument("run", nargs="?", help=f"{_RUN_HELP}; default: the latest run")
     _run_dir(stop)
@@ -69,6 +75,12 @@ def _events(commands: argparse._SubParsersAction) -> None:
     events.add_argument("--attempt", type=int, metavar="N", help="only this attempt's events")
     events.add_argument("--event", metavar="NAME", help="only events so named (a glob: 'call_*')")
     events.add_argument("--json", action="store_true", help="the events as JSON lines")
+    events.add_argument(
+        "--follow",
+        "-f",
+        action="store_true",
+        help="keep printing events as the night writes them, until it ends (Ctrl-C stops)",
+    )
     events.add_argument(
         "--show",
         choices=ARTEFACTS,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import BadInput
-from harness.store import Store, StoredAttempt, resolve_run
+from harness.store import Store, StoredAttempt, StoreError, resolve_run
 
 __all__ = ["RunFolder", "find_run"]
 
@@ -104,7 +104,10 @@ class RunFolder:
         path = self.root.parent / "harness.db"
         if not path.is_file():
             raise BadInput(f"{path}: no run store beside {self.root}")
-        store = Store.open(path)
+        try:  # read only: a morning command never writes the store or waits on a night
+            store = Store.open_readonly(path)
+        except StoreError as exc:
+            raise BadInput(str(exc)) from exc
         try:
             yield store
         finally:

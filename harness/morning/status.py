@@ -1,17 +1,21 @@
 """`harness status`: how far a night is (tasks done and passing, spend against the cap), read
-from the run store and the events file while it runs or after, never taking the run's lock."""
+from the run store (read only) and the events file while it runs or after, never taking the
+run's lock; `--watch` follows it to its end."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
 from harness.errors import BadInput
+from harness.morning.board import NOT_PASSING, Board, Totals
+from harness.morning.events import follow_events
 from harness.morning.runs import RunFolder
 from harness.results import TaskStatus, money
 
-__all__ = ["RunStatusView", "read_status", "render_status"]
+__all__ = ["RunStatusView", "read_status", "render_status", "watch_status"]
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,24 @@ class RunStatusView:
     tasks_total: int | None  # as the night announced it (run_started), None before that
     tasks_done: int
     tasks_passing: int
+    tasks_failed: int  # finished and not passing: failed, partial, error, guardrail
     spent_usd: str
     cap_usd: str | None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def totals(self) -> Totals:
+        """The board's totals line, from the store."""
+        cap = Decimal(self.cap_usd) if self.cap_usd is not None else None
+        return Totals(
+            self.tasks_total,
+            self.tasks_done,
+            self.tasks_passing,
+            self.tasks_failed,
+            Decimal(self.spent_usd),
+            cap,
+        )
 
 
 def read_status(run: RunFolder, running: bool) -> RunStatusView:
@@ -56,6 +73,7 @@ def read_status(run: RunFolder, running: bool) -> RunStatusView:
         tasks_total=total if isinstance(total, int) else None,
         tasks_done=len(results),
         tasks_passing=sum(r.status is TaskStatus.PASSED for r in results.values()),
+        tasks_failed=sum(r.status in NOT_PASSING for r in results.values()),
         spent_usd=str(spent),
         cap_usd=str(info.cap_usd) if info.cap_usd is not None else None,
     )
@@ -68,6 +86,30 @@ def render_status(view: RunStatusView) -> str:
     state = f"{view.state} ({view.status})" if view.status else view.state
     return (
         f"run {view.run_id}: {state} · {view.tasks_done}/{total} tasks done, "
-        f"{view.tasks_passing} passing · spent {money(Decimal(view.spent_usd))} of {cap} · "
+        f"{view.tasks_passing} passing, {view.tasks_failed} failed · "
+        f"spent {money(Decimal(view.spent_usd))} of {cap} · "
         f"provider {view.provider} · started {view.started_at}"
     )
+
+
+def watch_status(
+    run: RunFolder,
+    running: Callable[[], bool],
+    show: Callable[[RunStatusView], None],
+    board: Board,
+    poll_s: float = 1.0,
+) -> RunStatusView:
+    """Follow a night to its end: each event as it is written to `board`, the store's view
+    to `show` whenever nothing new is written, and once more at the end; returns that last
+    view. Only reads: the night never waits on it."""
+
+    def idle() -> bool:
+        view = read_status(run, running())
+        show(view)
+        return view.state != "running"
+
+    for event in follow_events(run.root / "events.jsonl", idle, poll_s):
+        board.feed(event)
+    final = read_status(run, running())
+    show(final)
+    return final

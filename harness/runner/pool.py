@@ -152,6 +152,8 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
         run_id=run.parts.rundir.run_id,
         tasks=len(run.plan.tasks),
         provider=run.plan.provider,
+        cap_usd=str(run.parts.budget.cap_run) if run.parts.budget.cap_run is not None else None,
+        spent_usd=str(run.parts.budget.spent_run),  # earlier sessions' spend, on a resume
     )
     with _stop_on_signals(run.parts.stop) as received:
         try:

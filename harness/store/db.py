@@ -61,6 +61,28 @@ class Db:
         db._migrate(path)
         return db
 
+    @classmethod
+    def open_readonly(cls, path: Path) -> Db:
+        """Open an existing store to read only (SQLite's mode=ro): no migration, no write
+        transaction, so a reader never waits on a night writing it nor makes it wait, and the
+        file's bytes stay as they are. A store an older harness left (no night of this one
+        has opened it) is first migrated once, as before."""
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: not a readable run store: {exc}") from exc
+        if version > len(MIGRATIONS):
+            conn.close()
+            raise StoreError(f"{path}: schema {version} is newer than this harness")
+        if version < len(MIGRATIONS):
+            conn.close()
+            cls.open(path).close()
+            return cls.open_readonly(path)
+        return cls(conn)
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()

@@ -87,6 +87,11 @@ class Store:
         """Open (creating and migrating as needed) the store at `path`."""
         return cls(Db.open(path))
 
+    @classmethod
+    def open_readonly(cls, path: Path) -> Store:
+        """Open the existing store at `path` for reading only (Db.open_readonly)."""
+        return cls(Db.open_readonly(path))
+
     def close(self) -> None:
         self._db.close()
 

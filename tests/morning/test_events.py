@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.morning import EventFilter, find_run, render_events, select_events
+from harness.morning import EventFilter, find_run, follow_events, render_events, select_events
 
 
 @pytest.fixture
@@ -167,3 +167,75 @@ def test_a_filter_that_names_nothing_is_exit_2_listing_what_exists(night, capsys
     code, out, err = events_out(capsys, str(night), *argv)
 
     assert (code, out, listed in err) == (2, "", True), err
+
+
+def _line(name: str, **fields: object) -> bytes:
+    return (json.dumps({"event": name, **fields}) + "\n").encode()
+
+
+def _writer(path: Path, pieces: list[bytes]):
+    """An `ended` callback that writes the next piece each time the follower finds nothing
+    new (and says the night still runs): appends happen exactly while it is following."""
+    left = list(pieces)
+
+    def ended() -> bool:
+        if left:
+            with open(path, "ab") as out:
+                out.write(left.pop(0))
+        return False
+
+    return ended
+
+
+def test_follow_yields_events_appended_while_following_and_waits_for_a_cut_line(
+    tmp_path: Path,
+) -> None:
+    """A line written in two pieces is yielded once, whole; following ends at run_finished."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_line("run_started"))
+    whole = _line("task_finished", task_id="a")
+    pieces = [whole[:9], whole[9:] + _line("tests_ran", task_id="b"), _line("run_finished")]
+
+    seen = [e["event"] for e in follow_events(path, _writer(path, pieces), poll_s=0)]
+
+    assert seen == ["run_started", "task_finished", "tests_ran", "run_finished"]
+
+
+def test_follow_reads_past_an_earlier_sessions_end_to_the_resumed_nights_end(
+    tmp_path: Path,
+) -> None:
+    """An interrupted session's run_finished is followed by its resume: keep following."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_line("run_started") + _line("run_finished") + _line("run_started"))
+
+    seen = [e["event"] for e in follow_events(path, _writer(path, [_line("run_finished")]), 0)]
+
+    assert seen == ["run_started", "run_finished", "run_started", "run_finished"]
+
+
+def test_follow_of_a_killed_night_ends_once_what_it_wrote_is_read(tmp_path: Path) -> None:
+    """No run_finished and no night writing: everything written is yielded, then the end."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_line("run_started") + _line("task_started", task_id="a") + b'{"eve')
+
+    seen = [e["event"] for e in follow_events(path, lambda: True, poll_s=0)]
+
+    assert seen == ["run_started", "task_started"]
+
+
+def test_follow_of_a_finished_night_prints_the_filtered_events_and_exits_0(night, capsys):
+    """--follow on a night that has ended is the plain listing with its filters: no wait."""
+    code, out, _ = events_out(capsys, str(night), "--follow", "--event", "task_finished")
+
+    finished = [e for e in find_run(night).events() if e["event"] == "task_finished"]
+    assert (code, [line.split()[2] for line in out.splitlines()]) == (
+        0,
+        [e["task_id"] for e in finished],
+    )
+
+
+def test_follow_with_a_filter_that_matches_nothing_is_bad_input(night, capsys):
+    """A --task the run never had is exit 2 naming the tasks, as without --follow."""
+    code, out, err = events_out(capsys, str(night), "--follow", "--task", "nope")
+
+    assert (code, out, "tasks: " in err) == (2, "", True)

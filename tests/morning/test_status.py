@@ -1,10 +1,12 @@
 """`harness status` and `harness stop` on a real night in another process: progress read from
-the store while it runs, and a stop that ends it as SIGTERM does (exit 130, a summary)."""
+the store while it runs, `--watch` and `events --follow` to its end, and a stop that ends it
+as SIGTERM does (exit 130, a summary)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from harness.results import usd
-from tests._night import kill_tree, start_cli, wait_for
+from tests._night import Task, count, events, kill_tree, start_cli, wait_for, write_tasks
 from tests.conftest import EXAMPLE
 
 
@@ -86,3 +88,58 @@ def test_status_of_a_finished_night_agrees_with_its_summary(example_nights, caps
         passed,
     )
     assert usd(Decimal(view["spent_usd"])) == summary["budget"]["spent_usd"]
+
+
+def test_watch_and_follow_track_a_night_in_another_process_to_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started while the night runs: `status --watch --json` prints an object per change and
+    exits 0 at the end, its last agreeing with summary.json; `events --follow --json` (in a
+    thread beside it) sees the events written after it started and ends with run_finished."""
+    tasks = write_tasks(tmp_path / "tasks", [Task(n, solved=True, slow_s=2) for n in "abc"])
+    runs = tmp_path / "runs"
+    proc = start_cli(tasks, runs, "--concurrency", "1", log=tmp_path / "log")
+    try:
+        assert wait_for(lambda: count(runs / "latest", "run_started") == 1, 300, proc)
+        before = len(events(runs / "latest"))
+        followed: list[int] = []
+        follower = threading.Thread(
+            target=lambda: followed.append(main(["events", str(runs), "--follow", "--json"]))
+        )
+        follower.start()
+        watched = main(["status", str(runs), "--watch", "--json"])
+        follower.join(timeout=300)
+        code = proc.wait(timeout=300)
+    finally:
+        kill_tree(proc)
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    views = [o for o in out if "state" in o]
+    seen = [o for o in out if "event" in o]
+    summary = json.loads((runs / "latest" / "summary.json").read_text())
+    last = views[-1]
+    assert (code, watched, followed) == (0, 0, [0])
+    assert (views[0]["state"], last["state"], last["status"]) == (
+        "running",
+        "finished",
+        "completed",
+    )
+    assert (last["tasks_done"], last["tasks_passing"], last["tasks_failed"]) == (3, 3, 0)
+    assert usd(Decimal(last["spent_usd"])) == summary["budget"]["spent_usd"]
+    assert len({json.dumps(v) for v in views}) == len(views)  # a line per change, no repeats
+    assert (seen == events(runs / "latest"), len(seen) > before) == (True, True)
+    assert seen[-1]["event"] == "run_finished"
+
+
+def test_status_and_events_leave_the_store_file_as_it_was(example_nights, capsys) -> None:
+    """The morning commands open the store read only: its bytes and mtime do not change."""
+    night = example_nights(2)
+    db = night.parent / "harness.db"
+    before = (db.stat().st_mtime_ns, db.read_bytes())
+
+    codes = (
+        main(["status", str(night), "--json"]),
+        main(["status", str(night), "--watch"]),
+        main(["events", str(night), "--show", "tests", "--task", "orders"]),
+    )
+
+    assert (codes, (db.stat().st_mtime_ns, db.read_bytes())) == ((0, 0, 0), before)

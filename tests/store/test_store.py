@@ -455,3 +455,39 @@ def test_a_latest_that_leads_to_no_run_folder_says_so(tmp_path: Path, make) -> N
         resolve_run(tmp_path)
 
     assert f"{tmp_path / 'latest'} does not lead to a run folder" in str(caught.value)
+
+
+def _file_state(path: Path) -> tuple[int, bytes]:
+    return path.stat().st_mtime_ns, path.read_bytes()
+
+
+def test_a_read_only_open_reads_the_store_and_leaves_its_bytes_and_mtime_untouched(
+    tmp_path: Path,
+) -> None:
+    """Store.open_readonly answers queries; the file keeps its bytes and mtime; a write
+    through it is refused by SQLite itself."""
+    path = tmp_path / "h.db"
+    writer = Store.open(path)
+    writer.begin_run("r1", T0, "sim", Decimal("3"), RunParams(Path("/t.yaml"), 1))
+    writer.close()
+    before = _file_state(path)
+
+    reader = Store.open_readonly(path)
+    try:
+        info = reader.run_info("r1")
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.finish_run("r1", RunStatus.COMPLETED, T0)
+    finally:
+        reader.close()
+
+    assert (info.provider, _file_state(path)) == ("sim", before)
+
+
+def test_a_read_only_open_of_a_newer_store_is_refused(tmp_path: Path) -> None:
+    """A store a newer harness wrote is refused, read only as when opened for writing."""
+    conn = sqlite3.connect(tmp_path / "h.db")
+    conn.execute(f"PRAGMA user_version={len(MIGRATIONS) + 1}")
+    conn.close()
+
+    with pytest.raises(StoreError, match="newer"):
+        Store.open_readonly(tmp_path / "h.db")
