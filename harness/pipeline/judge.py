@@ -71,6 +71,9 @@ def _judge(task: TaskState, best: Best, signals: list[str]) -> tuple[JudgeOutcom
     prompt_set = env.prompts[spec.type]
     prompt = prompt_set.render("judge", {**task.context, "code": best.code})
     request = CallRequest(env.router.judge_route(), prompt, spec.id, "judge", best.attempt)
+    if not env.caller.fits(request):  # a refused reservation would stop the run: never ask
+        log.info("judge", outcome=JudgeOutcome.SKIPPED.value, why="budget", signals=signals)
+        return JudgeOutcome.SKIPPED, []
     try:
         completion = env.caller.call(request).completion
     except (BudgetExceeded, RunStopped) as exc:
