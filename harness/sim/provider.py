@@ -158,14 +158,15 @@ class SimProvider:
         return reply.wrap(rng, code, factor, task.dialect)
 
     def _judge(self, task: _Task, request: CallRequest) -> str:
-        """A verdict on the code in the prompt, seeded per (seed, task, attempt, principle)."""
+        """A verdict on the code in the prompt, seeded per (seed, task, attempt, code,
+        principle)."""
         fences = "|".join(map(re.escape, task.dialect.fences))
         match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
         case = _judge_case(task, match.group(1) if match else "")
         principles = principles_in(request.prompt.stable)
 
-        def rng(part: object) -> random.Random:
-            return self._rng(request.task_id, request.attempt, "judge", part)
+        def rng(part: object) -> random.Random:  # the code in the key: each candidate its luck
+            return self._rng(request.task_id, request.attempt, "judge", _code_key(case.code), part)
 
         return verdict_reply(case, principles, rng, self._model.judge_chances())
 
