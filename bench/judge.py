@@ -23,7 +23,7 @@ from harness.extract import parse_verdict
 from harness.llm import CallRequest, Route
 from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.sim import SimModel, SimProvider
-from harness.tasks.spec import TaskSpec
+from harness.tasks import TaskSpec
 
 __all__ = ["judge_stage", "render_judge"]
 
