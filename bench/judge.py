@@ -51,11 +51,11 @@ def _judgements(seeds: Sequence[int], model: SimModel | None) -> tuple[list[dict
     prompts = PromptSet(default_prompts_dir(), spec.type)
     context = task_context(spec)
     rows = []
+    sims = {seed: SimProvider({spec.id: spec}, seed=seed, model=model) for seed in seeds}
     for name, broken in labels["candidates"].items():
         code = (SET / "candidates" / f"{name}.py").read_text()
         prompt = prompts.render("judge", {**context, "code": code})
-        for seed in seeds:
-            sim = SimProvider({spec.id: spec}, seed=seed, model=model)
+        for seed, sim in sims.items():
             reply = sim.complete(CallRequest(ROUTE, prompt, spec.id, "judge", 1)).text
             reading = parse_verdict(reply, [p.number for p in prompts.principles], code)
             slugs = {p.number: p.slug for p in prompts.principles}
