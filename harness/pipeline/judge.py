@@ -35,11 +35,15 @@ def judge_task(task: TaskState, result: TaskResult) -> TaskResult:
     if not config.enabled:
         return result
     best = task.tracker.best
-    signals = _signals(task, best, result)
-    if best is None or not signals:
-        log.info("judge", outcome=JudgeOutcome.SKIPPED.value, why="gate shut")
-        return dataclasses.replace(result, judge=JudgeOutcome.SKIPPED)
-    outcome, notes = _judge(task, best, signals)
+    try:
+        signals = _signals(task, best, result)
+        if best is None or not signals:
+            log.info("judge", outcome=JudgeOutcome.SKIPPED.value, why="gate shut")
+            return dataclasses.replace(result, judge=JudgeOutcome.SKIPPED)
+        outcome, notes = _judge(task, best, signals)
+    except Exception as exc:  # a fault of the judge is never the task's: it fails open
+        log.exception("judge", outcome=JudgeOutcome.ERROR.value, why=type(exc).__name__)
+        outcome, notes = JudgeOutcome.ERROR, []
     return dataclasses.replace(
         result,
         judge=outcome,

@@ -294,3 +294,29 @@ def test_a_test_literal_compared_in_the_code_opens_the_gate(tmp_path, spec) -> N
 
     assert compared_test_literals(special, [tests.read_text()]) == [12345]
     assert (result.judge, provider.steps()[-1]) == (JudgeOutcome.FLAG, ("judge", 1))
+
+
+def test_a_fault_inside_the_judge_is_its_outcome_not_the_tasks(tmp_path, spec) -> None:
+    """An unexpected fault while judging (here: the judge's template cannot render) is the
+    outcome `error`; the task keeps the status its tests gave it."""
+    provider = ScriptedProvider(_script(FLAG_2))
+    env, _ = _judged_env(tmp_path, provider)
+    shipped = env.prompts["service_port"]
+
+    class Broken:
+        principles = shipped.principles
+
+        def render(self, step, variables):
+            if step == "judge":
+                raise RuntimeError("template exploded")
+            return shipped.render(step, variables)
+
+    env = replace(env, prompts={"service_port": Broken()})
+
+    result = run_task(spec, env)
+
+    assert (result.status, result.best_attempt, result.judge) == (
+        TaskStatus.PASSED,
+        2,
+        JudgeOutcome.ERROR,
+    )
