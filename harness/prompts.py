@@ -6,6 +6,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -135,12 +136,13 @@ class PromptSet:
         )
         self._folder = folder
         self._templates = {step: self._load(step) for step in STEP_TEMPLATES}
-        # The principle judge's template and principles: optional, required only when
-        # `loop.judge` is on (check(..., judge=True)).
-        if (folder / "judge.md").is_file():
-            self._templates["judge"] = self._load("judge")
-        principles = folder / "principles.md"
-        self.principles = read_principles(principles) if principles.is_file() else ()
+
+    @cached_property
+    def principles(self) -> tuple[Principle, ...]:
+        """The type's principles (principles.md), read on first use: only the judge needs
+        them, so with `loop.judge` off the file is never read (nor can it refuse a run)."""
+        path = self._folder / "principles.md"
+        return read_principles(path) if path.is_file() else ()
 
     def _load(self, step: str) -> jinja2.Template:
         try:
@@ -179,6 +181,8 @@ class PromptSet:
 
     def render(self, step: str, variables: Mapping[str, Any]) -> Prompt:
         """Render `step`; a variable the template uses but `variables` lacks is an error."""
+        if step not in self._templates:  # the judge's, loaded on first use
+            self._templates[step] = self._load(step)
         template = self._templates[step]
         if step == "judge":
             variables = {**variables, "principles": self.principles}

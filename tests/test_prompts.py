@@ -207,3 +207,21 @@ def test_a_judge_turned_on_without_its_files_is_refused_at_start_up(
         prompts.check(task_context(spec), judge=True)
 
     assert f"{folder / 'judge.md'} is missing" in str(info.value)
+
+
+def test_a_broken_principles_file_refuses_only_a_judged_night(
+    tmp_path: Path, spec: TaskSpec
+) -> None:
+    """With the judge off principles.md is never read; on, its bad line is a start-up error."""
+    folder = tmp_path / "service_port"
+    folder.mkdir()
+    for source in (default_prompts_dir() / "service_port").glob("*.md"):
+        (folder / source.name).write_text(source.read_text())
+    (folder / "principles.md").write_text("- keep the names\n")
+    prompts = PromptSet(tmp_path, "service_port")
+    prompts.check(task_context(spec))
+
+    with pytest.raises(PromptError) as info:
+        prompts.check(task_context(spec), judge=True)
+
+    assert str(info.value).startswith(f"{folder / 'principles.md'}:1: write principle 1 as")
