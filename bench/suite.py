@@ -17,6 +17,7 @@ from bench.batch import BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
+from bench.judge import judge_stage
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
@@ -170,6 +171,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
+        "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()

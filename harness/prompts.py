@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,15 @@ from harness.extract import language_named, language_of_path
 from harness.llm import Prompt
 from harness.tasks import TaskSpec
 
-__all__ = ["PromptError", "PromptSet", "default_prompts_dir", "known_types", "task_context"]
+__all__ = [
+    "Principle",
+    "PromptError",
+    "PromptSet",
+    "default_prompts_dir",
+    "known_types",
+    "read_principles",
+    "task_context",
+]
 
 _BLOCKS = ("system", "stable", "variable")
 STEP_TEMPLATES = ("write", "review", "rewrite", "fix")
@@ -22,6 +32,38 @@ STEP_TEMPLATES = ("write", "review", "rewrite", "fix")
 
 class PromptError(ValueError):
     """A template is missing, malformed, or refers to a variable nobody supplied."""
+
+
+@dataclass(frozen=True)
+class Principle:
+    """One numbered, checkable principle of a port (prompts/<type>/principles.md)."""
+
+    number: int
+    slug: str  # a short name the judge and the summary use
+    text: str
+
+
+_PRINCIPLE = re.compile(r"^(\d{1,2})\. \*\*([a-z][a-z0-9-]*)\*\*: (\S.*)$")
+
+
+def read_principles(path: Path) -> tuple[Principle, ...]:
+    """The principles in `path`: one per line, `N. **slug**: text`, numbered 1, 2, 3...;
+    blank lines are skipped. Anything else is an error naming the line."""
+    principles: list[Principle] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        match = _PRINCIPLE.match(line.rstrip())
+        expected = len(principles) + 1
+        if match is None or int(match[1]) != expected:
+            raise PromptError(
+                f"{path}:{lineno}: write principle {expected} as "
+                f"'{expected}. **short-name**: what the port must do' (got {line[:60]!r})"
+            )
+        principles.append(Principle(expected, match[2], match[3]))
+    if not principles:
+        raise PromptError(f"{path}: no principles; write one per line as '1. **name**: text'")
+    return tuple(principles)
 
 
 def default_prompts_dir() -> Path:
@@ -95,6 +137,13 @@ class PromptSet:
         self._folder = folder
         self._templates = {step: self._load(step) for step in STEP_TEMPLATES}
 
+    @cached_property
+    def principles(self) -> tuple[Principle, ...]:
+        """The type's principles (principles.md), read on first use: only the judge needs
+        them, so with `loop.judge` off the file is never read (nor can it refuse a run)."""
+        path = self._folder / "principles.md"
+        return read_principles(path) if path.is_file() else ()
+
     def _load(self, step: str) -> jinja2.Template:
         try:
             template = self._env.get_template(f"{step}.md")
@@ -107,9 +156,10 @@ class PromptSet:
             raise PromptError(f"{self._folder / f'{step}.md'}: add block(s) {', '.join(missing)}")
         return template
 
-    def check(self, context: Mapping[str, Any]) -> None:
+    def check(self, context: Mapping[str, Any], judge: bool = False) -> None:
         """Render every step once with a task's context and sample per-step values, so a
-        template naming a variable nobody supplies fails at start-up, not after a paid call."""
+        template naming a variable nobody supplies fails at start-up, not after a paid call.
+        With `judge`, the judge's template and principles must exist and render too."""
         sample = {
             "code": "",
             "violations": [],
@@ -120,10 +170,22 @@ class PromptSet:
         }
         for step in STEP_TEMPLATES:
             self.render(step, {**sample, **context})
+        if judge:
+            for name in ("judge.md", "principles.md"):
+                if not (self._folder / name).is_file():
+                    raise PromptError(
+                        f"loop.judge is on but {self._folder / name} is missing: add it, "
+                        "or turn the judge off (loop: {judge: {enabled: false}})"
+                    )
+            self.render("judge", {**sample, **context})
 
     def render(self, step: str, variables: Mapping[str, Any]) -> Prompt:
         """Render `step`; a variable the template uses but `variables` lacks is an error."""
+        if step not in self._templates:  # the judge's, loaded on first use
+            self._templates[step] = self._load(step)
         template = self._templates[step]
+        if step == "judge":
+            variables = {**variables, "principles": self.principles}
         context = template.new_context(dict(variables))
         try:
             parts = {b: "".join(template.blocks[b](context)).strip("\n") for b in _BLOCKS}

@@ -16,6 +16,7 @@ __all__ = [
     "NEEDS_A_HUMAN",
     "AttemptRecord",
     "BatchReport",
+    "JudgeOutcome",
     "Outcome",
     "ReviewOutcome",
     "RunStatus",
@@ -147,6 +148,17 @@ class ReviewOutcome(StrEnum):
     FAILED = "failed"  # no review could be had; the draft was tested as it was
 
 
+class JudgeOutcome(StrEnum):
+    """What the principle judge (`loop.judge`) came to on a task. It never changes a status,
+    a best attempt or the shipped file: a flag is a note for a person, nothing more."""
+
+    APPROVE = "approve"  # judged: no principle found broken
+    FLAG = "flag"  # judged: a principle broken, with a line of the candidate as evidence
+    SKIPPED = "skipped"  # not judged: the gate stayed shut, or the budget or a stop refused it
+    ERROR = "error"  # the judge call failed (a provider fault): fails open
+    PARSE_ERROR = "parse_error"  # the reply was not a verdict the harness could read: fails open
+
+
 class RunStatus(StrEnum):
     COMPLETED = "completed"
     BUDGET_STOPPED = "budget_stopped"
@@ -259,11 +271,13 @@ class TaskResult(Counts):
     seed: Seed | None = None  # the candidate it started from; best_attempt 0 means this one
     hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
     hidden_total: int = 0
+    judge: JudgeOutcome | None = None  # None: the judge is off (loop.judge.enabled false)
 
     def __post_init__(self) -> None:
         _make_safe(self, {"reason": TEXT_CHARS, "warnings": LINE_CHARS})
 
     def to_json(self) -> dict[str, Any]:
+        judged = {"judge": self.judge.value} if self.judge is not None else {}  # only when on
         return {
             "id": self.id,
             "status": self.status.value,
@@ -285,6 +299,7 @@ class TaskResult(Counts):
             "seed": self.seed.to_json() if self.seed is not None else None,
             "attempts": [a.to_json() for a in self.attempts],
             "warnings": list(self.warnings),
+            **judged,
         }
 
 
@@ -298,6 +313,7 @@ class Totals:
     retries: int | None = None
     extraction_failures: int = 0
     reverts: int = 0
+    judge: Mapping[str, int] = field(default_factory=dict)  # judge outcome → tasks
 
 
 @dataclass(frozen=True)

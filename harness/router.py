@@ -25,6 +25,8 @@ class Router:
     escalate_after: int
     escalate_to: str
     step_max_tokens: Mapping[str, int] = field(default_factory=dict)
+    judge_tier: str | None = None  # loop.judge.tier; None when no judge is configured
+    judge_max_tokens: int | None = None
 
     @classmethod
     def from_config(cls, config: HarnessConfig, provider_override: str | None = None) -> Router:
@@ -52,6 +54,8 @@ class Router:
             loop.escalate_after,
             loop.escalate_to,
             dict(config.step_max_tokens),
+            loop.judge.tier,
+            loop.judge.max_tokens,
         )
 
     def route(self, step: str, non_improving_fixes: int = 0) -> Route:
@@ -71,4 +75,13 @@ class Router:
 
     def _capped(self, step: str, route: Route) -> Route:
         cap = self.step_max_tokens.get(step)
+        return route if cap is None or cap >= route.max_tokens else replace(route, max_tokens=cap)
+
+    def judge_route(self) -> Route:
+        """The principle judge's route: its tier's, its output capped at the judge's own
+        `max_tokens` (a verdict is short, so the call reserves for a short reply)."""
+        if self.judge_tier is None:
+            raise ValueError("no judge tier: the router was built without loop.judge")
+        route = self.routes[self.judge_tier]
+        cap = self.judge_max_tokens
         return route if cap is None or cap >= route.max_tokens else replace(route, max_tokens=cap)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
+from harness.prompts import (
+    PromptError,
+    PromptSet,
+    default_prompts_dir,
+    known_types,
+    read_principles,
+    task_context,
+)
 from harness.tasks.spec import TaskSpec
 
 
@@ -221,3 +228,66 @@ def test_module_port_renders_every_step_and_shares_the_prefix() -> None:
 
     assert len({(p.system, p.stable) for p in rendered}) == 1
     assert "## Test run (every visible test)\n```\nFAILED t::x - boom" in full.variable
+
+
+def test_every_type_lists_numbered_principles_and_renders_a_judge_prompt(spec: TaskSpec) -> None:
+    """Each shipped type has principles 1..n and a judge prompt showing them, the code under
+    review and a calibration example of each score."""
+    for task_type in sorted(known_types(default_prompts_dir())):
+        prompts = PromptSet(default_prompts_dir(), task_type)
+        prompt = prompts.render("judge", {**task_context(spec), "code": "def add(): pass"})
+
+        assert [p.number for p in prompts.principles] == list(range(1, 5))
+        assert all(f"**{p.slug}**" in prompt.stable for p in prompts.principles)
+        assert ("fail, evidence" in prompt.stable, "pass" in prompt.stable) == (True, True)
+        assert "def add(): pass" in prompt.variable
+
+
+def test_a_badly_numbered_principle_names_its_line(tmp_path: Path) -> None:
+    """A principle out of order or without a short name is an error at its line."""
+    path = tmp_path / "principles.md"
+    path.write_text("1. **one**: first\n\n3. **three**: skipped two\n")
+
+    with pytest.raises(PromptError) as info:
+        read_principles(path)
+
+    assert str(info.value).startswith(f"{path}:3: write principle 2 as")
+
+
+def test_a_judge_turned_on_without_its_files_is_refused_at_start_up(
+    tmp_path: Path, spec: TaskSpec
+) -> None:
+    """A type without judge.md or principles.md is fine until loop.judge is on; then it is
+    a start-up error naming the missing file."""
+    folder = tmp_path / "service_port"
+    folder.mkdir()
+    for step in ("write", "review", "rewrite", "fix"):
+        source = default_prompts_dir() / "service_port" / f"{step}.md"
+        (folder / f"{step}.md").write_text(source.read_text())
+    for name in ("_context.md", "_system.md"):
+        (folder / name).write_text((default_prompts_dir() / "service_port" / name).read_text())
+    prompts = PromptSet(tmp_path, "service_port")
+    prompts.check(task_context(spec))
+
+    with pytest.raises(PromptError) as info:
+        prompts.check(task_context(spec), judge=True)
+
+    assert f"{folder / 'judge.md'} is missing" in str(info.value)
+
+
+def test_a_broken_principles_file_refuses_only_a_judged_night(
+    tmp_path: Path, spec: TaskSpec
+) -> None:
+    """With the judge off principles.md is never read; on, its bad line is a start-up error."""
+    folder = tmp_path / "service_port"
+    folder.mkdir()
+    for source in (default_prompts_dir() / "service_port").glob("*.md"):
+        (folder / source.name).write_text(source.read_text())
+    (folder / "principles.md").write_text("- keep the names\n")
+    prompts = PromptSet(tmp_path, "service_port")
+    prompts.check(task_context(spec))
+
+    with pytest.raises(PromptError) as info:
+        prompts.check(task_context(spec), judge=True)
+
+    assert str(info.value).startswith(f"{folder / 'principles.md'}:1: write principle 1 as")

@@ -35,6 +35,7 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
             problems.append((("steps", step), f"unknown step, so it would be ignored; {hint}"))
     uses: list[tuple[Loc, str]] = [(("steps", s), t) for s, t in config.steps.items()]
     uses.append((("loop", "escalate_to"), config.loop.escalate_to))
+    uses.append((("loop", "judge", "tier"), config.loop.judge.tier))
     for loc, tier in uses:
         if tier not in config.routes:
             msg = f"tier {tier!r} has no route; add it under routes: (defined: {defined})"

@@ -25,6 +25,7 @@ __all__ = [
     "FixFailures",
     "GitDeliverConfig",
     "HarnessConfig",
+    "JudgeConfig",
     "LoopConfig",
     "RouteConfig",
     "ScaleConfig",
@@ -90,6 +91,18 @@ class ContextToolsConfig(_Strict):
     task_bytes: Annotated[int, Field(strict=True, ge=256, le=2**26)]
 
 
+class JudgeConfig(_Strict):
+    """`loop.judge`: a gated, cheap principle judge of a candidate that already passes its
+    visible tests (see docs/context-and-judge.md). It never changes a status."""
+
+    enabled: bool = Field(strict=True)
+    tier: str  # a tier under routes:, preferably another vendor than the writer's
+    max_tokens: Annotated[int, Field(strict=True, ge=256, le=1_000_000)]  # the verdict's cap
+    # Principle numbers whose flags reach the summary's "Needs a human"; every other flag is
+    # logged (the `judge` event), not shown. Add one only once the bench shows it precise.
+    shown: tuple[Annotated[int, Field(strict=True, ge=1, le=99)], ...]
+
+
 class LoopConfig(_Strict):
     stop_after_no_improvement: Small
     escalate: bool = Field(strict=True)
@@ -98,6 +111,7 @@ class LoopConfig(_Strict):
     review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
     fix_failures: FixFailures
     context_tools: ContextToolsConfig
+    judge: JudgeConfig
 
 
 class ConcurrencyConfig(_Strict):

@@ -1,5 +1,5 @@
 """Model reply → candidate code: fenced or raw, syntax-checked, placeholders and gaps rejected;
-the language registry (harness/data/languages.yaml); review parsing."""
+the language registry (harness/data/languages.yaml); review and judge-verdict parsing."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from harness.extract.languages import (
 )
 from harness.extract.review import Review, parse_review
 from harness.extract.tree import comment_free, syntax_tree, walk
+from harness.extract.verdict import Verdict, VerdictReading, parse_verdict
 
 __all__ = [
     "LANGUAGES",
@@ -21,11 +22,14 @@ __all__ = [
     "Extraction",
     "Language",
     "Review",
+    "Verdict",
+    "VerdictReading",
     "comment_free",
     "extract_code",
     "language_named",
     "language_of_path",
     "parse_review",
+    "parse_verdict",
     "required_names_from_tests",
     "syntax_tree",
     "walk",

@@ -14,7 +14,7 @@ from harness.store import Store, StoredAttempt, StoreError, resolve_run
 
 __all__ = ["RunFolder", "find_run"]
 
-STEPS = ("write", "review", "rewrite", "fix")
+STEPS = ("write", "review", "rewrite", "fix", "judge")  # judge: the principle judge (loop.judge)
 
 
 def find_run(arg: str | Path | None, run_dir: Path = Path("runs")) -> RunFolder:

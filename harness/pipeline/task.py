@@ -13,6 +13,7 @@ from harness.guardrails import GuardrailError
 from harness.pipeline.background import Background
 from harness.pipeline.env import GuardrailStop, Prior, TaskEnv, TaskFault
 from harness.pipeline.first import task_inputs
+from harness.pipeline.judge import judge_task
 from harness.pipeline.steps import Attempt, TaskState, fix, write
 from harness.results import (
     AttemptRecord,
@@ -187,7 +188,7 @@ def _run(task: TaskState, prior: Prior) -> TaskResult:
         # one catch-all classify the fault (and halt the run on refused credentials).
         fault = _ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")
         raise TaskFault(replace(fault, seed=seed)) from exc
-    return replace(_ship(task, status, reason, cause), seed=seed)
+    return replace(judge_task(task, _ship(task, status, reason, cause)), seed=seed)
 
 
 class PromptTooLong(Exception):

@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.results import ReviewOutcome, RunStatus, TaskStatus, Totals
+from harness.results import JudgeOutcome, ReviewOutcome, RunStatus, TaskStatus, Totals
 
 __all__ = ["render_metrics", "write_metrics"]
 
@@ -29,6 +30,7 @@ def _totals_from(summary: Mapping[str, Any]) -> Totals:
         retries=calls.get("retries"),
         extraction_failures=sum(1 for a in attempts if a.get("extraction_error")),
         reverts=sum(1 for a in attempts if a.get("regressed")),
+        judge=dict(Counter(t["judge"] for t in summary["tasks"] if t.get("judge"))),
     )
 
 
@@ -137,6 +139,11 @@ def _counters(totals: Totals, base: dict[str, str]) -> list[str]:
     ):
         if value is not None:
             out += _family(name, "counter", text, [(base, value)])
+    if totals.judge:  # only once a judge (loop.judge) has run
+        judged = [({**base, "outcome": o}, totals.judge.get(o, 0)) for o in JudgeOutcome]
+        out += _family(
+            "harness_judge_outcome_total", "counter", "Tasks by principle-judge outcome.", judged
+        )
     return out
 
 

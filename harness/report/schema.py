@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from harness.results import RunStatus, SeedSource, StopCause, TaskStatus
+from harness.results import JudgeOutcome, RunStatus, SeedSource, StopCause, TaskStatus
 
 __all__ = ["SCHEMA", "SummaryError", "read_summary"]
 
@@ -80,6 +80,7 @@ class _Task(_Open):
     skipped: Count | None = None
     hidden: _Score | None = None
     warnings: list[str] = []
+    judge: JudgeOutcome | None = None
 
 
 class _Budget(_Open):

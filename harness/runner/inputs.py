@@ -269,9 +269,24 @@ def check_inputs(args: RunArgs) -> Inputs:
     try:
         prompts = {t: PromptSet(root, t) for t in {s.type for s in specs}}
         for spec in {s.type: s for s in specs}.values():
-            prompts[spec.type].check(task_context(spec))
+            prompts[spec.type].check(task_context(spec), judge=config.loop.judge.enabled)
     except PromptError as exc:
         raise BadInput(str(exc)) from exc
+    _check_shown(config, prompts)
     providers = _providers(args, config, specs)
     filtered = tuple(s for s in every if s not in specs)
     return Inputs(config, prices, specs, prompts, policy, providers, filtered)
+
+
+def _check_shown(config: HarnessConfig, prompts: dict[str, PromptSet]) -> None:
+    """`loop.judge.shown` names principles that every judged task type has."""
+    if not config.loop.judge.enabled:
+        return
+    for task_type, prompt_set in sorted(prompts.items()):
+        numbers = {p.number for p in prompt_set.principles}
+        unknown = sorted(set(config.loop.judge.shown) - numbers)
+        if unknown:
+            raise BadInput(
+                f"loop.judge.shown names principle(s) {unknown}, but prompts/{task_type}/"
+                f"principles.md has {len(numbers)}; name numbers from 1 to {len(numbers)}"
+            )

@@ -134,6 +134,11 @@ class SimModel:
     def unusable_factor(self, tier: str) -> float:
         return self.data["reply"]["unusable_factor"].get(tier, 1.0)
 
+    def judge_chances(self) -> tuple[float, float, float]:
+        """The simulated judge's (miss, false_flag, malformed) chances: assumptions."""
+        judge = self.data["judge"]
+        return judge["miss"], judge["false_flag"], judge["malformed"]
+
 
 @cache
 def _shipped() -> SimModel:

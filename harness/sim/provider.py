@@ -33,6 +33,7 @@ from harness.llm import (
     Usage,
 )
 from harness.sim import mutate, reply
+from harness.sim.judge import JudgeCase, principles_in, verdict_reply
 from harness.sim.model import Features, SimModel, read_features
 from harness.sim.mutate_c import find_c_sites
 from harness.tasks import TaskSpec
@@ -68,6 +69,7 @@ class _Task:
     sites: tuple[mutate.Site, ...]
     reference: str
     dialect: reply.Dialect = reply.PYTHON
+    spec: TaskSpec | None = None  # read again only by the judge, which is off by default
 
     @classmethod
     def load(cls, spec: TaskSpec) -> _Task:
@@ -76,11 +78,11 @@ class _Task:
         language = language_named(spec.language)
         dialect = reply.Dialect(language.fence, language.grammar, language.fences)
         if spec.solution is None:
-            return cls(None, (), reference, dialect)
+            return cls(None, (), reference, dialect, spec)
         solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
         grammar = language.grammar
         sites = mutate.find_sites(solution) if grammar is None else find_c_sites(solution, grammar)
-        return cls(solution, sites, reference, dialect)
+        return cls(solution, sites, reference, dialect, spec)
 
     def code(self, mutations: frozenset[int]) -> str:
         if self.solution is None:
@@ -118,9 +120,12 @@ class SimProvider:
         task = self._tasks.get(request.task_id)
         if task is None:
             raise ProviderError(ErrorKind.FATAL, f"no task {request.task_id!r}", provider="sim")
-        if request.step not in STEPS:
+        if request.step not in (*STEPS, "judge"):
             raise ProviderError(ErrorKind.FATAL, f"unknown step {request.step!r}", provider="sim")
-        text, stop = self._reply(task, request)
+        if request.step == "judge":
+            text, stop = self._judge(task, request), StopReason.END
+        else:
+            text, stop = self._reply(task, request)
         if len(text) > request.route.max_tokens * CHARS_PER_TOKEN:
             text, stop = text[: request.route.max_tokens * CHARS_PER_TOKEN], StopReason.MAX_TOKENS
         usage = self._usage(request, text)
@@ -172,6 +177,19 @@ class SimProvider:
                 return
             self._said.add(task_id)
         log.warning("sim_from_reference", task_id=task_id, missing="solution")
+
+    def _judge(self, task: _Task, request: CallRequest) -> str:
+        """A verdict on the code in the prompt, seeded per (seed, task, attempt, code,
+        principle)."""
+        fences = "|".join(map(re.escape, task.dialect.fences))
+        match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
+        case = _judge_case(task, match.group(1) if match else "")
+        principles = principles_in(request.prompt.stable)
+
+        def rng(part: object) -> random.Random:  # the code in the key: each candidate its luck
+            return self._rng(request.task_id, request.attempt, "judge", _code_key(case.code), part)
+
+        return verdict_reply(case, principles, rng, self._model.judge_chances())
 
     # The walk: each step is a pure function of (seed, task, attempt, step, starting set) and
     # the request's features; draws come in a fixed order whatever the chances, so two
@@ -268,6 +286,20 @@ class SimProvider:
             cache_read_tokens=0 if first else prefix,
             output_tokens=min(tokens(text), request.route.max_tokens),
         )
+
+
+def _judge_case(task: _Task, code: str) -> JudgeCase:
+    """What the simulated judge compares; it sees nothing without a Python solution."""
+    spec = task.spec
+    if spec is None or task.solution is None or spec.language != "python":
+        return JudgeCase(code=code, solution=code)
+    return JudgeCase(
+        code=code,
+        solution=task.solution,
+        references=tuple(p.read_text(encoding="utf-8") for p in spec.reference),
+        tests=tuple(p.read_text(encoding="utf-8") for p in spec.tests),
+        reference_modules=tuple(p.stem for p in spec.reference),
+    )
 
 
 def _code_key(code: str) -> str:

@@ -246,7 +246,13 @@ class Store:
         failures, reverts = self._db.read(
             "SELECT count(extraction_error), coalesce(sum(regressed), 0) FROM attempts"
         )[0]
-        return Totals(runs, calls, retries, failures, reverts)
+        judged = dict(
+            self._db.read(
+                "SELECT json_extract(result, '$.judge'), count(*) FROM tasks"
+                " WHERE json_extract(result, '$.judge') IS NOT NULL GROUP BY 1"
+            )
+        )
+        return Totals(runs, calls, retries, failures, reverts, judged)
 
 
 def _attempt(row: tuple[Any, ...]) -> StoredAttempt:

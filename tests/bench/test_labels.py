@@ -18,7 +18,7 @@ from bench.calibrate import TARGETS, targets  # noqa: E402
 
 MEASURES = {"try1", "try2", "no_ratchet_worse"}  # direct measurements of one figure
 MODEL = ROOT / "harness" / "data" / "sim_model.yaml"
-SECTIONS = ("write", "fix", "review", "reply")
+SECTIONS = ("write", "fix", "review", "reply", "judge")
 
 
 def _parameters(data: dict) -> set[str]:

@@ -28,6 +28,7 @@ from harness.llm import (
 )
 from harness.results import (
     AttemptRecord,
+    JudgeOutcome,
     Outcome,
     ReviewOutcome,
     RunStatus,
@@ -358,6 +359,20 @@ def test_totals_count_every_run(store: Store) -> None:
         totals.extraction_failures,
         totals.reverts,
     ) == ({"completed": 1, "unfinished": 1}, 2, 3, 1, 1)
+
+
+def test_totals_count_judge_outcomes_over_every_run(store: Store) -> None:
+    """harness_judge_outcome_total counts judged tasks by outcome across runs; a task with
+    the judge off counts nowhere, and a resumed task's row is counted once."""
+    for run in ("r1", "r2"):
+        store.begin_run(run, T0, "sim", None, RunParams())
+    store.record_task("r1", TaskResult("a", TaskStatus.PASSED, judge=JudgeOutcome.FLAG), "d")
+    store.record_task("r1", TaskResult("a", TaskStatus.PASSED, judge=JudgeOutcome.FLAG), "d")
+    store.record_task("r1", TaskResult("b", TaskStatus.PASSED), "d")
+    store.record_task("r2", TaskResult("a", TaskStatus.PASSED, judge=JudgeOutcome.FLAG), "d")
+    store.record_task("r2", TaskResult("b", TaskStatus.PARTIAL, judge=JudgeOutcome.SKIPPED), "d")
+
+    assert store.totals().judge == {"flag": 2, "skipped": 1}
 
 
 def test_concurrent_writers_from_a_thread_pool(store: Store) -> None:
