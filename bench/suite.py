@@ -16,6 +16,7 @@ from bench.baseline import LastAttempt
 from bench.batch import BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
+from bench.context import context_ab
 from bench.figures import ratio
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
@@ -169,6 +170,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "tight_cap": capped,
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
+        "context_tools": context_ab(st),  # bench/context.py: tools off/on, lists with/without
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
