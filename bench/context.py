@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from bench.harness_night import run_harness
 from bench.model import Night
 from bench.workspace import make_workspace
+
+if TYPE_CHECKING:
+    from bench.stages import Stages
 
 __all__ = ["LISTS", "ON", "bare_list", "context_ab", "context_table", "render_context"]
 
@@ -119,8 +122,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
 
 
-def context_ab(st: Any) -> dict[str, Any]:
-    """The A/B on the simulator, inside a bench run (`st`: bench.stages.Stages)."""
+def context_ab(st: Stages) -> dict[str, Any]:
+    """The A/B on the simulator, inside a bench run."""
     tasks = min(TASKS, st.s.tasks)
 
     def copy(folder: Path) -> Path:

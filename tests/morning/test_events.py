@@ -167,3 +167,13 @@ def test_a_filter_that_names_nothing_is_exit_2_listing_what_exists(night, capsys
     code, out, err = events_out(capsys, str(night), *argv)
 
     assert (code, out, listed in err) == (2, "", True), err
+
+
+def test_show_tools_of_a_night_without_context_tools_is_exit_2(night, capsys):
+    """--show tools on an attempt that made no tool call says so (exit 2), never a blank."""
+    code, out, err = events_out(
+        capsys, str(night), "--task", "orders", "--attempt", "1", "--show", "tools"
+    )
+
+    assert (code, out) == (2, "")
+    assert "made no context tool call" in err
