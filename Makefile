@@ -59,9 +59,11 @@ bench-check: $(STAMP)
 # The same policy comparison on the live providers (real money): tasks/example, every night
 # together under a hard cap (BENCH_LIVE_CAP_USD, default $5). Without ANTHROPIC_API_KEY and
 # GEMINI_API_KEY (or GOOGLE_API_KEY) it says what to set and exits 0. Never part of `test`.
+# BENCH_LIVE_ARGS=--context runs the context tools A/B (bench/context.py) instead.
 BENCH_LIVE_CAP_USD ?= 5
+BENCH_LIVE_ARGS ?=
 bench-live: $(STAMP)
-	$(BIN)/python -m bench --live --cap-usd $(BENCH_LIVE_CAP_USD)
+	$(BIN)/python -m bench --live --cap-usd $(BENCH_LIVE_CAP_USD) $(BENCH_LIVE_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .site

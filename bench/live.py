@@ -7,6 +7,7 @@ never crossed, and the operator's day ledger sees the spend."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -159,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
         f"(default ${DEFAULT_CAP_USD}, or $BENCH_LIVE_CAP_USD)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help="the context tools A/B (bench/context.py) instead of the policies: results in "
+        "results/live_context.json",
+    )
     return parser
 
 
@@ -187,6 +194,8 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.context:
+        return _context(args)
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-") as scratch:
         nights = _nights(args.tasks_yaml, args.cap_usd, Path(scratch))
     results: dict[str, Any] = {
@@ -200,4 +209,28 @@ def main(argv: list[str]) -> int:
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results["policies"], indent=1))
     print(f"results: {args.out}; spent ${results['spent_usd']:.4f}", file=sys.stderr)
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    """Context tools off and on, lists with and without capabilities/examples, live: four
+    nights, each under a quarter of the cap."""
+    from bench.context import LISTS, context_table, nights, render_context
+
+    share = float(args.cap_usd) / (2 * len(LISTS))
+
+    def night(tasks: Path, runs: Path, config: Path, variant: str, seed: int) -> Night:
+        ran = run_harness(tasks, runs, seed=seed, concurrency=2, cap_usd=share, config=config,
+                          variant=variant, live=True)  # fmt: skip
+        print(f"{variant}: ${ran.spent_usd:.4f} of ${share:.4f}", file=sys.stderr, flush=True)
+        return ran
+
+    with tempfile.TemporaryDirectory(prefix="harness-bench-live-context-") as scratch:
+        copy = functools.partial(_fresh_copy, args.tasks_yaml)
+        ran = nights(Path(scratch), (0,), night, copy, _live_config(load_config()))
+    figure = context_table(ran, note="Live providers: what the models chose to read.")
+    out = args.out if args.out != RESULTS else RESULTS.with_name("live_context.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(figure, indent=1) + "\n")
+    print("\n".join(render_context(figure)))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bench.context import render_context
 from bench.judge import render_judge
 from bench.render_policy import render_policy
 from bench.render_runner import render_runner
@@ -232,6 +233,7 @@ def render(results: dict[str, Any]) -> str:
         out += [f"### {f['big_list']['tasks']}-task list", "", *_big(f["big_list"])]
     if f.get("tight_cap"):
         out += ["### Under a tight cap", "", *_cap(f["tight_cap"])]
+    out += render_context(f.get("context_tools"))
     out += render_runner(f)
     if f.get("judge"):
         out += [render_judge(f["judge"])]

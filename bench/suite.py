@@ -16,6 +16,7 @@ from bench.baseline import LastAttempt
 from bench.batch import BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
+from bench.context import context_ab
 from bench.figures import ratio
 from bench.judge import judge_stage
 from bench.machine import describe, load_average, source_digest
@@ -170,6 +171,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "tight_cap": capped,
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
+        "context_tools": context_ab(st),  # bench/context.py: tools off/on, lists with/without
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
     }

@@ -19,6 +19,7 @@ from typing import Protocol
 import structlog
 
 from harness.context.confine import Confinement, Refusal
+from harness.context.reads import fingerprint
 from harness.llm import CallRequest, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["TOOLS", "Limits", "ResultLog", "ToolBox"]
@@ -78,7 +79,12 @@ class ResultLog(Protocol):
     def recorded(self, task_id: str, attempt: int, step: str) -> tuple[ToolResult, ...] | None: ...
 
     def record(
-        self, task_id: str, attempt: int, step: str, results: tuple[ToolResult, ...]
+        self,
+        task_id: str,
+        attempt: int,
+        step: str,
+        results: tuple[ToolResult, ...],
+        reads: dict[str, str],
     ) -> None: ...
 
 
@@ -96,8 +102,11 @@ class ToolBox:
     limits: Limits
     task_id: str = ""
     log_to: ResultLog | None = None
+    products: frozenset[Path] = frozenset()  # every task's output, resolved: never an input
     task_used: int = 0
     step_used: int = 0
+    # What this round's calls read (resolved path → fingerprint), recorded with its results.
+    _reads: dict[str, str] = field(init=False, default_factory=dict)
     _tools: dict[str, Callable[[dict], str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -126,12 +135,13 @@ class ToolBox:
         found = self._recorded(calls, attempt, step)
         if found is not None:
             return found
+        self._reads = {}
         results = tuple(
             self._one(call) if i < self.limits.calls_per_round else self._over(call)
             for i, call in enumerate(calls)
         )
         if self.log_to is not None:
-            self.log_to.record(self.task_id, attempt, step, results)
+            self.log_to.record(self.task_id, attempt, step, results, self._reads)
         return results
 
     def _recorded(
@@ -201,6 +211,7 @@ class ToolBox:
     def _read_file(self, args: dict) -> str:
         target = self._target(args)
         data = _text_bytes(target, str(args.get("path")))
+        self._saw(target, data)
         offset = args.get("offset", 0)
         offset = offset if isinstance(offset, int) and 0 <= offset <= len(data) else 0
         room = self._room(args.get("max_bytes"))
@@ -244,9 +255,11 @@ class ToolBox:
         hits: list[str] = []
         for path in self._files(target):
             try:
-                lines = _text_bytes(path, path.name).decode("utf-8").splitlines()
+                data = _text_bytes(path, path.name)
             except _Refused:
                 continue
+            self._saw(path, data)
+            lines = data.decode("utf-8").splitlines()
             for number, line in enumerate(lines, 1):
                 if text in line:
                     hits.append(f"{self.confinement.shown(path)}:{number}: {line[:300]}")
@@ -267,6 +280,12 @@ class ToolBox:
                 if len(found) >= _MAX_GREP_FILES:
                     return found
         return found
+
+    def _saw(self, path: Path, data: bytes) -> None:
+        """Note a file whose bytes a result was made from (read, or searched), unless the
+        night writes it (an output): carry-over compares these with the disk next night."""
+        if path not in self.products:
+            self._reads.setdefault(str(path), fingerprint(path, data))
 
     def _in(self, path: Path) -> Path | Refusal:
         return self.confinement.admit(path.resolve(), path.name)

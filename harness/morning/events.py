@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import BadInput
+from harness.llm import decode_tool_turn
 from harness.morning.runs import STEPS, RunFolder
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
     "with_attempts",
 ]
 
-ARTEFACTS = ("prompt", "reply", "code", "tests")
+ARTEFACTS = ("prompt", "reply", "code", "tests", "tools")
 # Shown in their own columns (or not at all: every line of one run has the same run_id).
 _COLUMNS = frozenset({"event", "level", "timestamp", "run_id", "task_id", "attempt"})
 _MAX_VALUE = 200
@@ -219,11 +220,14 @@ def _attempt(run: RunFolder, task: str, attempt: int | None) -> int:
 def show_artefact(
     run: RunFolder, what: str, task: str | None, attempt: int | None, step: str | None = None
 ) -> str:
-    """The text of one attempt's prompt(s), reply(ies), candidate code or test results."""
+    """The text of one attempt's prompt(s), reply(ies), candidate code, test results, or
+    context tool rounds."""
     task = _task(run, task)
     n = _attempt(run, task, attempt)
     if what in ("prompt", "reply"):
         return _calls(run, what, task, n, step)
+    if what == "tools":
+        return _tool_rounds(run, task, n, step)
     if what == "code":
         path = run.candidate_file(task, n)
         if path is None:
@@ -232,9 +236,19 @@ def show_artefact(
     return _tests(run, task, n)
 
 
+def _rounds(run: RunFolder, task: str, n: int, step: str | None) -> list[str]:
+    """The steps recorded for attempt `n`, each followed by its context rounds (`fix+1`)."""
+    found = []
+    for name in [step] if step else STEPS:
+        k = 0
+        while run.call_file(task, n, name if k == 0 else f"{name}+{k}", "reply").is_file():
+            found.append(name if k == 0 else f"{name}+{k}")
+            k += 1
+    return found
+
+
 def _calls(run: RunFolder, kind: str, task: str, n: int, step: str | None) -> str:
-    steps = [step] if step else list(STEPS)
-    paths = [run.call_file(task, n, s, kind) for s in steps]
+    paths = [run.call_file(task, n, s, kind) for s in _rounds(run, task, n, step) or [step or ""]]
     paths = [p for p in paths if p.is_file()]
     if not paths:
         where = f"step {step} of " if step else ""
@@ -243,6 +257,37 @@ def _calls(run: RunFolder, kind: str, task: str, n: int, step: str | None) -> st
         return paths[0].read_text(encoding="utf-8")
     parts = [f"==> {p.relative_to(run.root)} <==\n{p.read_text(encoding='utf-8')}" for p in paths]
     return "\n".join(parts)
+
+
+def _tool_rounds(run: RunFolder, task: str, n: int, step: str | None) -> str:
+    """Each round of each step: the tool calls the model made, and each result's size (or
+    the refusal); a round that answered says so."""
+    lines, asked = [], False
+    for name in _rounds(run, task, n, step):
+        reply = run.call_file(task, n, name, "reply").read_text(encoding="utf-8")
+        try:
+            _, calls = decode_tool_turn(reply)
+        except ValueError:
+            lines.append(f"{name}: answered")
+            continue
+        asked = True
+        results = {r[0]: r for r in _recorded_results(run, task, n, name)}
+        lines.append(f"{name}: {len(calls)} tool call{'s' * (len(calls) != 1)}")
+        for call in calls:
+            _, _, content, is_error = results.get(call.id, (call.id, call.name, "", True))
+            shown = f"error: {content}" if is_error else f"ok {len(content.encode())} bytes"
+            lines.append(f"  {call.name} {call.arguments_json} -> {shown}")
+    if not asked:
+        raise BadInput(f"attempt {n} of task {task} made no context tool call in run {run.run_id}")
+    return "\n".join(lines) + "\n"
+
+
+def _recorded_results(run: RunFolder, task: str, n: int, step: str) -> list[list[Any]]:
+    path = run.root / "calls" / task / f"{n}-{step}.tools.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
 
 
 def _tests(run: RunFolder, task: str, n: int) -> str:

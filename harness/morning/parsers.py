@@ -86,4 +86,8 @@ def _events(commands: argparse._SubParsersAction) -> None:
         choices=ARTEFACTS,
         help="print this artefact of --task's --attempt (default: its best attempt)",
     )
-    events.add_argument("--step", choices=STEPS, help="with --show prompt|reply: only this step")
+    events.add_argument(
+        "--step",
+        choices=STEPS,
+        help="with --show prompt|reply|tools: only this step (and its rounds)",
+    )

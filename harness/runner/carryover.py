@@ -1,8 +1,9 @@
 """What a task carries into this run: a resumed run's finished work, and earlier nights'.
 
-A task that passed on the same inputs and still has that very file at its output is up to
-date; a resumed run keeps its finished attempts; anything else starts from the best
-candidate seen before (an earlier night's, or the file at the output path), re-tested now.
+A task that passed on the same inputs, still has that very file at its output, and whose
+context tools read nothing that has changed since is up to date; a resumed run keeps its
+finished attempts; anything else starts from the best candidate seen before (an earlier
+night's, or the file at the output path), re-tested now.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import structlog
 
+from harness.context import changed
 from harness.pipeline import Prior
 from harness.results import (
     CUT_SHORT,
@@ -72,17 +74,21 @@ def already_done(run: Run, spec: TaskSpec) -> TaskResult | None:
     if passed_in is None or passed_in == run.parts.rundir.run_id:
         return None
     earlier = run.parts.store.task_results(passed_in)[spec.id]
-    if earlier.output_sha256 is not None and earlier.output_sha256 == _file_sha256(spec.output):
-        return replace(
-            earlier,
-            status=TaskStatus.SKIPPED,
-            reason=f"up to date: passed in run {passed_in} with the same inputs",
-            cause=StopCause.UP_TO_DATE,
-            cost_usd=Decimal(0),
-            attempts=(),
-            seed=None,
-        )
-    return None
+    if earlier.output_sha256 is None or earlier.output_sha256 != _file_sha256(spec.output):
+        return None
+    moved = changed(run.parts.store.files_read(passed_in, spec.id))
+    if moved is not None:
+        log.info("context_changed", task_id=spec.id, path=moved, passed_in=passed_in)
+        return None
+    return replace(
+        earlier,
+        status=TaskStatus.SKIPPED,
+        reason=f"up to date: passed in run {passed_in} with the same inputs",
+        cause=StopCause.UP_TO_DATE,
+        cost_usd=Decimal(0),
+        attempts=(),
+        seed=None,
+    )
 
 
 def prior(run: Run, spec: TaskSpec) -> Prior:

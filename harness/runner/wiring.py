@@ -336,7 +336,8 @@ def _toolbox(
         settings.step_bytes,
         settings.task_bytes,
     )
-    return lambda spec: ToolBox(confinement, limits, spec.id, tool_log)
+    outputs = frozenset(s.output.resolve() for s in specs)
+    return lambda spec: ToolBox(confinement, limits, spec.id, tool_log, outputs)
 
 
 def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -> Plan:

@@ -131,6 +131,10 @@ class SimModel:
             tier, self.data["review"]["rewrite_fixes"]["mid"]
         )
 
+    def asks_for_context(self) -> float:
+        """Chance a step offered context tools asks for a block its prompt lacks."""
+        return self.data["reply"]["ask_for_context"]
+
     def unusable_factor(self, tier: str) -> float:
         return self.data["reply"]["unusable_factor"].get(tier, 1.0)
 

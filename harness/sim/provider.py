@@ -19,7 +19,8 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import structlog
 
@@ -33,6 +34,7 @@ from harness.llm import (
     Usage,
 )
 from harness.sim import mutate, reply
+from harness.sim.asks import Wants, ask, seen
 from harness.sim.judge import JudgeCase, principles_in, verdict_reply
 from harness.sim.model import Features, SimModel, read_features
 from harness.sim.mutate_c import find_c_sites
@@ -70,9 +72,10 @@ class _Task:
     reference: str
     dialect: reply.Dialect = reply.PYTHON
     spec: TaskSpec | None = None  # read again only by the judge, which is off by default
+    wants: Wants = field(default_factory=Wants)  # what it asks for (harness/sim/asks.py)
 
     @classmethod
-    def load(cls, spec: TaskSpec) -> _Task:
+    def load(cls, spec: TaskSpec, outputs: tuple[Path, ...] = ()) -> _Task:
         refs = spec.reference
         reference = refs[0].read_text(encoding="utf-8") if refs else ""
         language = language_named(spec.language)
@@ -82,7 +85,7 @@ class _Task:
         solution = spec.solution.read_text(encoding="utf-8").replace("\r\n", "\n")
         grammar = language.grammar
         sites = mutate.find_sites(solution) if grammar is None else find_c_sites(solution, grammar)
-        return cls(solution, sites, reference, dialect, spec)
+        return cls(solution, sites, reference, dialect, spec, Wants.of(spec, outputs))
 
     def code(self, mutations: frozenset[int]) -> str:
         if self.solution is None:
@@ -103,7 +106,8 @@ class SimProvider:
         model: SimModel | None = None,
     ) -> None:
         self._model = model or SimModel.shipped()
-        self._tasks = {task_id: _Task.load(spec) for task_id, spec in tasks.items()}
+        outputs = tuple(spec.output for spec in tasks.values())
+        self._tasks = {task_id: _Task.load(spec, outputs) for task_id, spec in tasks.items()}
         self._seed = seed
         self._latency = latency
         self._lock = threading.Lock()
@@ -120,13 +124,14 @@ class SimProvider:
         task = self._tasks.get(request.task_id)
         if task is None:
             raise ProviderError(ErrorKind.FATAL, f"no task {request.task_id!r}", provider="sim")
-        if request.step not in (*STEPS, "judge"):
+        if request.step != "judge" and base_step(request.step) not in STEPS:
             raise ProviderError(ErrorKind.FATAL, f"unknown step {request.step!r}", provider="sim")
         if request.step == "judge":
             text, stop = self._judge(task, request), StopReason.END
         else:
             text, stop = self._reply(task, request)
-        if len(text) > request.route.max_tokens * CHARS_PER_TOKEN:
+        cut = stop is not StopReason.TOOL_USE  # a tool turn is short and stays whole JSON
+        if cut and len(text) > request.route.max_tokens * CHARS_PER_TOKEN:
             text, stop = text[: request.route.max_tokens * CHARS_PER_TOKEN], StopReason.MAX_TOKENS
         usage = self._usage(request, text)
         latency = 0.0
@@ -148,13 +153,19 @@ class SimProvider:
         return random.Random(self._key(task_id, attempt, step, *parts))
 
     def _reply(self, task: _Task, request: CallRequest) -> tuple[str, StopReason]:
-        task_id, attempt, step = request.task_id, request.attempt, request.step
+        # Every round of a step (`fix+1`) draws as the step does: the answer after asking
+        # differs from one without only by what the rounds' results showed.
+        task_id, attempt, step = request.task_id, request.attempt, base_step(request.step)
         rng = self._rng(task_id, attempt, step, "reply")
         if task.solution is None:
             self._say_from_reference(task_id)
             text = "CLEAN" if step == "review" else reply.fence(task.reference, task.dialect)
             return text, StopReason.END
-        features = read_features(request)
+        features = seen(read_features(request), request.rounds, task.wants)
+        asking = self._rng(task_id, attempt, step, "ask")
+        turn = ask(request, features, task.wants, asking, self._model.asks_for_context())
+        if turn is not None:
+            return turn, StopReason.TOOL_USE
         if step == "write":
             mutations = self._write(task, task_id, features)
         else:
@@ -270,8 +281,9 @@ class SimProvider:
         with `prompt_cache` off is billed all fresh, as the provider would."""
         prompt = request.prompt
         prefix = tokens(prompt.system + prompt.stable)
+        rounds = _tool_tokens(request)  # after the prompt: never part of the cached prefix
         if not request.route.prompt_cache:
-            fresh = prefix + tokens(prompt.variable)
+            fresh = prefix + tokens(prompt.variable) + rounds
             return Usage(
                 input_tokens=fresh, output_tokens=min(tokens(text), request.route.max_tokens)
             )
@@ -281,7 +293,7 @@ class SimProvider:
             first = key not in self._prefixes
             self._prefixes.add(key)
         return Usage(
-            input_tokens=tokens(prompt.variable),
+            input_tokens=tokens(prompt.variable) + rounds,
             cache_write_tokens=prefix if first else 0,
             cache_read_tokens=0 if first else prefix,
             output_tokens=min(tokens(text), request.route.max_tokens),
@@ -300,6 +312,20 @@ def _judge_case(task: _Task, code: str) -> JudgeCase:
         tests=tuple(p.read_text(encoding="utf-8") for p in spec.tests),
         reference_modules=tuple(p.stem for p in spec.reference),
     )
+
+
+def base_step(step: str) -> str:
+    """The step a round belongs to: `fix+1` is a round of `fix`."""
+    return step.split("+", 1)[0]
+
+
+def _tool_tokens(request: CallRequest) -> int:
+    """The tool definitions and the earlier rounds (turns and results), as input tokens."""
+    if not request.tools and not request.rounds:
+        return 0
+    text = "".join(t.name + t.description + t.schema_json for t in request.tools)
+    text += "".join(r.turn + "".join(x.content for x in r.results) for r in request.rounds)
+    return tokens(text)
 
 
 def _code_key(code: str) -> str:

@@ -49,4 +49,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         " attempt INTEGER NOT NULL, step TEXT NOT NULL, results TEXT NOT NULL,"
         " PRIMARY KEY (run_id, task_id, attempt, step))",
     ),
+    (  # context tools: what each task's rounds read (a path's fingerprint), for carry-over
+        "CREATE TABLE tool_reads (run_id TEXT NOT NULL, task_id TEXT NOT NULL,"
+        " path TEXT NOT NULL, fingerprint TEXT NOT NULL, PRIMARY KEY (run_id, task_id, path))",
+    ),
 )

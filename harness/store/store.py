@@ -237,6 +237,14 @@ class Store:
         )
         return rows[0][0] if rows else None
 
+    def files_read(self, run_id: str, task_id: str) -> dict[str, str]:
+        """What the task's context tools read in that run: path → fingerprint when read."""
+        rows = self._db.read(
+            "SELECT path, fingerprint FROM tool_reads WHERE run_id=? AND task_id=?",
+            (run_id, task_id),
+        )
+        return dict(rows)
+
     def totals(self) -> Totals:
         """Counts over every run in the store: what makes the *_total metrics real counters."""
         runs = dict(

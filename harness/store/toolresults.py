@@ -44,7 +44,12 @@ class RunToolLog:
         return _loads(rows[0][0]) if rows else None
 
     def record(
-        self, task_id: str, attempt: int, step: str, results: tuple[ToolResult, ...]
+        self,
+        task_id: str,
+        attempt: int,
+        step: str,
+        results: tuple[ToolResult, ...],
+        reads: dict[str, str],
     ) -> None:
         text = _dumps(results)
         with self.db.tx() as conn:  # durable: the next request is sent only after this
@@ -52,6 +57,13 @@ class RunToolLog:
                 "INSERT OR REPLACE INTO tool_results (run_id, task_id, attempt, step, results)"
                 " VALUES (?,?,?,?,?)",
                 (self.run_id, task_id, attempt, step, text),
+            )
+            # The first read of a path in the night is kept: a file that changed during it
+            # then differs from its record, and carry-over looks at the task again.
+            conn.executemany(
+                "INSERT OR IGNORE INTO tool_reads (run_id, task_id, path, fingerprint)"
+                " VALUES (?,?,?,?)",
+                [(self.run_id, task_id, path, mark) for path, mark in sorted(reads.items())],
             )
         write_log(_file(self.root, task_id, attempt, step), text + "\n")
 
@@ -70,6 +82,11 @@ class FolderToolLog:
             return None
 
     def record(
-        self, task_id: str, attempt: int, step: str, results: tuple[ToolResult, ...]
+        self,
+        task_id: str,
+        attempt: int,
+        step: str,
+        results: tuple[ToolResult, ...],
+        reads: dict[str, str],
     ) -> None:
         pass  # a recording is never written to

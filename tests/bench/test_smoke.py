@@ -140,3 +140,18 @@ def test_untimed_nights_reuse_results_the_run_measured(results: dict[str, Any]) 
 
     assert memo["baseline"]["hits"] > 0 and memo["baseline"]["mismatches"] == []
     assert results["checks"]["remembered_results_match_fresh_runs"]
+
+
+def test_context_tools_are_compared_off_and_on_with_and_without_the_blocks(
+    results: dict[str, Any],
+) -> None:
+    """Four context nights: with the blocks listed the simulator never asks; without them and
+    tools on it asks; the table carries the by-construction note."""
+    figure = results["figures"]["context_tools"]
+    rows = figure["variants"]
+
+    assert sorted(rows) == [f"context_{w}_{t}" for w in ("bare", "full") for t in ("off", "on")]
+    assert rows["context_full_on"]["tool_requests_per_task"] == 0
+    assert rows["context_bare_off"]["tool_requests_per_task"] == 0
+    assert rows["context_bare_on"]["tool_requests_per_task"] > 0
+    assert "by construction" in render(results)

@@ -239,3 +239,13 @@ def test_follow_with_a_filter_that_matches_nothing_is_bad_input(night, capsys):
     code, out, err = events_out(capsys, str(night), "--follow", "--task", "nope")
 
     assert (code, out, "tasks: " in err) == (2, "", True)
+
+
+def test_show_tools_of_a_night_without_context_tools_is_exit_2(night, capsys):
+    """--show tools on an attempt that made no tool call says so (exit 2), never a blank."""
+    code, out, err = events_out(
+        capsys, str(night), "--task", "orders", "--attempt", "1", "--show", "tools"
+    )
+
+    assert (code, out) == (2, "")
+    assert "made no context tool call" in err
