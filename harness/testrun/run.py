@@ -256,7 +256,8 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
     cases = _mark_hidden([TestCase(i, Outcome.ERROR, message) for i in ids], pristine)
-    return TestResult(cases=cases, error=message, rejected=True)
+    in_process = not boundary_for(task, kind)  # only an in-process run has this pre-check
+    return TestResult(cases=cases, error=message, rejected=True, in_process=in_process)
 
 
 def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, ...]:
@@ -292,7 +293,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
     if skipped and not tally.tamper:
         for i in _suite_skips(run, task.id, skipped):
             tally.cases[i] = replace(tally.cases[i], by_suite=True)
-    result = _result(run, ids, tally, time.monotonic() - started)
+    result = replace(_result(run, ids, tally, time.monotonic() - started), in_process=not boundary)
     if task.isolation == "boundary" and not boundary:
         result = replace(result, warnings=(*result.warnings, BOUNDARY_NEEDS_BWRAP))
     log_tests_ran(task.id, kind, result)
