@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import random
 import statistics
@@ -126,9 +127,21 @@ def sandboxed(case: Case, mode: str) -> float:
 
 def _interval(values: list[float], rng: random.Random) -> dict[str, float]:
     """Median and a 90% percentile-bootstrap interval of the median."""
-    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(_RESAMPLES))
-    lo, hi = meds[int(0.05 * _RESAMPLES)], meds[int(0.95 * _RESAMPLES) - 1]
-    return {"median": statistics.median(values), "low": lo, "high": hi}
+    return _bootstrap(len(values), lambda pick: statistics.median(values[i] for i in pick), rng)
+
+
+def _bootstrap(
+    n: int, statistic: Callable[[list[int]], float], rng: random.Random
+) -> dict[str, float]:
+    """`statistic` over all n rounds, and its 90% percentile-bootstrap interval (rounds drawn
+    with replacement, so paired measures stay paired)."""
+    draws = [statistic(rng.choices(range(n), k=n)) for _ in range(_RESAMPLES)]
+    whole = statistic(list(range(n)))
+    if any(math.isnan(d) for d in (*draws, whole)):  # undefined (0/0 on a noisy machine)
+        return {"median": None, "low": None, "high": None}
+    draws.sort()
+    low, high = draws[int(0.05 * _RESAMPLES)], draws[int(0.95 * _RESAMPLES) - 1]
+    return {"median": whole, "low": low, "high": high}
 
 
 def _rounds(rounds: int, measures: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
@@ -170,6 +183,7 @@ def measure_isolation(rounds: int, folder: Path, note: Callable[[str], None]) ->
         rows.append({**row, "ratio_to_plain": ratios, "raw_seconds": times})
     per_test = _per_test(raw, rng)
     example = next(r for r in rows if r["tests"] == 27)["ratio_to_plain"]["boundary"]
+    wide = rows[-1]["ratio_to_plain"]["boundary"]
     return {
         "command": f"python -m bench.bench_isolation --rounds {rounds}",
         "rounds": rounds,
@@ -187,26 +201,42 @@ def measure_isolation(rounds: int, folder: Path, note: Callable[[str], None]) ->
             "per_test_overhead_at_100": {
                 "target": TARGET_PER_TEST,
                 "measured": per_test["overhead"]["boundary"]["median"],
-                "met": per_test["overhead"]["boundary"]["median"] <= TARGET_PER_TEST,
+                "met": _at_most(per_test["overhead"]["boundary"]["median"], TARGET_PER_TEST),
+            },
+            # The other reading of the issue's target: the whole 100-test run, not one more test.
+            "whole_run_overhead_at_100": {
+                "target": TARGET_PER_TEST,
+                "measured": wide["median"] - 1,
+                "met": wide["median"] - 1 <= TARGET_PER_TEST,
             },
         },
     }
 
 
+def _at_most(value: float | None, target: float) -> bool | None:
+    return None if value is None else value <= target
+
+
 def _per_test(raw: dict[int, dict[str, list[float]]], rng: random.Random) -> dict[str, Any]:
-    """Per round, each measure's cost of one more test ((t100 - t3) / 97) in ms, and each
-    sandboxed mode's cost of one more test over plain pytest's (0.10 = 10% more)."""
+    """Per round, each measure's cost of one more test ((t100 - t3) / 97) in ms; each sandboxed
+    mode's overhead per test is its median cost over plain pytest's, minus 1 (0.10 = 10% more),
+    bootstrapped over rounds."""
     small, big = raw[SIZES[0]], raw[SIZES[-1]]
     extra = SIZES[-1] - SIZES[0]
     slopes = {
         m: [(b - s) / extra * 1000 for s, b in zip(small[m], big[m], strict=True)] for m in MODES
     }
-    overhead = {
-        m: _interval(
-            [x / p - 1 for x, p in zip(slopes[m], slopes["plain"], strict=True) if p > 0], rng
-        )
-        for m in MODES[1:]
-    }
+
+    def over(mode: str) -> Callable[[list[int]], float]:
+        def statistic(pick: list[int]) -> float:
+            plain = statistics.median(slopes["plain"][i] for i in pick)
+            mine = statistics.median(slopes[mode][i] for i in pick)
+            return mine / plain - 1 if plain > 0 else float("nan")
+
+        return statistic
+
+    n = len(slopes["plain"])
+    overhead = {m: _bootstrap(n, over(m), rng) for m in MODES[1:]}
     return {"ms": {m: _interval(v, rng) for m, v in slopes.items()}, "overhead": overhead}
 
 
