@@ -135,12 +135,15 @@ def _bootstrap(
 ) -> dict[str, float]:
     """`statistic` over all n rounds, and its 90% percentile-bootstrap interval (rounds drawn
     with replacement, so paired measures stay paired)."""
-    draws = [statistic(rng.choices(range(n), k=n)) for _ in range(_RESAMPLES)]
     whole = statistic(list(range(n)))
-    if any(math.isnan(d) for d in (*draws, whole)):  # undefined (0/0 on a noisy machine)
+    draws = sorted(
+        d
+        for d in (statistic(rng.choices(range(n), k=n)) for _ in range(_RESAMPLES))
+        if not math.isnan(d)  # a resample where the statistic is undefined (x / 0)
+    )
+    if math.isnan(whole) or len(draws) < _RESAMPLES // 2:  # too noisy to say anything
         return {"median": None, "low": None, "high": None}
-    draws.sort()
-    low, high = draws[int(0.05 * _RESAMPLES)], draws[int(0.95 * _RESAMPLES) - 1]
+    low, high = draws[int(0.05 * len(draws))], draws[int(0.95 * len(draws)) - 1]
     return {"median": whole, "low": low, "high": high}
 
 
