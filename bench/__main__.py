@@ -54,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
         default=len(defaults.sensitivity_seeds),
         help="seeds 0..N-1 of the sensitivity sweep (0: skip it)",
     )
+    parser.add_argument(
+        "--isolation-rounds",
+        type=int,
+        default=defaults.isolation_rounds,
+        help="rounds of the isolation stage (boundary vs in_process vs plain pytest; 0: skip)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     parser.add_argument(
         "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
@@ -87,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
         big_list=args.big_list,
         policies_only=args.policies_only,
         sensitivity_seeds=tuple(range(args.sensitivity_seeds)),
+        isolation_rounds=args.isolation_rounds,
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

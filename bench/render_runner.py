@@ -1,11 +1,12 @@
 """The test runner's part of the results document, as markdown: its micro-benchmark's output
-verbatim, and how many test runs the untimed nights took from earlier runs (bench/memo.py)."""
+verbatim, the isolation stage's table, and how many test runs the untimed nights took from
+earlier runs (bench/memo.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_runner"]
+__all__ = ["render_isolation", "render_runner"]
 
 
 def render_runner(f: dict[str, Any]) -> list[str]:
@@ -21,6 +22,8 @@ def render_runner(f: dict[str, Any]) -> list[str]:
             "```",
             "",
         ]
+    if f.get("isolation"):
+        out += render_isolation(f["isolation"])
     return out + _memo(f.get("test_memo") or {})
 
 
@@ -35,3 +38,56 @@ def _memo(memo: dict[str, Any]) -> list[str]:
     ]
     line = "; ".join(parts)
     return [f"Test results reused by the untimed nights (same tests, same code): {line}.", ""]
+
+
+def _cell(x: dict[str, Any], fmt: str) -> str:
+    if x["median"] is None:
+        return "undefined (plain pytest's per-test cost measured ≤ 0)"
+    return f"{x['median']:{fmt}} [{x['low']:{fmt}}–{x['high']:{fmt}}]"
+
+
+def render_isolation(iso: dict[str, Any]) -> list[str]:
+    """The isolation stage's table: seconds and ratio to plain pytest per size and mode, the
+    per-test cost, and the issue's targets with the margin."""
+    rows = [
+        [
+            f"{r['label']}",
+            *(_cell(r["seconds"][m], ".2f") for m in ("plain", "in_process", "boundary")),
+            *(_cell(r["ratio_to_plain"][m], ".2f") + "x" for m in ("in_process", "boundary")),
+        ]
+        for r in iso["sizes"]
+    ]
+    pt = iso["per_test"]
+    rows.append(
+        [
+            "one more test (3 → 100), ms",
+            *(_cell(pt["ms"][m], ".2f") for m in ("plain", "in_process", "boundary")),
+            *(f"{_cell(pt['overhead'][m], '+.0%')} per test" for m in ("in_process", "boundary")),
+        ]
+    )
+    head = ["suite", "plain s", "in_process s", "boundary s", "in_process/plain", "boundary/plain"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    targets = []
+    for name, t in iso["targets"].items():
+        fmt = "+.0%" if "overhead" in name else ".2f"  # a share, or a ratio
+        if t["measured"] is None:
+            targets.append(f"{name}: undefined this run (too noisy to tell)")
+            continue
+        over = t["measured"] - t["target"]
+        verdict = "met" if t["met"] else f"NOT met (over by {over:{fmt}})"
+        targets.append(f"{name} {t['measured']:{fmt}} (target ≤ {t['target']:{fmt}}): {verdict}")
+    load = iso["load_average"]
+    return [
+        "### Isolation: boundary vs in_process vs plain pytest",
+        "",
+        f"`{iso['command']}`: medians of {iso['rounds']} interleaved rounds [90% bootstrap "
+        f"interval], sandbox {iso['sandbox']}"
+        + ("" if iso["boundary_in_effect"] else " (no bubblewrap: boundary ran in_process)")
+        + f", load average {load[0]} → {load[1]}.",
+        "",
+        *lines,
+        "",
+        "Targets: " + "; ".join(targets) + ".",
+        "",
+    ]

@@ -1,5 +1,6 @@
 """The bench, stage by stage: tasks → timed nights → outcome nights → capped nights →
-the 1,000-task list → the test runner's micro-benchmark → figures and checks. Every
+the 1,000-task list → the test runner's micro-benchmark → isolation modes side by side →
+figures and checks. Every
 variant runs on the same tasks and seeds, in the same process, one after the other."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from bench import biglist
 from bench.baseline import LastAttempt
 from bench.batch import BATCH_VARIANT, batch_figures
+from bench.bench_isolation import measure_isolation
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
@@ -111,6 +113,14 @@ def _sandbox_bench(st: Stages) -> dict[str, Any] | None:
     }
 
 
+def _isolation_bench(st: Stages) -> dict[str, Any] | None:
+    """Boundary vs in_process vs plain pytest at 3, 27 and 100 tests, side by side in one
+    stage (bench/bench_isolation.py): ratios with intervals, the issue's targets met or not."""
+    if not st.s.isolation_rounds:
+        return None
+    return measure_isolation(st.s.isolation_rounds, st.workdir / "isolation", st.note)
+
+
 def _unchanged(machine: dict[str, Any]) -> bool:
     code = machine["code"]
     return code["source_digest"] == code["source_digest_at_end"]
@@ -172,6 +182,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "context_tools": context_ab(st),  # bench/context.py: tools off/on, lists with/without
+        "isolation": None if settings.policies_only else _isolation_bench(st),
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
     }

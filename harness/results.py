@@ -410,6 +410,8 @@ class TestResult:
     tampering, collection failure, sandbox fault); such a run scores by its cases, which
     the runner fills with ERROR outcomes for every expected test it could not confirm.
     `rejected`: the sandbox's pre-check refused the candidate, so no test ran at all.
+    `in_process`: a Python candidate ran inside the test process (`isolation: in_process`,
+    or no bubblewrap for the boundary): the verdict is detection-guarded, not isolated.
 
     Counting: a test the suite itself skips is `skipped` and left out of `total`, as plain
     pytest leaves it out of a pass; a skip only this candidate causes counts as `failed`.
@@ -426,6 +428,7 @@ class TestResult:
     duration_s: float = 0.0
     warnings: tuple[str, ...] = field(default=())
     rejected: bool = False
+    in_process: bool = False
 
     def __post_init__(self) -> None:
         _make_safe(self, {"output": OUTPUT_CHARS, "error": TEXT_CHARS, "warnings": LINE_CHARS})

@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
-from harness.guardrails.enforce import GuardrailError, Policy, PolicyError, Violation, load_policy
+from harness.guardrails.enforce import (
+    GuardrailError,
+    Policy,
+    PolicyError,
+    Violation,
+    load_policy,
+    shipped_refused_js_modules,
+)
 
-__all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]
+__all__ = [
+    "GuardrailError",
+    "Policy",
+    "PolicyError",
+    "Violation",
+    "load_policy",
+    "shipped_refused_js_modules",
+]

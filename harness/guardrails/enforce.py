@@ -10,6 +10,8 @@
   pty.spawn, asyncio, fabric/invoke-style `.run`), folding constants, concatenation,
   f-strings, `" ".join`, `.split()`, list building, `%`/`.format`; plus forbidden calls and the
   policy's regexes. Unparseable code is a violation (it is never run).
+- `refused_js_modules` is what a task's JavaScript/TypeScript candidates may not load (the
+  sandbox's pre-check reads the specifiers from the parsed tree).
 - `scar_tissue` returns warnings only.
 """
 
@@ -18,9 +20,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fnmatch
+import functools
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +40,14 @@ from harness.guardrails.unwrap import effective, fed
 from harness.guardrails.values import Found, GuardrailError, PolicyError, Violation
 from harness.pyast import DYN
 
-__all__ = ["GuardrailError", "Policy", "PolicyError", "Violation", "load_policy"]
+__all__ = [
+    "GuardrailError",
+    "Policy",
+    "PolicyError",
+    "Violation",
+    "load_policy",
+    "shipped_refused_js_modules",
+]
 
 log = structlog.get_logger(__name__)
 _MAX_STEPS = 2048  # commands, wrappers and scripts looked at for one command line
@@ -71,6 +81,8 @@ class Policy:
     commands: CommandMatcher = field(repr=False)
     code: CodeChecker = field(repr=False)
     scar_checks: tuple[ScarCheck, ...] = field(repr=False)
+    js_refused: frozenset[str] = field(default=frozenset(), repr=False)
+    js_allowed: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     # (check, language) pairs already noted as limited: one events-log line per run, since a
     # run loads its policy once (with_write_roots copies share the set).
     noted: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
@@ -79,6 +91,10 @@ class Policy:
         """This policy with more allowed write roots (the runner adds the run directory)."""
         extra = tuple(_resolve(Path(r), self.base_dir) for r in roots)
         return dataclasses.replace(self, write_roots=self.write_roots + extra)
+
+    def refused_js_modules(self, task_id: str) -> frozenset[str]:
+        """The node built-ins this task's candidates may not load (names without `node:`)."""
+        return self.js_refused - self.js_allowed.get(task_id, frozenset())
 
     def check_command(self, cmd: str | Sequence[str]) -> Violation | None:
         """The first forbidden thing `cmd` (shell text, or an argv list) would run, if any."""
@@ -218,4 +234,13 @@ def _compile(model: PolicyFile, source: str, base: Path) -> Policy:
     scar = tuple(ScarCheck(s.id, re.compile(s.pattern, re.M), s.message) for s in model.scar_checks)
     roots = tuple(_resolve(Path(r), base) for r in model.write_roots)
     matcher = CommandMatcher.build(rules, syntax)
-    return Policy(source, base, roots, tuple(model.protected_paths), matcher, code, scar)
+    js_refused = frozenset(model.refused_js_modules)
+    js_allowed = {t: frozenset(names) for t, names in model.allowed_js_modules.items()}
+    protected = tuple(model.protected_paths)
+    return Policy(source, base, roots, protected, matcher, code, scar, js_refused, js_allowed)
+
+
+@functools.cache
+def shipped_refused_js_modules() -> frozenset[str]:
+    """The shipped policy's list: what a test run given no policy refuses."""
+    return frozenset(read_policy(None)[0].refused_js_modules)

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.guardrails.values import PolicyError
 
@@ -90,6 +97,14 @@ class ScarCheckModel(_Strict):
         return _regex(value)
 
 
+def _js_module(name: str) -> str:
+    """A node built-in's name as the policy keeps it: without `node:`."""
+    bare = name.removeprefix("node:")
+    if not re.fullmatch(r"[a-z0-9_]+(?:/[a-z0-9_]+)*", bare):
+        raise ValueError(f"{name!r} is not a node built-in module's name (e.g. fs, assert/strict)")
+    return bare
+
+
 class PolicyFile(_Strict):
     version: Literal[1] = 1
     write_roots: list[str] = _NOT_EMPTY
@@ -99,6 +114,29 @@ class PolicyFile(_Strict):
     forbidden_calls: list[CallRuleModel] = []
     forbidden_code_patterns: list[PatternModel] = []
     scar_checks: list[ScarCheckModel] = []
+    refused_js_modules: list[str] = []
+    allowed_js_modules: dict[str, list[str]] = {}
+
+    @field_validator("refused_js_modules")
+    @classmethod
+    def _modules(cls, value: list[str]) -> list[str]:
+        return [_js_module(v) for v in value]
+
+    @field_validator("allowed_js_modules")
+    @classmethod
+    def _allowed(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {task: [_js_module(v) for v in names] for task, names in value.items()}
+
+    @model_validator(mode="after")
+    def _allowed_are_refused(self) -> PolicyFile:
+        for task, names in self.allowed_js_modules.items():
+            extra = sorted(set(names) - set(self.refused_js_modules))
+            if extra:
+                raise ValueError(
+                    f"allowed_js_modules.{task}: {', '.join(extra)} not in refused_js_modules "
+                    "(a candidate may load it already); remove it"
+                )
+        return self
 
     @field_validator("write_roots")
     @classmethod

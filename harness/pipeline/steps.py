@@ -215,9 +215,9 @@ _NOISE = (
 )
 
 
-# A flat set of strings or numbers as repr() prints it: its order follows the string hash,
-# which differs per process (the built-in runner starts Python with -I, so PYTHONHASHSEED
-# cannot pin it); printed sorted instead.
+# A flat set of strings or numbers as repr() prints it: its order follows the string hash.
+# The sandbox pins PYTHONHASHSEED=0, but a set's order also follows its insertion history,
+# and a recording made before the seed was pinned must still replay; printed sorted.
 _ATOM = r"""(?:'[^'\\\n]*'|"[^"\\\n]*"|-?\d+(?:\.\d+)?)"""
 _SET = re.compile(rf"\{{({_ATOM}(?:, {_ATOM})+)\}}")
 _ITEM = re.compile(_ATOM)

@@ -219,7 +219,7 @@ def _ship(
             output = str(spec.output)
             warnings = env.scar_tissue(best.code, spec.language)
     result = best.result if best else None
-    warnings = [*warnings, *_hidden_trails(result)]
+    warnings = [*warnings, *_hidden_trails(result), *_detection_guarded(spec, result)]
     if status is None:
         status = _status(result)
     return TaskResult(
@@ -250,6 +250,24 @@ def _hidden_trails(result: TestResult | None) -> list[str]:
         f"hidden tests trail the visible ones ({result.hidden_passed}/{result.hidden_total} vs "
         f"{result.visible_passed}/{result.visible_total}): check for special-casing"
     ]
+
+
+DETECTION_GUARDED = (
+    "detection-guarded, not isolated: {why}, so the candidate ran inside the test process and "
+    "this verdict rests on the in-process checks, not on the value boundary (docs/boundary.md)"
+)
+
+
+def _detection_guarded(spec: TaskSpec, result: TestResult | None) -> list[str]:
+    """A Python verdict reached with the candidate in the test process is labelled so."""
+    if result is None or not result.in_process:
+        return []
+    why = (
+        "the task says isolation: in_process"
+        if spec.isolation == "in_process"
+        else "isolation: boundary needs bubblewrap"
+    )
+    return [DETECTION_GUARDED.format(why=why)]
 
 
 def _status(result: TestResult | None) -> TaskStatus:

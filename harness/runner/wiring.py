@@ -143,14 +143,17 @@ def _sandbox(inputs: Inputs) -> Sandbox:
     except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
         raise BadInput(str(exc)) from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
-    guard = inputs.policy.enforce_command
+    policy = inputs.policy
+    guard = policy.enforce_command
 
     def run(spec: TaskSpec, code: str) -> TestResult:
         # The operator's code policy was already applied by the pipeline (a violation is a
-        # `guardrail` stop, not a test result); the sandbox adds its own pre-check, and every
-        # command it starts passes the operator's command policy first.
+        # `guardrail` stop, not a test result); the sandbox adds its own pre-check (with the
+        # policy's node modules for this task), and every command it starts passes the
+        # operator's command policy first.
+        refused = policy.refused_js_modules(spec.id)
         with slots:
-            return run_tests(spec, code, limits=limits, command_guard=guard)
+            return run_tests(spec, code, limits=limits, command_guard=guard, js_refused=refused)
 
     def expect(spec: TaskSpec) -> None:
         # No slot: a test run holding one may wait for this collection, so the collection must

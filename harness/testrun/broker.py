@@ -3,7 +3,10 @@ one, and hand it over as a socket; when the launch ends, kill every one of them.
 
 The test process holds one end of a control socket. Each byte it sends asks for a fresh
 candidate process (the first import, or a replacement after a test hung or crashed); the
-previous one is killed first, so at most one runs per launch. The new process's socket end
+previous one is killed first, so at most one serves the tests at a time. The first one is
+started as the broker starts, beside the test process's own start-up, so the tests' first use
+of the candidate does not wait for a launch (a warm process; it serves every later test of
+the launch unless one hangs or crashes it). The new process's socket end
 goes to the test process by SCM_RIGHTS and to nothing else: the candidate has no path to the
 harness, and the test process no way to start anything itself.
 """
@@ -36,6 +39,7 @@ class Broker:
         self._ours, theirs = socket.socketpair()
         self.test_fd: int | None = theirs.detach()
         self._children: list[Child] = []
+        self._spare: tuple[Child, socket.socket] | None = None  # started, not yet handed over
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._sel = selectors.DefaultSelector()
@@ -55,6 +59,9 @@ class Broker:
         self._thread.join(timeout=10)
         self.handed_over()
         with self._lock:
+            if self._spare is not None:
+                self._spare[1].close()
+                self._spare = None
             for child in self._children:
                 self._end(child)
             self._children.clear()
@@ -62,6 +69,7 @@ class Broker:
         self._ours.close()
 
     def _serve(self) -> None:
+        self._prestart()
         sel = self._sel
         sel.register(self._ours, selectors.EVENT_READ)
         while not self._stop.is_set():
@@ -95,23 +103,51 @@ class Broker:
             self._hand_one()
         return bool(data)
 
+    def _prestart(self) -> None:
+        """The launch's first candidate process, started now (on the broker's thread, while
+        the harness starts the test process)."""
+        with self._lock:
+            if self._stop.is_set():
+                return
+            try:
+                self._spare = self._spawn()
+            except Exception as exc:  # asked again on the tests' first request
+                log.warning("candidate_start_failed", error=type(exc).__name__)
+
+    def _spawn(self) -> tuple[Child, socket.socket]:
+        """A new candidate process and our end of its socket (the caller holds the lock)."""
+        mine, theirs = socket.socketpair()
+        try:
+            child = self._start(theirs.fileno())
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self._children.append(child)
+        return child, mine
+
     def _hand_one(self) -> None:
         with self._lock:
+            spare, self._spare = self._spare, None
             for child in self._children:
-                self._end(child)
-            if len(self._children) >= MAX_CANDIDATES:
-                self._ours.sendall(b"x")
-                return
-            mine, theirs = socket.socketpair()
-            try:
-                child = self._start(theirs.fileno())
-            except Exception as exc:
-                log.warning("candidate_start_failed", error=type(exc).__name__)
-                self._ours.sendall(b"x")
-                return
-            finally:
-                theirs.close()
-            self._children.append(child)
+                if spare is None or child is not spare[0]:
+                    self._end(child)
+            if spare is not None and spare[0].proc.poll() is None:
+                child, mine = spare
+            else:
+                if spare is not None:  # died before it was wanted
+                    spare[1].close()
+                    self._end(spare[0])
+                if len(self._children) >= MAX_CANDIDATES:
+                    self._ours.sendall(b"x")
+                    return
+                try:
+                    child, mine = self._spawn()
+                except Exception as exc:
+                    log.warning("candidate_start_failed", error=type(exc).__name__)
+                    self._ours.sendall(b"x")
+                    return
             with contextlib.suppress(OSError):
                 socket.send_fds(self._ours, [b"k"], [mine.fileno()])
             mine.close()

@@ -110,16 +110,24 @@ def _rejected(task: TaskSpec, expected: Expected, reason: str) -> TestResult:
 
 
 def run_foreign(
-    task: TaskSpec, code: str, limits: TestLimits, kind: str, guard=None, *, checked=True
+    task: TaskSpec,
+    code: str,
+    limits: TestLimits,
+    kind: str,
+    guard=None,
+    *,
+    checked=True,
+    js_refused: frozenset[str] | None = None,
 ) -> TestResult:
     """Run the task's test command against `code`; never raises for what the code does.
-    `checked=False` skips the static pre-check (the hostile suite's way to test the runner)."""
+    `checked=False` skips the static pre-check (the hostile suite's way to test the runner);
+    `js_refused`: the node built-ins the pre-check refuses (None: the shipped policy's)."""
     _check_report(task)
     pristine = read_pristine(task)
     place = _place(task, pristine)
     expected = expected_ids(pristine, task.results, task.language, task.id)
     language = "go" if task.results == "go-json" else task.language
-    reason = precheck_foreign(language, code) if checked else ""
+    reason = precheck_foreign(language, code, js_refused) if checked else ""
     if reason:
         return _rejected(task, expected, reason)
     if task.results == "go-json":  # built, then run apart from every source file

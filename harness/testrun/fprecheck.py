@@ -9,9 +9,11 @@ static in Go, so this is certain, not a guess; nothing else is refused (an `os.E
 forged transcript cannot produce a pass, so it is not checked).
 JavaScript / TypeScript: the test file's process is the candidate's too, and one line
 (`require('assert').strictEqual = () => {}`) would make failing tests pass. The check refuses
-the obvious roads: the assertion and test modules, the module system's internals and cache,
-computed `require`/`import`, exits, signals, child processes, workers, `vm`, the inspector and
-`process[...]`. It is a speed bump, not a wall (docs/foreign-runners.md says what is left).
+the obvious roads: the node built-ins the guardrails policy lists (`refused_js_modules`, minus
+what it allows the task: the assertion and test modules, the module system, the file system,
+child processes, workers, `vm`, the inspector, ...), the module cache, computed
+`require`/`import`, exits, signals and `process[...]`. It is a speed bump, not a wall
+(docs/foreign-runners.md says what is left).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from tree_sitter import Node
 
 from harness.extract import syntax_tree, walk
+from harness.guardrails import shipped_refused_js_modules
 
 __all__ = ["precheck_foreign"]
 
@@ -54,18 +57,9 @@ def _go(code: str) -> str:
     return ""
 
 
-# Node modules that reach the process, the file system (the test files, hidden ones too), the
-# module system or the test framework. Anything else a candidate may load.
-_JS_REFUSED = frozenset(
-    {
-        "assert", "assert/strict", "test", "module", "child_process", "cluster",
-        "worker_threads", "vm", "inspector", "inspector/promises", "v8", "repl", "process",
-        "fs", "fs/promises", "wasi", "trace_events", "diagnostics_channel", "async_hooks",
-    }
-)  # fmt: skip
+# Any module specifier in text, for code the grammar cannot read: checked against the list.
 _JS_MODULES = re.compile(
-    r"""(?:\brequire\s*\(|\bimport\s*\(|\bfrom|\bimport)\s*['"`]((?:node:)?(?:assert(?:/strict)?|test"""
-    r"""|module|child_process|cluster|worker_threads|vm|inspector|v8|repl|fs|fs/promises))['"`]"""
+    r"""(?:\brequire\s*\(|\bimport\s*\(|\bfrom|\bimport)\s*['"`]([^'"`]*)['"`]"""
 )
 _JS_FORBIDDEN = re.compile(
     r"""\brequire\s*\.\s*cache\b|\bModule\s*\.\s*_|\bprocess\s*\[|\bprocess\s*\.\s*"""
@@ -117,26 +111,25 @@ def _js_specifiers(root: Node) -> Iterator[tuple[str | None, int]]:
                 yield _js_literal(first), line
 
 
-def _javascript_tree(root: Node) -> str:
+def _javascript_tree(root: Node, refused: frozenset[str]) -> str:
     for spec, line in _js_specifiers(root):
         if spec is None:
             return f"line {line}: a computed require/import (the module must be a literal)"
-        name = spec.removeprefix("node:")
-        if name in _JS_REFUSED:
+        if spec.removeprefix("node:") in refused:
             return f"line {line}: candidate code may not load the module {spec!r}"
     return ""
 
 
-def _javascript(code: str, grammar: str) -> str:
+def _javascript(code: str, grammar: str, refused: frozenset[str]) -> str:
     tree = syntax_tree(code, grammar)
     if tree is not None:
-        found = _javascript_tree(tree.root_node)
+        found = _javascript_tree(tree.root_node, refused)
         if found:
             return found
     else:  # a tree the grammar cannot read: the text checks alone
-        module = _JS_MODULES.search(code)
-        if module:
-            return f"candidate code may not load the module {module.group(1)!r}"
+        for module in _JS_MODULES.finditer(code):
+            if module.group(1).removeprefix("node:") in refused:
+                return f"candidate code may not load the module {module.group(1)!r}"
     found_api = _JS_FORBIDDEN.search(code)
     if found_api:
         return (
@@ -145,8 +138,12 @@ def _javascript(code: str, grammar: str) -> str:
     return ""
 
 
-def precheck_foreign(language: str, code: str) -> str:
-    """Why `code` is refused before running, or "" to run it."""
+def precheck_foreign(language: str, code: str, js_refused: frozenset[str] | None = None) -> str:
+    """Why `code` is refused before running, or "" to run it. `js_refused`: the node built-ins
+    a JavaScript/TypeScript candidate may not load (None: the shipped policy's list)."""
     if language == "go":
         return _go(code)
-    return _javascript(code, language) if language in ("javascript", "typescript") else ""
+    if language not in ("javascript", "typescript"):
+        return ""
+    refused = shipped_refused_js_modules() if js_refused is None else js_refused
+    return _javascript(code, language, refused)

@@ -149,8 +149,8 @@ def base_env(home: str) -> tuple[tuple[str, str], ...]:
         ("LC_ALL", "C.UTF-8"),
         ("TZ", "UTC"),
         ("NO_COLOR", "1"),
-        # Set reprs print alike every run (replayable prompts) in a task's own test command;
-        # the built-in runner's `python -I` ignores it (its prompts are normalised instead).
+        # Set reprs print alike every run, so a strict replay sees the same test output: the
+        # built-in runner's Python reads it too (PYTHON_FLAGS leave out -I's -E).
         ("PYTHONHASHSEED", "0"),
     )
 
@@ -166,6 +166,11 @@ def _env(home: str, marker: str) -> tuple[tuple[str, str], ...]:
         (MARKER_VAR, marker),
     )
 
+
+# `python -I` without its -E: no user site (-s), no script folder on sys.path (-P), but the
+# environment is read, so PYTHONHASHSEED holds. Safe because the environment is the allowlist
+# above, built by the harness whole (no PYTHONPATH, PYTHONSTARTUP or PYTHONHOME of its own).
+PYTHON_FLAGS = ("-s", "-P", "-B")
 
 _LAUNCH_MEMORY_MB = 4096  # a launch's memory, all its processes together, unless told
 
@@ -193,13 +198,13 @@ def make_plan(
         for path in cgroup.companions(group) if group is not None else ():
             at = argv.index("--chdir")
             argv[at:at] = [*_mkdirs(str(path)), "--bind", str(path), str(path)]
-        python = (sys.executable, "-I", "-B", boot)
+        python = (sys.executable, *PYTHON_FLAGS, boot)
         return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
     env = _env(str(run_dir / "tmp"), marker)
     if uid is None or not privilege.can_drop():
         if not privilege.unsafe():
             raise SandboxError(refusal())
-        return Plan(kind, (sys.executable, "-I", "-B", boot), env, None, None, marker, group)
+        return Plan(kind, (sys.executable, *PYTHON_FLAGS, boot), env, None, None, marker, group)
     interpreter = privilege.open_interpreter()
     argv = (*interpreter.argv, boot)
     return Plan(kind, argv, (*env, *interpreter.env), None, uid, marker, group, interpreter)

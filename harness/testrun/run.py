@@ -226,17 +226,20 @@ def run_tests(
     limits: TestLimits | None = None,
     precheck_extra: Callable[[str], list[str]] | None = None,
     command_guard: Guard = None,
+    js_refused: frozenset[str] | None = None,
 ) -> TestResult:
     """Run the task's acceptance tests against `code`; never raises for what the code does.
 
     `command_guard` sees every command line before the harness starts it (the operator's
     command policy) and raises to refuse it; that refusal propagates to the caller.
+    `js_refused`: the node built-ins a JavaScript candidate may not load, from the operator's
+    policy for this task (None: the shipped policy's list).
     """
     limits = limits or TestLimits()
     if is_foreign(task):  # the task's own command; the pre-check below reads Python only
         _sweep_leftovers()
         kind = sandbox_kind(limits)
-        result = run_foreign(task, code, limits, kind, command_guard)
+        result = run_foreign(task, code, limits, kind, command_guard, js_refused=js_refused)
         return replace(result, warnings=(*sandbox_warnings(kind), *result.warnings))
     # Behind the boundary the in-process pre-check guards nothing (the candidate cannot reach
     # pytest or the tests) and could only refuse honest code; the operator's checks stay.
@@ -256,7 +259,8 @@ def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = No
     log.warning("candidate_rejected", task_id=task.id, reason=reason)
     message = f"precheck: {reason}"
     cases = _mark_hidden([TestCase(i, Outcome.ERROR, message) for i in ids], pristine)
-    return TestResult(cases=cases, error=message, rejected=True)
+    in_process = not boundary_for(task, kind)  # only an in-process run has this pre-check
+    return TestResult(cases=cases, error=message, rejected=True, in_process=in_process)
 
 
 def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, ...]:
@@ -292,7 +296,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
     if skipped and not tally.tamper:
         for i in _suite_skips(run, task.id, skipped):
             tally.cases[i] = replace(tally.cases[i], by_suite=True)
-    result = _result(run, ids, tally, time.monotonic() - started)
+    result = replace(_result(run, ids, tally, time.monotonic() - started), in_process=not boundary)
     if task.isolation == "boundary" and not boundary:
         result = replace(result, warnings=(*result.warnings, BOUNDARY_NEEDS_BWRAP))
     log_tests_ran(task.id, kind, result)

@@ -151,3 +151,36 @@ def test_subcommand_alternatives_may_be_lists_or_bars(tmp_path: Path) -> None:
         v.rule if v else None
         for v in map(policy.check_command, ["docker rmi x", "docker volume prune", "docker ps"])
     ] == ["a", "b", None]
+
+
+TODAYS_JS_REFUSED = {
+    "assert", "assert/strict", "test", "module", "child_process", "cluster", "worker_threads",
+    "vm", "inspector", "inspector/promises", "v8", "repl", "process", "fs", "fs/promises",
+    "wasi", "trace_events", "diagnostics_channel", "async_hooks",
+}  # fmt: skip
+
+
+def test_the_shipped_js_module_list_is_the_one_the_sandbox_refused_before(tmp_path: Path) -> None:
+    """The default refuses exactly the node built-ins the pre-check's constant did, for
+    every task: moving the list into the policy loosened nothing."""
+    policy = load_policy(None, task_list_dir=tmp_path)
+
+    assert policy.refused_js_modules("any-task") == TODAYS_JS_REFUSED
+
+
+def test_a_task_allowed_a_module_loads_it_and_no_other_task_does(tmp_path: Path) -> None:
+    """`allowed_js_modules` lifts a refused module (written with or without node:) for the
+    named task only; the shipped refusal list stays in force beside it."""
+    text = "allowed_js_modules:\n  config_loader: ['node:fs', fs/promises]\n"
+    policy = load_policy(_write(tmp_path, text), task_list_dir=tmp_path)
+
+    assert policy.refused_js_modules("config_loader") == TODAYS_JS_REFUSED - {"fs", "fs/promises"}
+    assert policy.refused_js_modules("other") == TODAYS_JS_REFUSED
+
+
+def test_allowing_a_module_that_is_not_refused_is_an_error_naming_it(tmp_path: Path) -> None:
+    """An allowance for a module nobody refuses is a mistake the operator is told about."""
+    message = _error(tmp_path, "allowed_js_modules:\n  t: [path]\n")
+
+    assert "allowed_js_modules.t: path not in refused_js_modules" in message
+    assert "remove it" in message

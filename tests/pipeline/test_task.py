@@ -542,3 +542,25 @@ def test_candidate_text_that_no_store_could_hold_still_records_every_attempt(
     stored = store.load_attempts("r1", spec.id)
     assert ([a.n for a in result.attempts], [a.record.n for a in stored]) == ([1, 2], [1, 2])
     assert stored[1].result.cases[-1].nodeid == "t.py::t\\ud800\\x00"
+
+
+@pytest.mark.parametrize(
+    ("isolation", "in_process", "labelled"),
+    [("in_process", True, "the task says isolation: in_process"), ("boundary", False, None)],
+)
+def test_a_verdict_reached_in_process_is_labelled_detection_guarded(
+    tmp_path, spec, isolation, in_process, labelled
+) -> None:
+    """A result whose candidate ran in the test process carries the label, with its reason,
+    in the task's warnings (summary.json, and both summaries' list); a boundary one does not."""
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+
+    def judged(s: TaskSpec, candidate: str) -> TestResult:
+        return replace(scripted_tests(s, candidate), in_process=in_process)
+
+    result = run_task(replace(spec, isolation=isolation), replace(env, run_tests=judged))
+
+    found = [w for w in result.warnings if w.startswith("detection-guarded")]
+    assert (result.status, len(found)) == (TaskStatus.PASSED, 1 if labelled else 0)
+    assert labelled is None or labelled in found[0]

@@ -1,11 +1,17 @@
-"""Start-up wiring seen from a night: what the morning summary is told about the simulator."""
+"""runner.wiring seen from a night: what the morning summary is told about the simulator, and
+the test runner taking each task's node-module list from the operator's policy."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from harness.config import load_config
+from harness.guardrails import load_policy
+from harness.runner.wiring import _sandbox
+from tests._foreign import candidate, js_task, needs_node
 from tests._night import Task, events, run_cli, write_tasks
 
 pytestmark = pytest.mark.slow
@@ -52,3 +58,20 @@ def test_a_task_left_out_by_only_is_not_named(tmp_path: Path) -> None:
 
     said = [e for e in events(root) if e["event"] == "sim_from_reference"]
     assert (said, [n for n in summary["notes"] if "reference code" in n]) == ([], [])
+
+
+@needs_node
+def test_a_policy_allowance_reaches_the_sandbox_for_its_task_only(tmp_path: Path) -> None:
+    """With `allowed_js_modules: {calc_js: [fs]}`, a candidate loading fs runs for calc_js
+    (every test passes) and is refused before running for any other task id."""
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text("allowed_js_modules:\n  calc_js: [fs]\n")
+    policy = load_policy(policy_file, task_list_dir=tmp_path)
+    sandbox = _sandbox(SimpleNamespace(config=load_config(), policy=policy))  # type: ignore[arg-type]
+    code = 'const fs = require("node:fs");\n' + candidate("js", "good")
+
+    allowed = sandbox.run(js_task(), code)
+    other = sandbox.run(js_task(id="other_js"), code)
+
+    assert (allowed.rejected, allowed.passed, allowed.total) == (False, 3, 3)
+    assert other.rejected and "may not load the module 'node:fs'" in (other.error or "")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.results import Outcome, TestCase
-from harness.testrun import TestLimits, run_tests
+from harness.testrun import TestLimits, fprecheck, run_tests
 from harness.testrun.expect import expected_ids
 from harness.testrun.fprecheck import precheck_foreign
 from harness.testrun.fscore import score
@@ -318,6 +318,27 @@ def test_js_precheck_refuses_the_roads_into_the_test_process() -> None:
 
     assert all(precheck_foreign("javascript", code) for code in refused)
     assert [precheck_foreign("typescript", code) for code in allowed] == ["", "", ""]
+
+
+def test_js_precheck_refuses_the_modules_it_is_given_and_no_others() -> None:
+    """The refused list comes from the caller (the policy for the task): a module taken off
+    it loads, however spelled; one put on it is refused."""
+    code = 'import { readFileSync } from "node:f\\u0073";\nconst u = require("url");\n'
+    fs_allowed = frozenset({"assert", "fs/promises"})
+
+    assert "'node:f" in precheck_foreign("javascript", code)  # the shipped list refuses fs
+    assert precheck_foreign("javascript", code, fs_allowed) == ""
+    assert "'url'" in precheck_foreign("javascript", code, fs_allowed | {"url"})
+
+
+def test_js_text_check_without_a_grammar_uses_the_same_list(monkeypatch) -> None:
+    """Code the grammar cannot read is checked as text against the very list given."""
+    monkeypatch.setattr(fprecheck, "syntax_tree", lambda code, grammar: None)
+    code = 'const a = require("node:assert");\nimport u from "url";\n'
+
+    assert "'node:assert'" in precheck_foreign("javascript", code)
+    assert precheck_foreign("javascript", code, frozenset({"fs"})) == ""
+    assert "'url'" in precheck_foreign("javascript", code, frozenset({"url"}))
 
 
 def test_output_paths_that_change_the_build_are_refused() -> None:

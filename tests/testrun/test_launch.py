@@ -156,3 +156,49 @@ def test_a_night_that_cannot_drop_exits_2_before_anything(
 
     assert main([*argv, "--config", str(config)]) == 2
     assert not (runs / "latest").exists()
+
+
+SEED_TESTS = """
+import mod
+
+WORDS = [f"word{i}" for i in range(40)]
+
+
+def test_candidate_side_set():
+    assert mod.order(WORDS) == ""
+
+
+def test_test_side_set():
+    assert repr(set(WORDS)) == ""
+"""
+
+
+@pytest.mark.skipif(
+    not launch.bwrap_works() and not privilege.can_drop(), reason="no sandbox to run in here"
+)
+@pytest.mark.parametrize("isolation", ["in_process", "boundary"])
+def test_two_runs_print_the_same_set_order(tmp_path: Path, isolation: str) -> None:
+    """The sandbox pins the hash seed: a set printed by the candidate and one printed by the
+    tests come out in the same order in two runs (so a strict replay sees the same output),
+    and the result says whether the candidate ran in the test process."""
+    if isolation == "boundary" and not launch.bwrap_works():
+        pytest.skip("the boundary needs bubblewrap")
+    (tmp_path / "acceptance").mkdir()
+    (tmp_path / "acceptance" / "test_mod.py").write_text(SEED_TESTS)
+    task = TaskSpec(
+        id="seed",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "acceptance" / "test_mod.py",),
+        output=tmp_path / "out" / "mod.py",
+        isolation=isolation,
+    )
+    code = "def order(words):\n    return repr(set(words))\n"
+    limits = TestLimits(per_test_timeout_s=10, collect_timeout_s=20)
+
+    first, second = (_execute(task, code, limits) for _ in range(2))
+
+    texts = [[(c.outcome.value, c.message, c.details) for c in r.cases] for r in (first, second)]
+    assert texts[0] == texts[1] and len(texts[0]) == 2
+    assert all(o == "failed" and "word39" in d for o, _, d in texts[0])
+    assert (first.in_process, second.in_process) == (isolation == "in_process",) * 2

@@ -1,8 +1,9 @@
 """Sandbox entry point: lock the process down, arm the audit hook, register the recorder, run
 pytest, vanish.
 
-Runs inside the sandbox as `python -I -B boot.py`, so it imports only the standard library,
-pytest and its sibling files (loaded by path; the harness package is not visible).
+Runs inside the sandbox as `python -s -P -B boot.py` (launch.PYTHON_FLAGS), so it imports only
+the standard library, pytest and its sibling files (loaded by path; the harness package is not
+visible).
 Its configuration arrives on stdin, never in argv or the environment, where candidate code
 could read it from /proc.
 """

@@ -1,10 +1,11 @@
 """Sandbox entry point for a foreign test command: lock the process down, then exec the command.
 
-Runs inside the sandbox as `python -I -B exec.py` with its configuration on stdin (never in
-argv or the environment). It reuses boot.py's lock-down steps (cgroup, privilege drop, no new
-privileges, rlimits) and replaces itself with the operator's command, so the command's exit
-status is the launch's. `{results}` in the command becomes /dev/fd/N: the report pipe the
-harness reads, handed to the command and to nothing else the harness starts.
+Runs inside the sandbox as `python -s -P -B exec.py` (launch.PYTHON_FLAGS) with its
+configuration on stdin (never in argv or the environment). It reuses boot.py's lock-down steps
+(cgroup, privilege drop, no new privileges, rlimits) and replaces itself with the operator's
+command, so the command's exit status is the launch's. `{results}` in the command becomes
+/dev/fd/N: the report pipe the harness reads, handed to the command and to nothing else the
+harness starts.
 """
 
 from __future__ import annotations
