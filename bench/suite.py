@@ -78,7 +78,7 @@ def _capped(st: Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night]
 def _big_list(st: Stages) -> dict[str, Any] | None:
     if not st.s.big_list:
         return None
-    ws = make_workspace(st.workdir / "big", st.s.big_list)
+    ws = make_workspace(st.timed_dir / "big", st.s.big_list)  # timed: on the disk
     runs = {mode: biglist.measure(mode, ws.tasks_yaml, st.s.big_list) for mode in biglist.MODES}
     st.note(f"{st.s.big_list}-task list measured")
     ratios = {
@@ -149,11 +149,14 @@ def _policy_nights(st: Stages) -> tuple[list[Night], list[Night], dict[str, Any]
     return _outcomes(st, base, harness[0]), harness[1:], night
 
 
-def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[str, Any]:
-    """Run every stage and return the results document (JSON-ready)."""
+def run_suite(
+    settings: Settings, workdir: Path, quiet: bool = False, timed_dir: Path | None = None
+) -> dict[str, Any]:
+    """Run every stage and return the results document (JSON-ready); timed nights write
+    into `timed_dir` (default: `workdir`)."""
     started = time.perf_counter()
     machine = describe()
-    st = Stages(settings, workdir, quiet)
+    st = Stages(settings, workdir, quiet, timed_dir)
     calibration = _calibration(st)
     outcomes, timed_rest, night = _policy_nights(st)
     base = next(n for n in outcomes if n.variant == "baseline")
@@ -170,6 +173,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
+        "nights_reused": st.nights_reused,
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
