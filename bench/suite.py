@@ -17,7 +17,7 @@ from bench.batch import BATCH_VARIANT, batch_figures
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.figures import ratio
-from bench.machine import describe, load_average, source_digest
+from bench.machine import cpu_seconds, describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
 from bench.sensitivity import ranges, survivors, sweep
@@ -177,6 +177,7 @@ def run_suite(
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
+    machine["cpu_s"] = cpu_seconds()
     machine["code"]["source_digest_at_end"] = source_digest()
     same = night["same_outcomes_across_concurrency"] if night else None
     fitted = [r for r in calibration if r["kind"] == "fitted"]
