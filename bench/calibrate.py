@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class _Task:
     prompts: PromptSet
     context: dict[str, Any]
     required: frozenset[str]
+    # reply text → the code extracted from it: extraction is a pure function of the text
+    # (and `required`), and the same replies recur across targets, tiers and protocols.
+    extracted: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spec: TaskSpec) -> _Task:
@@ -42,6 +45,11 @@ class _Task:
         required = required_names_from_tests(sources, spec.module_name)
         context = task_context(spec, tuple(sorted(required)))
         return cls(spec, PromptSet(default_prompts_dir(), spec.type), context, required)
+
+    def extract(self, text: str) -> str | None:
+        if text not in self.extracted:
+            self.extracted[text] = extract_code(text, self.required).code
+        return self.extracted[text]
 
     def bare(self) -> dict[str, Any]:
         return {**self.context, "examples": [], "capabilities": None}
@@ -62,7 +70,7 @@ class _Driver:
         completion = self.sim.complete(request)
         if completion.stop_reason is not StopReason.END:
             return None, None
-        code = extract_code(completion.text, self.task.required).code
+        code = self.task.extract(completion.text)
         if code is None:
             return None, None
         return code, self.sim.known_mutations(self.task.spec.id, code)

@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -20,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.baseline import BudgetStop, run_baseline
+from bench.compare import checks, outcome_figures
 from bench.harness_night import run_harness
+from bench.machine import describe, load_average
 from bench.model import Night
-from bench.policies import POLICIES, policy_table
+from bench.policies import POLICIES, headline, policy_table
+from bench.render import render
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
 from harness.calls import Caller, RunStopped
@@ -33,7 +37,7 @@ from harness.providers import build_adapter
 from harness.store import RunDir
 from harness.tasks import load_tasks
 
-__all__ = ["DEFAULT_CAP_USD", "KEYS", "main", "missing_keys"]
+__all__ = ["DEFAULT_CAP_USD", "KEYS", "main", "missing_keys", "record"]
 
 DEFAULT_CAP_USD = 5.0  # the whole comparison, every night together: ~$1 a night
 # Provider → the environment variables its SDK reads the key from (any one will do).
@@ -148,6 +152,50 @@ def _nights(tasks_yaml: Path, cap: Decimal, scratch: Path) -> list[Night]:
     return nights
 
 
+def record(
+    nights: list[Night], args: argparse.Namespace, machine: dict[str, Any], took: float
+) -> dict[str, Any]:
+    """The results document of `make bench` (bench/suite.py), for the live nights: the same
+    keys, so the same renderer and the same comparisons read it. What a live run has not
+    (calibration, sensitivity, timed or capped nights, the big list) is empty, as in a
+    --policies-only run; `provider` and the cap say what it was."""
+    policies = policy_table(nights)
+    figures: dict[str, Any] = {
+        "batch": None,
+        "outcomes": outcome_figures(nights),
+        "policies": policies,
+        "night": None,
+        "tight_cap": None,
+        "big_list": None,
+        "sandbox_bench": None,
+        "test_memo": {},
+        "nights_reused": 0,
+    }
+    spent = sum(n.spent_usd for n in nights)
+    machine["load_average_at_end"] = load_average()
+    return {
+        "schema": 3,
+        "provider": "live",
+        "machine": machine,
+        "settings": {
+            "tasks_yaml": str(args.tasks_yaml),
+            "seeds": [0],
+            "policies_only": True,
+            "cap_usd": str(args.cap_usd),
+            "live_max_tokens": LIVE_MAX_TOKENS,
+        },
+        "duration_s": took,
+        "headline": headline(policies, None, None),
+        "calibration": [],
+        "sensitivity": None,
+        "figures": figures,
+        "checks": {**checks(figures, nights), "within_cap": spent <= float(args.cap_usd)},
+        "nights": [n.to_json() for n in nights],
+        "cap_usd": str(args.cap_usd),
+        "spent_usd": spent,
+    }
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench --live", description=__doc__)
     parser.add_argument("--live", action="store_true", help=argparse.SUPPRESS)
@@ -170,7 +218,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """Skip without keys; else run the nights and write the policy table beside the sim's."""
+    """Skip without keys; else run the nights and write their record (the format of
+    `make bench`'s, bench/results/latest.json) and its tables (.md beside it)."""
     args = _parser().parse_args(argv)
     missing = missing_keys(load_config(), os.environ)
     if missing:
@@ -196,18 +245,15 @@ def main(argv: list[str]) -> int:
         return 2
     if args.context:
         return _context(args)
+    started, machine = time.perf_counter(), describe()
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-") as scratch:
         nights = _nights(args.tasks_yaml, args.cap_usd, Path(scratch))
-    results: dict[str, Any] = {
-        "cap_usd": str(args.cap_usd),
-        "tasks": str(args.tasks_yaml),
-        "spent_usd": sum(n.spent_usd for n in nights),
-        "policies": policy_table(nights),
-        "nights": [n.to_json() for n in nights],
-    }
+    results = record(nights, args, machine, time.perf_counter() - started)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
-    print(json.dumps(results["policies"], indent=1))
+    table = render(results)
+    args.out.with_suffix(".md").write_text(table)
+    print(table)
     print(f"results: {args.out}; spent ${results['spent_usd']:.4f}", file=sys.stderr)
     return 0
 

@@ -6,12 +6,20 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROVENANCE_ENV", "code_version", "describe", "load_average", "source_digest"]
+__all__ = [
+    "PROVENANCE_ENV",
+    "code_version",
+    "cpu_seconds",
+    "describe",
+    "load_average",
+    "source_digest",
+]
 
 
 def _mem_total_mib() -> float | None:
@@ -32,6 +40,17 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU time (user + sys) so far of this process and of its finished children (the test
+    runs): on a shared machine a fairer measure of the bench's cost than its wall time."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "self": round(own.ru_utime + own.ru_stime, 1),
+        "children": round(children.ru_utime + children.ru_stime, 1),
+    }
 
 
 def load_average() -> list[float] | None:

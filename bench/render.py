@@ -211,8 +211,15 @@ def _context(results: dict[str, Any]) -> str:
         f"Commit {code.get('commit')} (+{code.get('modified_files')} modified files) · "
         f"{m['nproc']} cores · Python {m['python']} · sandbox {m['sandbox']} · load average "
         f"{m['load_average_at_start']} → {m.get('load_average_at_end')} · "
-        f"{results['duration_s']:.0f} s in all"
+        f"{results['duration_s']:.0f} s in all{_cpu(m.get('cpu_s'))}"
     )
+
+
+def _cpu(cpu: dict[str, float] | None) -> str:
+    """CPU time beside the wall time: under load the wall time measures the machine."""
+    if not cpu:
+        return ""
+    return f" · CPU {cpu['self']:.0f} s (+{cpu['children']:.0f} s in test processes)"
 
 
 def render(results: dict[str, Any]) -> str:

@@ -3,9 +3,12 @@ remembered test results, and one method per kind of night (this harness, the pub
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from bench.baseline import Ratchet, run_baseline
@@ -57,10 +60,16 @@ class Settings:
 
 
 class Stages:
-    """Runs the nights of one bench run into `workdir`, reporting progress on stderr."""
+    """Runs the nights of one bench run into `workdir`, reporting progress on stderr. Timed
+    nights write into `timed_dir` (default: `workdir`): their wall time includes the
+    harness's fsyncs, so it belongs on the disk a real night uses, while the untimed nights
+    may run on a RAM disk (bench/__main__.py)."""
 
-    def __init__(self, settings: Settings, workdir: Path, quiet: bool) -> None:
+    def __init__(
+        self, settings: Settings, workdir: Path, quiet: bool, timed_dir: Path | None = None
+    ) -> None:
         self.s, self.workdir, self.quiet = settings, workdir, quiet
+        self.timed_dir = timed_dir or workdir
         self.started = time.perf_counter()
         self.ws: Workspace = make_workspace(
             workdir / "tasks", settings.tasks, settings.max_attempts
@@ -80,12 +89,25 @@ class Stages:
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
         # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
         self.memos = {"harness": Memo(sandbox_verdict), "baseline": Memo(pytest_verdict)}
+        # Untimed nights already run, by what decides them (_night_key): asked again (the
+        # sweep's centre repeats the headline's nights), a night is not run twice.
+        self.nights: dict[tuple, Night] = {}
+        self.nights_reused = 0
 
     def note(self, text: str) -> None:
         if not self.quiet:
             print(
                 f"[{time.perf_counter() - self.started:6.1f}s] {text}", file=sys.stderr, flush=True
             )
+
+    def _once(self, key: tuple, run: Callable[[], Night]) -> Night:
+        """An untimed night's outcomes are a function of its inputs (the simulator's choices
+        are seeded, test results are those of the code): the one already run, if any."""
+        if key in self.nights:
+            self.nights_reused += 1
+            return self.nights[key]
+        self.nights[key] = self.say(run())
+        return self.nights[key]
 
     def say(self, night: Night) -> Night:
         passing = sum(t.passing for t in night.tasks)
@@ -111,18 +133,17 @@ class Stages:
         name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}{tag}"
         # A fresh copy per night: the harness seeds a task from a file already at its output
         # path (a ratchet across nights), so nights sharing outputs would not be independent.
-        ws = make_workspace(self.workdir / "ws" / name, self.s.tasks, self.s.max_attempts)
-        runs = self.workdir / "runs" / name
-        latency = self.s.latency if timed else None
-        scale = self.s.latency_scale if timed else None
-        return self.say(
-            run_harness(
+        root = self.timed_dir if timed else self.workdir
+
+        def run() -> Night:
+            ws = make_workspace(root / "ws" / name, self.s.tasks, self.s.max_attempts)
+            return run_harness(
                 ws.tasks_yaml,
-                runs,
+                root / "runs" / name,
                 seed=seed,
                 concurrency=c,
-                latency=latency,
-                latency_scale=scale,
+                latency=self.s.latency if timed else None,
+                latency_scale=self.s.latency_scale if timed else None,
                 cap_usd=cap,
                 config=config,
                 variant=variant,
@@ -130,7 +151,10 @@ class Stages:
                 reuse=not timed,
                 model=model[1] if model else None,
             )
-        )
+
+        if timed:
+            return self.say(run())
+        return self._once(("harness", seed, c, variant, cap, _model_key(model)), run)
 
     def baseline(
         self,
@@ -147,20 +171,30 @@ class Stages:
         specs = {s.id: s for s in self.specs}
         sim = SimProvider(specs, seed=seed, latency=latency, model=model[1] if model else None)
         tag = f"-{model[0]}" if model else ""
-        out = self.workdir / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}{tag}"
-        return self.say(
-            run_baseline(
-                self.specs,
-                sim,
-                seed=seed,
-                out=out,
-                keep_kind=keep,
-                cap_usd=cap,
-                workers=workers,
-                latency_scale=self.s.latency_scale if timed else None,
-                variant=variant,
-                full_output=full_output,
-                memo=self.memos["baseline"],
-                reuse=not timed,
-            )
+        root = self.timed_dir if timed else self.workdir
+        out = root / "baseline_out" / f"{variant}-s{seed}-w{workers}-{cap}{tag}"
+        run = partial(
+            run_baseline,
+            self.specs,
+            sim,
+            seed=seed,
+            out=out,
+            keep_kind=keep,
+            cap_usd=cap,
+            workers=workers,
+            latency_scale=self.s.latency_scale if timed else None,
+            variant=variant,
+            full_output=full_output,
+            memo=self.memos["baseline"],
+            reuse=not timed,
         )
+        if timed:
+            return self.say(run())
+        key = ("baseline", seed, workers, keep, variant, cap, full_output, _model_key(model))
+        return self._once(key, run)
+
+
+def _model_key(model: tuple[str, SimModel] | None) -> str:
+    """A behaviour model by its values, not its name: None is the shipped model."""
+    data = (model[1] if model else SimModel.shipped()).data
+    return json.dumps(data, sort_keys=True)

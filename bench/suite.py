@@ -21,7 +21,7 @@ from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
 from bench.figures import ratio
 from bench.judge import judge_stage
-from bench.machine import describe, load_average, source_digest
+from bench.machine import cpu_seconds, describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
 from bench.sensitivity import ranges, survivors, sweep
@@ -82,7 +82,7 @@ def _capped(st: Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night]
 def _big_list(st: Stages) -> dict[str, Any] | None:
     if not st.s.big_list:
         return None
-    ws = make_workspace(st.workdir / "big", st.s.big_list)
+    ws = make_workspace(st.timed_dir / "big", st.s.big_list)  # timed: on the disk
     runs = {mode: biglist.measure(mode, ws.tasks_yaml, st.s.big_list) for mode in biglist.MODES}
     st.note(f"{st.s.big_list}-task list measured")
     ratios = {
@@ -161,11 +161,14 @@ def _policy_nights(st: Stages) -> tuple[list[Night], list[Night], dict[str, Any]
     return _outcomes(st, base, harness[0]), harness[1:], night
 
 
-def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[str, Any]:
-    """Run every stage and return the results document (JSON-ready)."""
+def run_suite(
+    settings: Settings, workdir: Path, quiet: bool = False, timed_dir: Path | None = None
+) -> dict[str, Any]:
+    """Run every stage and return the results document (JSON-ready); timed nights write
+    into `timed_dir` (default: `workdir`)."""
     started = time.perf_counter()
     machine = describe()
-    st = Stages(settings, workdir, quiet)
+    st = Stages(settings, workdir, quiet, timed_dir)
     calibration = _calibration(st)
     outcomes, timed_rest, night = _policy_nights(st)
     base = next(n for n in outcomes if n.variant == "baseline")
@@ -185,9 +188,11 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "isolation": None if settings.policies_only else _isolation_bench(st),
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
+        "nights_reused": st.nights_reused,
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
     machine["load_average_at_end"] = load_average()
+    machine["cpu_s"] = cpu_seconds()
     machine["code"]["source_digest_at_end"] = source_digest()
     same = night["same_outcomes_across_concurrency"] if night else None
     fitted = [r for r in calibration if r["kind"] == "fitted"]

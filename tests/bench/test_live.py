@@ -4,6 +4,7 @@ the real SDKs (here against the fake servers, dummy keys) and the whole under it
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,10 @@ from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
 from tests.fakeserver import anthropic_sse, gemini_reply
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+# The simulated comparison's record, whose format the live one shares.
+SIMULATED = json.loads(
+    (Path(__file__).resolve().parents[2] / "bench" / "results" / "latest.json").read_text()
+)
 
 
 def test_without_keys_it_says_what_to_set_and_exits_0(monkeypatch, capsys) -> None:
@@ -53,7 +58,8 @@ def test_every_policy_night_runs_through_the_real_sdks_under_the_cap(
     tmp_path,
 ) -> None:
     """The published loop and each policy pass the task through the fake Anthropic and
-    Gemini servers; the results hold the policy table and spend within the cap."""
+    Gemini servers; the record has every key of the simulated one (the committed
+    bench/results/latest.json), renders with the same tables and spends within the cap."""
     anthropic, gemini = servers
     nights = 1 + len(POLICIES)
     reviews = nights - sum(1 for p in POLICIES.values() if p and "review: false" in p)
@@ -67,11 +73,16 @@ def test_every_policy_night_runs_through_the_real_sdks_under_the_cap(
     )
 
     results = json.loads(out.read_text())
-    table = results["policies"]["policies"]
+    table = results["figures"]["policies"]["policies"]
     assert code == 0
+    missing = (set(SIMULATED) - set(results), set(SIMULATED["figures"]) - set(results["figures"]))
+    assert missing == (set(), set())
+    assert set(SIMULATED["headline"]) - set(results["headline"]) <= {"meets_target_across_range"}
     assert set(table) == {"baseline", *POLICIES}
     assert {v: t["pass_rate"] for v, t in table.items()} == {v: 1.0 for v in table}
-    assert 0 < results["spent_usd"] <= 3
+    assert results["headline"]["pass_rate_ratio"] == 1.0
+    assert 0 < results["spent_usd"] <= 3 and all(results["checks"].values())
+    assert "### Loop policies" in out.with_suffix(".md").read_text()
     assert (len(anthropic.requests), len(gemini.requests)) == (nights, reviews)
 
 
