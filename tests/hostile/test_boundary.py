@@ -74,12 +74,10 @@ def test_the_honest_shop_passes_every_test_in_both_modes(mode: str) -> None:
 def test_a_hostile_candidate_gets_no_pass_behind_the_boundary(name: str) -> None:
     """Each attack class, several instances: not one test passes (nor is skipped) and
     nothing of it survives the run."""
-    started = time.monotonic()
     result = run_tests(SHOP, code(name), limits=LIMITS)
 
     assert (result.passed, result.skipped, result.total) == (0, 0, 11), result.output[-3000:]
     assert sandbox_survivors() == []
-    assert time.monotonic() - started < 60
 
 
 def test_the_hidden_tests_are_out_of_every_reach_of_the_candidate() -> None:

@@ -51,11 +51,9 @@ def test_test_watchdog_kills_a_hung_test() -> None:
     script = (
         'os.write(fd, b\'{"k": "collected"}\\n{"k": "start", "id": "t"}\\n\')\ntime.sleep(60)\n'
     )
-    started = time.monotonic()
     seen = watch(child(script), time.monotonic() + 20, 0.5, 10)
 
-    assert (seen.ended_by, seen.hung_test) == ("test_timeout", "t")
-    assert time.monotonic() - started < 5
+    assert (seen.ended_by, seen.hung_test) == ("test_timeout", "t")  # not the 20 s deadline
 
 
 def test_collection_watchdog_and_deadline() -> None:
@@ -86,11 +84,9 @@ def test_a_record_flood_ends_the_launch() -> None:
         'line = b\'{"k": "phase", "msg": "\' + b\'y\' * 900_000 + b\'"}\\n\'\n'
         "for _ in range(200):\n    os.write(fd, line)\ntime.sleep(60)\n"
     )
-    started = time.monotonic()
     seen = watch(child(script), time.monotonic() + 30, 10, 10)
 
-    assert (seen.ended_by, len(seen.records) <= 40) == ("flood", True)
-    assert time.monotonic() - started < 10
+    assert (seen.ended_by, len(seen.records) <= 40) == ("flood", True)  # not a timeout
 
 
 def test_records_of_another_shape_are_kept_as_garbage() -> None:
