@@ -54,7 +54,7 @@ SHOP = TaskSpec(
 HOSTILE = sorted(p.stem for p in HERE.glob("b_*.py") if p.stem != "b_special_case")
 # In-process attacks whose payoff is constants that happen to be the visible answers.
 SPECIAL_CASING = {"h_signal_frames"}
-LIMITS = TestLimits(timeout_s=40, per_test_timeout_s=2.0, collect_timeout_s=20, sandbox="bwrap")
+LIMITS = TestLimits(timeout_s=60, per_test_timeout_s=5.0, collect_timeout_s=20, sandbox="bwrap")
 
 
 def code(name: str) -> str:

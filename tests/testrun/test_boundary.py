@@ -18,7 +18,7 @@ pytestmark = [
     pytest.mark.skipif(not bwrap_works(), reason="the boundary needs bubblewrap"),
 ]
 
-LIMITS = TestLimits(timeout_s=60, per_test_timeout_s=3, collect_timeout_s=20, sandbox="bwrap")
+LIMITS = TestLimits(timeout_s=90, per_test_timeout_s=10, collect_timeout_s=20, sandbox="bwrap")
 
 
 def make_task(base: Path, tests: str, support: dict[str, str] | None = None) -> TaskSpec:
