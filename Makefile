@@ -33,8 +33,11 @@ demo-cluster: $(STAMP)
 	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
 	@echo "Full summary: runs/demo-cluster/latest/summary.html"
 
+# The suite runs across TEST_WORKERS processes (pytest-xdist; tests spend most of their time
+# waiting on sandboxed subprocesses, so more workers than cores pays). TEST_WORKERS=0: serial.
+TEST_WORKERS ?= 4
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests bench
