@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.scale import render_scale
+
 __all__ = ["render_runner"]
 
 
@@ -21,7 +23,7 @@ def render_runner(f: dict[str, Any]) -> list[str]:
             "```",
             "",
         ]
-    return out + _memo(f.get("test_memo") or {})
+    return out + render_scale(f.get("scale")) + _memo(f.get("test_memo") or {})
 
 
 def _memo(memo: dict[str, Any]) -> list[str]:

@@ -41,6 +41,7 @@ class Settings:
     calibration_seeds: int = 100  # seeds per calibration target (0: skip)
     max_attempts: int | None = None  # lower every task's limit; None: the example's (5-6)
     sandbox_bench: bool = True  # also run bench/bench_sandbox.py (test-runner overhead)
+    scale: bool = True  # also run bench/scale.py (local pool vs two Temporal workers)
     sensitivity_seeds: tuple[int, ...] = (0,)  # seeds of the sensitivity sweep (): skip it
     sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox bench

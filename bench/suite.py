@@ -20,6 +20,7 @@ from bench.figures import ratio
 from bench.machine import describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
+from bench.scale import measure as measure_scale
 from bench.sensitivity import ranges, survivors, sweep
 from bench.stages import REALISTIC, Settings, Stages
 from bench.workspace import EXAMPLE, make_workspace
@@ -161,6 +162,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
     policies = policy_table(outcomes)
     sensitivity = _sensitivity(st)
     batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
+    timed = not settings.policies_only
     figures: dict[str, Any] = {
         "batch": batch_figures(outcomes, batch_night, compare_pools),
         "outcomes": outcome_figures(outcomes),
@@ -169,6 +171,7 @@ def run_suite(settings: Settings, workdir: Path, quiet: bool = False) -> dict[st
         "tight_cap": capped,
         "big_list": None if settings.policies_only else _big_list(st),
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
+        "scale": measure_scale(settings.tasks) if settings.scale and timed else None,
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night]

@@ -33,6 +33,7 @@ TINY = Settings(
     extra_variants=False,
     max_attempts=2,
     sandbox_bench=False,
+    scale=False,
     calibration_seeds=0,  # tests/bench/test_calibrate.py covers it
     sensitivity_seeds=(),  # the sweep reruns these nights per parameter end
 )
