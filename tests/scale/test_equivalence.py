@@ -146,7 +146,7 @@ def test_temporal_night_equals_local_night_with_a_worker_killed(
     assert a["budget"]["spent_usd"] <= b["budget"]["spent_usd"] <= b["budget"]["cap_usd"]
     assert list(scopes) == [f"run:{b['run_id']}"]  # one run scope; simulated spend no day
     in_ledger = (night_spent + night_held).quantize(Decimal("0.000001"), ROUND_CEILING)
-    assert Decimal(b["budget"]["spent_usd"]) <= in_ledger
-    assert night_spent + night_held <= Decimal(b["budget"]["cap_usd"])
+    assert Decimal(str(b["budget"]["spent_usd"])) <= in_ledger
+    assert night_spent + night_held <= Decimal(str(b["budget"]["cap_usd"]))
     assert [k for k, n in Counter(finished).items() if n > 1] == []
     assert len(finished) == sum(len(t["attempts"]) for t in b["tasks"])
