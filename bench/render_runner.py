@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.scale import render_scale
+
 __all__ = ["render_isolation", "render_runner"]
 
 
@@ -24,7 +26,7 @@ def render_runner(f: dict[str, Any]) -> list[str]:
         ]
     if f.get("isolation"):
         out += render_isolation(f["isolation"])
-    return out + _memo(f.get("test_memo") or {})
+    return out + render_scale(f.get("scale")) + _memo(f.get("test_memo") or {})
 
 
 def _memo(memo: dict[str, Any]) -> list[str]:

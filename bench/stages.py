@@ -47,6 +47,7 @@ class Settings:
     isolation_rounds: int = (
         7  # bench/bench_isolation.py: boundary vs in_process vs pytest (0: skip)
     )
+    scale: bool = True  # also run bench/scale.py (local pool vs two Temporal workers)
     sensitivity_seeds: tuple[int, ...] = (0,)  # seeds of the sensitivity sweep (): skip it
     sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches

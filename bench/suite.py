@@ -24,6 +24,7 @@ from bench.judge import judge_stage
 from bench.machine import cpu_seconds, describe, load_average, source_digest
 from bench.model import Night
 from bench.policies import POLICIES, compare_pools, headline, policy_table
+from bench.scale import measure as measure_scale
 from bench.sensitivity import ranges, survivors, sweep
 from bench.stages import REALISTIC, Settings, Stages
 from bench.workspace import EXAMPLE, make_workspace
@@ -176,6 +177,7 @@ def run_suite(
     policies = policy_table(outcomes)
     sensitivity = _sensitivity(st)
     batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
+    timed = not settings.policies_only
     figures: dict[str, Any] = {
         "batch": batch_figures(outcomes, batch_night, compare_pools),
         "outcomes": outcome_figures(outcomes),
@@ -186,6 +188,7 @@ def run_suite(
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "context_tools": context_ab(st),  # bench/context.py: tools off/on, lists with/without
         "isolation": None if settings.policies_only else _isolation_bench(st),
+        "scale": measure_scale(settings.tasks) if settings.scale and timed else None,
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
         "nights_reused": st.nights_reused,

@@ -154,9 +154,9 @@ class Budget:
                 if task_id in self._stopped_tasks:
                     raise self._stopped_tasks[task_id].again()
                 today = self._today()
-                day = self._ledger.spent(today) if self.cap_day is not None else None
+                room = self._ledger.headroom(today, self.cap_day)
                 index = next(
-                    (i for i, a in enumerate(options) if self._can_fit(task_id, a, day)), -1
+                    (i for i, a in enumerate(options) if self._can_fit(task_id, a, room)), -1
                 )
                 amount = options[index]
                 refuse = index < 0 or keep_waiting is None
@@ -174,8 +174,8 @@ class Budget:
         with self._lock:
             if self._stop is not None or task_id in self._stopped_tasks:
                 return False
-            day = self._ledger.spent(self._today()) if self.cap_day is not None else None
-            return self._can_fit(task_id, amount, day)
+            room = self._ledger.headroom(self._today(), self.cap_day)
+            return self._can_fit(task_id, amount, room)
 
     def try_reserve(self, task_id: str, amount: Decimal) -> Reservation | None:
         """Hold `amount` now if it fits beside everything held, else None. Unlike `reserve`,
@@ -187,17 +187,15 @@ class Budget:
                 return None
             return self._hold(task_id, amount, self._today(), refuse=False)
 
-    def _can_fit(self, task_id: str, amount: Decimal, day_spent: Decimal | None) -> bool:
-        """Could `amount` be held once every call in flight has settled (at no cost)?"""
+    def _can_fit(self, task_id: str, amount: Decimal, ledger_room: Decimal | None) -> bool:
+        """Could `amount` be held once every call in flight has settled (at no cost)?
+        `ledger_room` is the ledger's headroom: the day cap's, and on a distributed night
+        the night's run cap across every worker too."""
         spent_task = self._spent_task.get(task_id, Decimal(0))
         return not (
             (self.cap_run is not None and self._spent_run + amount > self.cap_run)
             or (self.cap_task is not None and spent_task + amount > self.cap_task)
-            or (
-                self.cap_day is not None
-                and day_spent is not None
-                and day_spent + amount > self.cap_day
-            )
+            or (ledger_room is not None and amount > ledger_room)
         )
 
     def _hold(
@@ -222,8 +220,9 @@ class Budget:
             reservation = Reservation(uuid.uuid4().hex, task_id, amount, today)
             accepted, day = self._ledger.hold(today, reservation.id, amount, self.cap_day)
             if not accepted:
-                assert self.cap_day is not None  # a ledger refuses only against a cap
-                blocked = ("day", self.cap_day, day.spent, day.held)
+                cap = day.cap if day.cap is not None else self.cap_day
+                assert cap is not None  # a ledger refuses only against a cap
+                blocked = (day.scope, cap, day.spent, day.held)
         if blocked is not None:
             if refuse:
                 raise self._refuse(*blocked, amount, task_id, call)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import structlog
 
@@ -39,10 +39,14 @@ class LedgerError(BudgetError):
 
 @dataclass(frozen=True)
 class DayTotals:
-    """One local day across every run: settled spend and live reservations."""
+    """One local day across every run: settled spend and live reservations. A ledger shared
+    by a distributed night's workers also holds the night's run cap: when that cap refuses a
+    hold, `scope` is "run" and `cap` is that cap (docs/scale.md, "The budget on Temporal")."""
 
     spent: Decimal
     held: Decimal
+    scope: Literal["day", "run"] = "day"
+    cap: Decimal | None = None
 
 
 class Ledger(Protocol):
@@ -57,6 +61,15 @@ class Ledger(Protocol):
     def release(self, hold_id: str) -> None: ...
 
     def spent(self, day: dt.date) -> Decimal: ...
+
+    def headroom(self, day: dt.date, cap: Decimal | None) -> Decimal | None:
+        """What one hold could still take once every hold has settled at no cost (None:
+        no limit). The day's cap less its spend; a shared ledger also the night's run cap."""
+        ...
+
+
+def _headroom(spent: Decimal, cap: Decimal | None) -> Decimal | None:
+    return None if cap is None else cap - spent
 
 
 def _fits(totals: DayTotals, amount: Decimal, cap: Decimal | None) -> bool:
@@ -94,6 +107,9 @@ class MemoryLedger:
     def spent(self, day: dt.date) -> Decimal:
         with self._lock:
             return self._spent.get(day, Decimal(0))
+
+    def headroom(self, day: dt.date, cap: Decimal | None) -> Decimal | None:
+        return None if cap is None else _headroom(self.spent(day), cap)
 
 
 _PATH_LOCKS: dict[Path, threading.Lock] = {}
@@ -170,6 +186,9 @@ class SqliteLedger:
     def spent(self, day: dt.date) -> Decimal:
         with self._transaction() as db:
             return self._spent(db, day.isoformat())
+
+    def headroom(self, day: dt.date, cap: Decimal | None) -> Decimal | None:
+        return None if cap is None else _headroom(self.spent(day), cap)
 
     def totals(self, day: dt.date) -> DayTotals:
         """Settled spend and live holds of `day`, as `hold` would see them."""

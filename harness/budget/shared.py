@@ -14,6 +14,10 @@ Needs the `scale` extra (psycopg); nothing on one machine imports this module.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import socket
+import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +28,7 @@ import structlog
 
 from harness.budget.ledger import DayTotals, LedgerError
 
-__all__ = ["Scope", "SharedDayLedger", "SharedLedger"]
+__all__ = ["Scope", "SharedDayLedger", "SharedLedger", "open_shared_ledger"]
 
 log = structlog.get_logger("harness.budget")
 
@@ -60,6 +64,8 @@ class SharedLedger:
 
     def __init__(self, url: str, holder: str, *, lease_s: float = 60.0) -> None:
         self._url, self.holder, self._lease = url, holder, dt.timedelta(seconds=lease_s)
+        self._one = threading.Lock()  # one transaction at a time on the one connection
+        self._closed = threading.Event()
         try:
             self._db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
@@ -69,6 +75,19 @@ class SharedLedger:
             for statement in _SCHEMA:
                 db.execute(statement)
         self.renew()
+
+    def keep_alive(self) -> None:
+        """Renew the lease from a daemon thread every quarter lease until `close`: a call
+        that runs for minutes keeps its hold, and a killed process stops renewing."""
+
+        def renew() -> None:
+            while not self._closed.wait(self._lease.total_seconds() / 4):
+                try:
+                    self.renew()
+                except LedgerError as exc:  # the next hold reports it; keep trying until then
+                    log.warning("ledger_lease_not_renewed", error=str(exc))
+
+        threading.Thread(target=renew, name="ledger-lease", daemon=True).start()
 
     def renew(self) -> None:
         """Extend this holder's lease from the database's clock (call well within lease_s)."""
@@ -84,6 +103,7 @@ class SharedLedger:
         self.reap()
         ordered = sorted(scopes, key=lambda s: s.name)
         with self._transaction() as db:
+            self._still_alive(db)
             totals = self._lock(db, [s.name for s in ordered])
             for scope in ordered:
                 spent, held = totals[scope.name]
@@ -151,6 +171,7 @@ class SharedLedger:
 
     def close(self) -> None:
         """Give up the lease at once (a clean exit) and close the connection."""
+        self._closed.set()
         with self._transaction() as db:
             db.execute(
                 "DELETE FROM holders WHERE id = %s AND NOT EXISTS "
@@ -158,6 +179,19 @@ class SharedLedger:
                 (self.holder, self.holder),
             )
         self._db.close()
+
+    def _still_alive(self, db: psycopg.Connection) -> None:
+        """Renew the lease, unless it lapsed: a holder found dead had its holds charged in
+        full, and a hold it took now would belong to no live holder and never be charged."""
+        renewed = db.execute(
+            "UPDATE holders SET lease_until = now() + %s WHERE id = %s AND lease_until >= now()",
+            (self._lease, self.holder),
+        ).rowcount
+        if renewed == 0:
+            raise LedgerError(
+                f"shared budget ledger (scale.database): the lease of {self.holder} lapsed and "
+                "its holds were charged in full; this process may not hold again"
+            )
 
     def _lock(self, db: psycopg.Connection, names: list[str]) -> dict[str, tuple[Decimal, Decimal]]:
         """Create missing scopes, lock them in name order: {name: (spent, held)}."""
@@ -187,32 +221,35 @@ class SharedLedger:
 
     @contextmanager
     def _transaction(self) -> Iterator[psycopg.Connection]:
-        try:
-            with self._db.transaction():
-                yield self._db
-        except psycopg.Error as exc:
-            raise LedgerError(self._explain(exc)) from exc
+        with self._one:
+            try:
+                with self._db.transaction():
+                    yield self._db
+            except psycopg.Error as exc:
+                raise LedgerError(self._explain(exc)) from exc
 
     def _explain(self, exc: Exception) -> str:
         return f"shared budget ledger (scale.database): {exc}; check the URL and the server"
 
 
 class SharedDayLedger:
-    """The `Ledger` a worker's Budget uses: every day hold is also held on the night's run
-    scope (and the task's), so one cap binds every worker of the night."""
+    """The `Ledger` a run's Budget uses when `scale.database` is set: every hold is taken on
+    the run's scope (on Temporal, the night's: one run cap for every worker) and, for paid
+    calls (`day`), on the day's scope, which every night on that database shares, local or
+    distributed. Simulated and replayed spend never enters the day (`day` false)."""
 
-    def __init__(self, shared: SharedLedger, run: Scope, task: Scope | None = None) -> None:
-        self._shared, self._run, self._task = shared, run, task
+    def __init__(self, shared: SharedLedger, run: Scope, *, day: bool) -> None:
+        self._shared, self._run, self._day = shared, run, day
 
     def hold(
         self, day: dt.date, hold_id: str, amount: Decimal, cap: Decimal | None
     ) -> tuple[bool, DayTotals]:
-        scopes = [Scope(f"day:{day.isoformat()}", cap), self._run]
-        scopes += [self._task] if self._task is not None else []
+        scopes = [self._run, *self._day_scope(day, cap)]
         refused = self._shared.hold(hold_id, amount, scopes)
         if refused is None:
             return True, DayTotals(Decimal(0), Decimal(0))
-        return False, DayTotals(refused.spent, refused.held)
+        scope = "run" if refused.scope == self._run else "day"
+        return False, DayTotals(refused.spent, refused.held, scope, refused.scope.cap)
 
     def settle(self, day: dt.date, hold_id: str, actual: Decimal) -> None:
         self._shared.settle(hold_id, actual)
@@ -221,4 +258,31 @@ class SharedDayLedger:
         self._shared.release(hold_id)
 
     def spent(self, day: dt.date) -> Decimal:
-        return self._shared.totals(f"day:{day.isoformat()}")[0]
+        return self._shared.totals(_day_name(day))[0] if self._day else Decimal(0)
+
+    def headroom(self, day: dt.date, cap: Decimal | None) -> Decimal | None:
+        rooms = [
+            s.cap - self._shared.totals(s.name)[0]
+            for s in (self._run, *self._day_scope(day, cap))
+            if s.cap is not None
+        ]
+        return min(rooms, default=None)
+
+    def close(self) -> None:
+        self._shared.close()
+
+    def _day_scope(self, day: dt.date, cap: Decimal | None) -> list[Scope]:
+        return [Scope(_day_name(day), cap)] if self._day else []
+
+
+def _day_name(day: dt.date) -> str:
+    return f"day:{day.isoformat()}"
+
+
+def open_shared_ledger(url: str, run: Scope, *, day: bool) -> SharedDayLedger:
+    """The run's ledger on `scale.database`, its lease kept alive by this process; one holder
+    per process (host, pid and a nonce: a pid reused after a restart is a new holder)."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    shared = SharedLedger(url, holder)
+    shared.keep_alive()
+    return SharedDayLedger(shared, run, day=day)

@@ -4,11 +4,14 @@ retry policy and the credential gate. Adapters below it only send; the runner ab
 from __future__ import annotations
 
 from harness.calls.caller import Caller, CallLog, RunStopped, charge
+from harness.calls.gate import Gates, LocalGates
 from harness.calls.retry import RetryPolicy
 
 __all__ = [
     "CallLog",
     "Caller",
+    "Gates",
+    "LocalGates",
     "RetryPolicy",
     "RunStopped",
     "charge",

@@ -17,7 +17,7 @@ import structlog
 
 from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.calls.charge import Charge, charge, charge_answer, charge_failure
-from harness.calls.gate import CredentialGate
+from harness.calls.gate import Gates, LocalGates
 from harness.calls.retry import RetryPolicy, is_retryable, log_exhausted, retrying
 from harness.calls.tries import (
     CallLog,
@@ -57,6 +57,7 @@ class Caller:
         stop: threading.Event | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], object] | None = None,
+        gates: Gates | None = None,
     ) -> None:
         self._stop = stop or threading.Event()
         self._providers = dict(providers)
@@ -70,7 +71,7 @@ class Caller:
         self._slots = {
             name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
         }
-        self._gates = {name: CredentialGate() for name in self._providers}
+        self._gates = gates if gates is not None else LocalGates()
         self._halt: AuthenticationError | None = None
         self._halt_lock = threading.Lock()
         # Whether any provider answered at all: a night whose every request failed on the
@@ -156,7 +157,10 @@ class Caller:
         """One request: wait for the provider's gate and a slot, then reserve, send, settle,
         record. The first refused key or unpaid account halts the run before another goes."""
         name = request.route.provider
-        with self._gates[name].passage(), self._slots[name]:
+        with self._gates.passage(name), self._slots[name]:
+            elsewhere = self._gates.halted()  # another worker of the night met a refusal
+            if elsewhere is not None:
+                self._halt_run(elsewhere)
             if self._stop.is_set():  # checked after the waits, not before them
                 raise self._stopped()
             request, worst, reservation = self._reserve(request)
@@ -165,12 +169,13 @@ class Caller:
             try:
                 completion = self._providers[name].complete(request)
             except AuthenticationError as exc:
+                self._gates.halt(exc)  # told before the gate opens for the next request
                 self._halt_run(exc)
                 self._settle(request, reservation, handle, failed_try(request, exc), price)
                 raise
             except ProviderError as exc:
                 if exc.status is not None:  # the server answered without refusing the key
-                    self._gates[name].prove()
+                    self._gates.prove(name)
                 if exc.transport and exc.billed == Usage():  # nothing came back at all
                     self._unanswered = exc
                 else:
@@ -183,7 +188,7 @@ class Caller:
                 # been billed, so the reservation stands as the cost, conservatively.
                 self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
-            self._gates[name].prove()
+            self._gates.prove(name)
             self._answered.set()
             return self._settle_answered(request, reservation, handle, completion, worst)
 

@@ -1,12 +1,17 @@
-"""One call at a time to a provider until it has shown that it accepts the credentials."""
+"""One call at a time to a provider until it has shown that it accepts the credentials; the
+night's halt on a refused key. Per process (`LocalGates`), or shared by every worker of a
+distributed night through `scale.database` (`calls.shared.SharedGates`)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
 
-__all__ = ["CredentialGate"]
+from harness.llm import AuthenticationError
+
+__all__ = ["CredentialGate", "Gates", "LocalGates"]
 
 
 class CredentialGate:
@@ -30,3 +35,45 @@ class CredentialGate:
     def prove(self) -> None:
         """The provider answered without refusing the credentials: let requests run in parallel."""
         self._proven.set()
+
+
+class Gates(Protocol):
+    """Every provider's credential gate and the night's halt, as far as the night reaches."""
+
+    def passage(self, provider: str) -> AbstractContextManager[None]:
+        """Held around one request to `provider` (exclusive until the provider is proven)."""
+        ...
+
+    def prove(self, provider: str) -> None: ...
+
+    def halt(self, refusal: AuthenticationError) -> None:
+        """Tell the rest of the night: the key or account was refused."""
+        ...
+
+    def halted(self) -> AuthenticationError | None:
+        """A refusal some other part of the night met, checked before every reservation."""
+        ...
+
+
+class LocalGates:
+    """The gates of one process: the night is this process, so a halt needs no telling."""
+
+    def __init__(self) -> None:
+        self._gates: dict[str, CredentialGate] = {}
+        self._lock = threading.Lock()
+
+    def passage(self, provider: str) -> AbstractContextManager[None]:
+        return self._gate(provider).passage()
+
+    def prove(self, provider: str) -> None:
+        self._gate(provider).prove()
+
+    def halt(self, refusal: AuthenticationError) -> None:
+        """The Caller that met the refusal already stops this process's night."""
+
+    def halted(self) -> AuthenticationError | None:
+        return None
+
+    def _gate(self, provider: str) -> CredentialGate:
+        with self._lock:
+            return self._gates.setdefault(provider, CredentialGate())

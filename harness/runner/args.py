@@ -26,3 +26,6 @@ class RunArgs:
     log_level: str = "info"
     replay_from: str | None = None  # --provider replay: the recorded run (folder or id)
     replay_loose: bool = False  # serve a recorded reply when only the prompt differs
+    # With scale.database: the run scope whose cap this run's holds share (a Temporal night's
+    # id, so every shard of the night spends against one cap); None: the run's own id.
+    budget_scope: str | None = None

@@ -16,7 +16,8 @@ from typing import Any
 import structlog
 
 from harness.budget import Budget, LedgerError, MemoryLedger
-from harness.calls import Caller, RetryPolicy
+from harness.budget.ledger import Ledger
+from harness.calls import Caller, Gates, LocalGates, RetryPolicy
 from harness.context import Confinement, Limits, ResultLog, ToolBox
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
@@ -86,19 +87,63 @@ def _resumed(args: RunArgs, inputs: Inputs, info: RunInfo) -> tuple[RunArgs, Inp
     return args, replace(inputs, specs=specs, filtered=filtered)
 
 
-def _budget(args: RunArgs, inputs: Inputs, store: Store, run_id: str) -> Budget:
-    """The run's caps; simulated or replayed spend never enters the machine's day ledger."""
+@dataclass(frozen=True)
+class _Shared:
+    """What the night shares beyond this process: its budget ledger and its credential gates
+    (per process without `scale.database`), and what closes them."""
+
+    ledger: Ledger | None  # None: the Budget's default, the machine's SQLite day ledger
+    gates: Gates
+    close: Callable[[], None]
+
+
+def _budget(args: RunArgs, inputs: Inputs, store: Store, run_id: str) -> tuple[Budget, _Shared]:
+    """The run's caps and what it shares; simulated or replayed spend never enters the day
+    ledger."""
     specs = inputs.specs
+    now = dt.datetime.now()
+    budget_usd = Decimal(str(args.budget_usd)) if args.budget_usd is not None else None
     try:
-        return Budget.from_config(
+        shared = _shared(args, inputs, run_id, inputs.config.budget.run_cap(budget_usd, now))
+        budget = Budget.from_config(
             inputs.config.budget,
-            budget_usd=Decimal(str(args.budget_usd)) if args.budget_usd is not None else None,
-            ledger=MemoryLedger() if args.provider != "live" else None,
+            budget_usd=budget_usd,
+            now=now,
+            ledger=shared.ledger,
             spent_run=store.spent(run_id),
             spent_tasks={s.id: store.spent(run_id, s.id) for s in specs},
         )
     except LedgerError as exc:
         raise BadInput(f"budget ledger: {exc}") from exc
+    return budget, shared
+
+
+def _shared(args: RunArgs, inputs: Inputs, run_id: str, cap: Decimal) -> _Shared:
+    """Without `scale.database`, the machine's SQLite day ledger and this process's gates.
+    With it, the shared ledger (the run's scope, a Temporal night's shared by its shards, and
+    the day's, which every night on that database shares, local or distributed) and the
+    night's gates and halt in that database (docs/scale.md)."""
+    database = inputs.config.scale.database
+    if database is None:
+        ledger = MemoryLedger() if args.provider != "live" else None
+        return _Shared(ledger, LocalGates(), lambda: None)
+    try:
+        from harness.budget.shared import Scope, open_shared_ledger
+        from harness.calls.shared import SharedGates
+    except ImportError as exc:
+        raise BadInput(
+            f"scale.database needs the scale extra ({exc}): pip install -e '.[scale]', or "
+            "remove scale.database from the config"
+        ) from exc
+    night = args.budget_scope or run_id
+    ledger = open_shared_ledger(database, Scope(f"run:{night}", cap), day=args.provider == "live")
+    gates = SharedGates(database, night)
+
+    def close() -> None:
+        gates.close()
+        ledger.close()
+
+    return _Shared(ledger, gates, close)
 
 
 class _CallLogs:
@@ -221,7 +266,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     run_id, info = _run_id(args, store)
     if info is not None:
         args, inputs = _resumed(args, inputs, info)
-    budget = _budget(args, inputs, store, run_id)
+    budget, shared = _budget(args, inputs, store, run_id)
     deliver = _delivery(args, inputs, run_id)
     vendors = batch_vendors(args, inputs)
     rundir = _begin(args, store, run_id, budget)
@@ -229,7 +274,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     stop = threading.Event()
     calls = _CallLogs(store.call_log(run_id), rundir)
     router = Router.from_config(inputs.config, args.provider if args.provider != "live" else None)
-    caller = _caller(inputs, budget, calls, stop)
+    caller = _caller(inputs, budget, calls, stop, shared.gates)
     record = functools.partial(store.record_attempt, run_id)
     env = _task_env(inputs, sandbox, caller, router, rundir, record)
     tool_log = _tool_log(args, store.tool_log(run_id, rundir.root))
@@ -249,7 +294,9 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     return Run(
         plan=_plan(args, inputs, router, info),
         parts=parts,
-        closing=_closing(args, inputs, parts, run_id, events, sandbox.notes + _sim_notes(inputs)),
+        closing=_closing(
+            args, inputs, parts, run_id, events, sandbox.notes + _sim_notes(inputs), shared.close
+        ),
     )
 
 
@@ -268,7 +315,9 @@ def _begin(args: RunArgs, store: Store, run_id: str, budget: Budget) -> RunDir:
     return rundir
 
 
-def _caller(inputs: Inputs, budget: Budget, calls: _CallLogs, stop: threading.Event) -> Caller:
+def _caller(
+    inputs: Inputs, budget: Budget, calls: _CallLogs, stop: threading.Event, gates: Gates
+) -> Caller:
     return Caller(
         inputs.providers,
         inputs.prices,
@@ -277,6 +326,7 @@ def _caller(inputs: Inputs, budget: Budget, calls: _CallLogs, stop: threading.Ev
         inputs.config.concurrency.providers,
         stop,
         retry=RetryPolicy(),
+        gates=gates,
     )
 
 
@@ -358,7 +408,13 @@ def _plan(args: RunArgs, inputs: Inputs, router: Router, info: RunInfo | None) -
 
 
 def _closing(
-    args: RunArgs, inputs: Inputs, parts: Parts, run_id: str, events: Any, notes: tuple[str, ...]
+    args: RunArgs,
+    inputs: Inputs,
+    parts: Parts,
+    run_id: str,
+    events: Any,
+    notes: tuple[str, ...],
+    close_ledger: Callable[[], None],
 ) -> Closing:
     metrics, store = inputs.config.metrics, parts.store
 
@@ -376,5 +432,6 @@ def _closing(
             parts.deliver.close()
         close_logging(events, level=args.log_level)
         store.close()
+        close_ledger()
 
     return Closing(notes=notes, after_summary=after_summary, close=close)

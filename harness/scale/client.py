@@ -35,6 +35,7 @@ def _night(args: RunArgs, inputs: Inputs) -> Night:
         cap_usd=str(inputs.config.budget.run_cap(args.budget_usd, dt.datetime.now())),
         config=str(args.config.resolve()) if args.config else None,
         heartbeat_s=inputs.config.scale.temporal.heartbeat_s,
+        shared_budget=inputs.config.scale.database is not None,
     )
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["embedded_postgres", "main", "process", "temporal_dev_server"]
 
 HARNESS = [sys.executable, "-m", "harness"]
 
@@ -28,7 +28,8 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _process(argv: list[str], **kwargs) -> Iterator[subprocess.Popen]:
+def process(argv: list[str], **kwargs) -> Iterator[subprocess.Popen]:
+    """A process for the length of the block, then SIGTERM and wait (by its pid)."""
     proc = subprocess.Popen(argv, **kwargs)
     try:
         yield proc
@@ -38,13 +39,14 @@ def _process(argv: list[str], **kwargs) -> Iterator[subprocess.Popen]:
 
 
 @contextlib.contextmanager
-def _temporal() -> Iterator[str]:
+def temporal_dev_server() -> Iterator[str]:
+    """A Temporal dev server on a free loopback port, in memory: its address."""
     port = _free_port()
     binary = Path(sys.executable).parent / "temporal"
     argv = [str(binary), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
     argv += ["--headless", "--log-level", "error", "--http-port", str(_free_port())]
     argv += ["--metrics-port", str(_free_port())]
-    with _process(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+    with process(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
         while proc.poll() is None:
             with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -54,7 +56,8 @@ def _temporal() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _postgres(where: Path) -> Iterator[str]:
+def embedded_postgres(where: Path) -> Iterator[str]:
+    """An embedded PostgreSQL (pgserver) with its data in `where`: its URL."""
     import pgserver
 
     server = pgserver.get_server(where, cleanup_mode="stop")
@@ -69,7 +72,7 @@ def main(argv: list[str]) -> int:
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.rmtree("tasks/example/out", ignore_errors=True)
     run_dir.mkdir(parents=True)
-    with _temporal() as address, _postgres(run_dir / ".postgres") as database:
+    with temporal_dev_server() as address, embedded_postgres(run_dir / ".postgres") as database:
         config = run_dir / "cluster.yaml"
         config.write_text(
             "scale:\n  engine: temporal\n"
@@ -77,7 +80,7 @@ def main(argv: list[str]) -> int:
             f"  database: '{database}'\n"
         )
         worker = [*HARNESS, "worker", "--config", str(config), "--log-level", "warning"]
-        with _process(worker), _process(worker):
+        with process(worker), process(worker):
             night = [*HARNESS, "run", "tasks/example/tasks.yaml", "--provider", "sim"]
             night += ["--seed", seed, "--run-dir", str(run_dir), "--config", str(config)]
             return subprocess.run([*night, "--log-level", "warning"]).returncode

@@ -27,11 +27,16 @@ class Night:
     cap_usd: str  # the night's run cap, exact decimal text
     config: str | None
     heartbeat_s: float
+    shared_budget: bool = False  # scale.database is set: one run cap in the shared ledger
 
-    def share_usd(self) -> float:
-        """Each task's run cap: an equal share of the night's, rounded down to the
-        micro-dollar, so the shards together can never spend past the night's cap however
-        the workers interleave (docs/scale.md, "The budget on Temporal")."""
+    def task_cap_usd(self) -> float:
+        """Each task's shard's run cap. With the shared ledger, the night's whole cap: every
+        shard also holds on the night's run scope, so together they cannot pass it. Without
+        it, an equal share of the night's, rounded down to the micro-dollar, so the shards
+        together can never spend past the night's cap however the workers interleave
+        (docs/scale.md, "The budget on Temporal")."""
+        if self.shared_budget:
+            return float(Decimal(self.cap_usd))
         share = Decimal(self.cap_usd) / len(self.task_ids)
         return float(share.quantize(Decimal("0.000001"), ROUND_DOWN))
 

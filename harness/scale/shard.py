@@ -27,7 +27,7 @@ def _run_args(shard: Shard) -> RunArgs:
     return RunArgs(
         tasks=Path(shard.night.tasks),
         provider=shard.night.provider,
-        budget_usd=shard.night.share_usd(),
+        budget_usd=shard.night.task_cap_usd(),
         run_dir=run_dir,
         concurrency=1,
         only=(shard.task_id,),
@@ -35,6 +35,7 @@ def _run_args(shard: Shard) -> RunArgs:
         config=Path(shard.night.config) if shard.night.config else None,
         seed=shard.night.seed,
         log_level="warning",
+        budget_scope=shard.night.run_id,
     )
 
 

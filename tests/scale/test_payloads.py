@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 from hypothesis import given
@@ -32,7 +33,14 @@ def test_the_tasks_shares_never_add_up_past_the_nights_cap(cents: int, tasks: in
     """Every task's run cap is an equal share, rounded down: together they fit the cap."""
     night = _night(str(Decimal(cents) / 100), tasks)
 
-    assert Decimal(str(night.share_usd())) * tasks <= Decimal(night.cap_usd)
+    assert Decimal(str(night.task_cap_usd())) * tasks <= Decimal(night.cap_usd)
+
+
+def test_with_the_shared_ledger_each_task_may_spend_the_whole_cap() -> None:
+    """With scale.database every shard's cap is the night's: the shared run scope binds."""
+    night = dataclasses.replace(_night("12.5", 4), shared_budget=True)
+
+    assert night.task_cap_usd() == 12.5
 
 
 def test_a_shard_round_trips_through_json() -> None:

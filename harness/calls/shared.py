@@ -1,0 +1,124 @@
+"""The credential gates and the halt of a night whose tasks run in many processes (a Temporal
+night's shards), kept in `scale.database` so they hold across workers (docs/scale.md).
+
+- Until a provider is proven, a request to it holds a PostgreSQL advisory lock named by the
+  night and the provider: one request at a time across every worker. A worker that dies
+  mid-request loses its session and with it the lock.
+- A refused key is written to the `halts` table before the lock is let go; every process
+  of the night reads that table before each reservation, so the refusal reaches the vendor
+  once and no other request follows it.
+
+Needs the `scale` extra (psycopg); nothing on one machine imports this module.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+
+from harness.budget import LedgerError
+from harness.keys import scrub
+from harness.llm import AuthenticationError, ErrorKind
+
+__all__ = ["SharedGates"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS proven (night TEXT, provider TEXT, PRIMARY KEY (night, provider))",
+    "CREATE TABLE IF NOT EXISTS halts (night TEXT PRIMARY KEY, provider TEXT NOT NULL,"
+    " kind TEXT NOT NULL, status INTEGER, message TEXT NOT NULL)",
+)
+_LOCK_CLASS = 7241  # advisory lock keys (7241, hashtext(night/provider)); 7240 is the ledger's
+
+
+class SharedGates:
+    """The `Gates` of one process of a distributed night named `night`."""
+
+    def __init__(self, url: str, night: str) -> None:
+        self._night = night
+        self._state_lock = threading.Lock()  # one statement at a time on the state connection
+        self._local: dict[str, threading.Lock] = {}  # this process's threads queue here first
+        self._proven: set[str] = set()
+        try:
+            self._state = psycopg.connect(url, autocommit=True)
+            self._gate = psycopg.connect(url, autocommit=True)  # holds the advisory locks
+            with self._state.transaction():
+                self._state.execute("SELECT pg_advisory_xact_lock(7240)")
+                for statement in _SCHEMA:
+                    self._state.execute(statement)
+        except psycopg.Error as exc:
+            raise LedgerError(f"shared gates (scale.database): {exc}; check the URL") from exc
+
+    @contextmanager
+    def passage(self, provider: str) -> Iterator[None]:
+        if provider in self._proven:
+            yield
+            return
+        with self._local_lock(provider):
+            if provider in self._proven:  # proven while this thread queued
+                yield
+                return
+            key = f"{self._night}/{provider}"
+            self._gate.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, key))
+            try:
+                if self._is_proven(provider):
+                    self._proven.add(provider)
+                yield
+            finally:
+                self._gate.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, key)
+                )
+
+    def prove(self, provider: str) -> None:
+        if provider in self._proven:
+            return
+        self._write(
+            "INSERT INTO proven (night, provider) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (self._night, provider),
+        )
+        self._proven.add(provider)
+
+    def halt(self, refusal: AuthenticationError) -> None:
+        message = scrub(refusal.message)
+        self._write(
+            "INSERT INTO halts (night, provider, kind, status, message) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (self._night, refusal.provider, refusal.kind.value, refusal.status, message),
+        )
+
+    def halted(self) -> AuthenticationError | None:
+        row = self._read(
+            "SELECT provider, kind, status, message FROM halts WHERE night = %s", (self._night,)
+        )
+        if row is None:
+            return None
+        provider, kind, status, message = row
+        return AuthenticationError(ErrorKind(kind), message, status=status, provider=provider)
+
+    def close(self) -> None:
+        self._state.close()
+        self._gate.close()
+
+    def _is_proven(self, provider: str) -> bool:
+        query = "SELECT 1 FROM proven WHERE night = %s AND provider = %s"
+        return self._read(query, (self._night, provider)) is not None
+
+    def _write(self, query: str, params: tuple) -> None:
+        with self._state_lock:
+            try:
+                self._state.execute(query, params)
+            except psycopg.Error as exc:
+                raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+
+    def _read(self, query: str, params: tuple) -> tuple | None:
+        with self._state_lock:
+            try:
+                return self._state.execute(query, params).fetchone()
+            except psycopg.Error as exc:
+                raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+
+    def _local_lock(self, provider: str) -> threading.Lock:
+        with self._state_lock:
+            return self._local.setdefault(provider, threading.Lock())
