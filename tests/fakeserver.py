@@ -9,6 +9,7 @@ whatever happens to the answer afterwards (a client that timed out, a dropped co
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -17,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
 
 from tests.fakebatch import FakeBatches
 
@@ -27,6 +30,7 @@ __all__ = [
     "anthropic_error",
     "anthropic_sse",
     "anthropic_tool_sse",
+    "fake_vendors",
     "gemini_call_reply",
     "gemini_error",
     "gemini_reply",
@@ -461,3 +465,32 @@ def gemini_error(
     if details is not None:
         error["details"] = details
     return json_reply({"error": error}, status=status, headers=headers)
+
+
+# What the SDKs would read instead of the fakes' base URLs and keys: cleared for each test.
+_VENDOR_VARIABLES = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_PROFILE",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_GENAI_API_VERSION",
+)
+
+
+@contextlib.contextmanager
+def fake_vendors(
+    monkeypatch: pytest.MonkeyPatch, anthropic_key: str, gemini_key: str
+) -> Iterator[tuple[FakeLLMServer, FakeLLMServer]]:
+    """A fake Anthropic and a fake Gemini, reached only through the SDKs' base-URL and key
+    variables (which the harness's worker processes inherit)."""
+    for name in _VENDOR_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_key)
+    monkeypatch.setenv("GEMINI_API_KEY", gemini_key)
+    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        yield anthropic, gemini

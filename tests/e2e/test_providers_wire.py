@@ -23,9 +23,9 @@ from harness.llm import Usage
 from harness.pricing import cost, load_prices
 from tests.conftest import write
 from tests.fakeserver import (
-    FakeLLMServer,
     anthropic_error,
     anthropic_sse,
+    fake_vendors,
     gemini_error,
     gemini_reply,
 )
@@ -73,21 +73,8 @@ def task_list(task_dir: Path) -> Path:
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch):
     """A fake Anthropic and a fake Gemini, reached only through the SDKs' base-URL variables."""
-    for name in (
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_CUSTOM_HEADERS",
-        "GOOGLE_API_KEY",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_GENAI_USE_ENTERPRISE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
-    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
-        yield anthropic, gemini
+    with fake_vendors(monkeypatch, ANTHROPIC_KEY, GEMINI_KEY) as both:
+        yield both
 
 
 def run_live(task_list: Path, concurrency: int = 1) -> tuple[int, dict, list[dict]]:

@@ -19,7 +19,7 @@ from harness.pricing import cost
 from tests._night import count, kill_tree, latest_run_id, wait_for
 from tests.conftest import fixture_prices, write
 from tests.fakebatch import BatchScript, EntryScript
-from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
+from tests.fakeserver import FakeLLMServer, anthropic_sse, fake_vendors, gemini_reply
 
 pytestmark = pytest.mark.slow
 
@@ -52,23 +52,12 @@ def restore_logging():
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch):
     """A fake Anthropic and a fake Gemini, reached only through the SDKs' base-URL variables."""
-    for name in (
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_CUSTOM_HEADERS",
-        "ANTHROPIC_PROFILE",
-        "GOOGLE_API_KEY",
-        "GOOGLE_GENAI_USE_VERTEXAI",
-        "GOOGLE_GENAI_USE_ENTERPRISE",
-        "GOOGLE_GENAI_API_VERSION",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-BATCHFAKEKEYBATCHFAKEKEY")
-    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyBATCHFAKEFAKEFAKEFAKEFAKEFAKE00")
-    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
-        yield anthropic, gemini
+    with fake_vendors(
+        monkeypatch,
+        "sk-ant-api03-BATCHFAKEKEYBATCHFAKEKEY",
+        "AIzaSyBATCHFAKEFAKEFAKEFAKEFAKEFAKE00",
+    ) as both:
+        yield both
 
 
 def _tasks(task_dir: Path, deadline: str) -> Path:

@@ -22,9 +22,9 @@ from harness.errors import ExitCode  # noqa: E402
 from harness.results import usd  # noqa: E402
 from tests.conftest import write  # noqa: E402
 from tests.fakeserver import (  # noqa: E402
-    FakeLLMServer,
     anthropic_error,
     anthropic_sse,
+    fake_vendors,
     gemini_reply,
 )
 
@@ -54,15 +54,12 @@ def restore_logging():
 def vendors(monkeypatch: pytest.MonkeyPatch):
     """A fake Anthropic and a fake Gemini, reached through the SDKs' base-URL variables, which
     worker processes inherit."""
-    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "GOOGLE_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-SCALEFAKEKEYSCALEFAKEKEY")
-    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyE2EFAKEFAKEFAKEFAKEFAKESCALE000")
-    with FakeLLMServer() as anthropic, FakeLLMServer() as gemini:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.url)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
-        yield anthropic, gemini
+    anthropic_key, gemini_key = (
+        "sk-ant-api03-SCALEFAKEKEYSCALEFAKEKEY",
+        "AIzaSyE2EFAKEFAKEFAKEFAKEFAKESCALE000",
+    )
+    with fake_vendors(monkeypatch, anthropic_key, gemini_key) as both:
+        yield both
 
 
 def _task_list(task_dir: Path, count: int) -> Path:
