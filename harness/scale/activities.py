@@ -25,6 +25,7 @@ from harness.errors import ExitCode
 from harness.fsio import write_atomic
 from harness.report import load_summary, render_html, render_markdown
 from harness.results import RunStatus, usd
+from harness.scale.gather import gather
 from harness.scale.payloads import Night, Shard, night_dir, shard_dir
 from harness.store import Store
 
@@ -85,10 +86,13 @@ async def run_task(shard: Shard) -> int:
 
 @activity.defn(name="close_night")
 def close_night(night: Night) -> int:
-    """Merge the tasks' summaries into the night's summary.json|md|html; the exit code."""
+    """Merge the tasks' summaries into the night's summary.json|md|html, gather their runs
+    into the night's folder and store (harness.scale.gather); the exit code."""
     parts = [_task_summary(night, task_id) for task_id in night.task_ids]
     data = _merged(night, parts)
     root = night_dir(night)
+    spent = sum((p["spent"] for p in parts), Decimal(0))
+    gather(root, data, spent, tasks=Path(night.tasks), seed=night.seed)
     write_atomic(root / "summary.md", render_markdown(data))
     write_atomic(root / "summary.html", render_html(data))
     write_atomic(root / "summary.json", json.dumps(data, indent=2) + "\n")

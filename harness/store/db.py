@@ -114,6 +114,10 @@ class Db:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    def columns(self, table: str) -> list[str]:
+        """The table's column names, in their order."""
+        return [row[1] for row in self.read(f"PRAGMA table_info({table})")]
+
     def _migrate(self, path: Path) -> None:
         """Apply missing migrations, each in its own transaction that re-reads the version
         under the write lock, so two processes opening one store cannot both apply it."""

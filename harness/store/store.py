@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +26,16 @@ from harness.tracker import score
 
 __all__ = ["RunCallLog", "RunInfo", "RunParams", "Store", "StoredAttempt"]
 
+# The tables whose rows belong to one run (a run_id column), children of `runs`.
+_RUN_TABLES = (
+    "calls",
+    "attempts",
+    "tasks",
+    "batches",
+    "batch_entries",
+    "tool_results",
+    "tool_reads",
+)
 _RECORD = TypeAdapter(AttemptRecord)
 _RESULT = TypeAdapter(TestResult)
 _TASK = TypeAdapter(TaskResult)
@@ -244,6 +255,49 @@ class Store:
             (run_id, task_id),
         )
         return dict(rows)
+
+    def adopt(self, run: RunInfo, sources: Sequence[tuple[Path, str]]) -> None:
+        """Record `run` as the union of runs kept in other stores (each source: a store's path
+        and a run id in it), every row under `run.run_id`, replacing what this store held for
+        that run, in one transaction: a distributed night's task runs gathered into its run
+        dir's store (harness.scale.gather), so every reader of a run reads it as one. Calls
+        are numbered anew; every other row is copied as it is."""
+        copied: list[tuple[str, list[str], list[tuple[Any, ...]]]] = []
+        for path, source_id in sources:
+            source = Db.open_readonly(path)
+            try:
+                for table in _RUN_TABLES:
+                    cols = [c for c in source.columns(table) if c != "id"]
+                    sql = f"SELECT {','.join(cols)} FROM {table} WHERE run_id=? ORDER BY rowid"
+                    copied.append((table, cols, source.read(sql, (source_id,))))
+            finally:
+                source.close()
+        when = None if run.finished_at is None else run.finished_at.isoformat()
+        with self._db.tx() as conn:
+            for table in _RUN_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE run_id=?", (run.run_id,))
+            conn.execute("DELETE FROM runs WHERE run_id=?", (run.run_id,))
+            conn.execute(
+                "INSERT INTO runs (run_id, started_at, finished_at, status, provider, cap_usd,"
+                " args, resumes) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    run.run_id,
+                    run.started_at.isoformat(),
+                    when,
+                    None if run.status is None else RunStatus(run.status).value,
+                    run.provider,
+                    None if run.cap_usd is None else str(run.cap_usd),
+                    json.dumps(asdict(run.params), default=str),
+                    run.resumes,
+                ),
+            )
+            for table, cols, rows in copied:
+                at = cols.index("run_id")
+                marks = ",".join("?" * len(cols))
+                conn.executemany(
+                    f"INSERT INTO {table} ({','.join(cols)}) VALUES ({marks})",
+                    ((*row[:at], run.run_id, *row[at + 1 :]) for row in rows),
+                )
 
     def totals(self) -> Totals:
         """Counts over every run in the store: what makes the *_total metrics real counters."""
