@@ -2,7 +2,8 @@
 workers on this machine (same seed), outcomes compared, wall and CPU ratios with the core
 count. Needs the `scale` and `scale-test` extras; without them the row says so and why.
 
-By hand: `.venv/bin/python -m bench.scale [--tasks 24] [--seed 0]`.
+By hand: `.venv/bin/python -m bench.scale [--tasks 24] [--seed 0] [--out FILE]`, which writes the
+row as JSON (default `bench/results/scale.json`) and markdown beside it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.workspace import make_workspace
+from harness.fsio import write_atomic
 
 __all__ = ["measure", "missing", "render_scale"]
 
@@ -153,8 +155,12 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=4)
+    out = Path(__file__).parent / "results" / "scale.json"
+    parser.add_argument("--out", type=Path, default=out)
     args = parser.parse_args()
     row = measure(args.tasks, args.seed, args.concurrency)
+    write_atomic(args.out, json.dumps(row, indent=1) + "\n")
+    write_atomic(args.out.with_suffix(".md"), "\n".join(render_scale(row)))
     print("\n".join(render_scale(row)))
     return 0 if row.get("same_outcomes", True) else 1
 
