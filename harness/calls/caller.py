@@ -17,7 +17,7 @@ import structlog
 
 from harness.budget import Abandoned, Budget, BudgetExceeded, CallKind
 from harness.calls.charge import Charge, charge, charge_answer, charge_failure
-from harness.calls.gate import Gates, LocalGates
+from harness.calls.gate import DEFAULT_SLOTS, Gates, LocalGates
 from harness.calls.retry import RetryPolicy, is_retryable, log_exhausted, retrying
 from harness.calls.tries import (
     CallLog,
@@ -69,7 +69,8 @@ class Caller:
         self._sleep = sleep or self._stop.wait
         limits = provider_limits or {}
         self._slots = {
-            name: threading.BoundedSemaphore(limits.get(name, 4)) for name in self._providers
+            name: threading.BoundedSemaphore(limits.get(name, DEFAULT_SLOTS))
+            for name in self._providers
         }
         self._gates = gates if gates is not None else LocalGates()
         self._halt: AuthenticationError | None = None
@@ -157,7 +158,7 @@ class Caller:
         """One request: wait for the provider's gate and a slot, then reserve, send, settle,
         record. The first refused key or unpaid account halts the run before another goes."""
         name = request.route.provider
-        with self._gates.passage(name), self._slots[name]:
+        with self._gates.passage(name), self._slots[name], self._gates.slot(name):
             elsewhere = self._gates.halted()  # another worker of the night met a refusal
             if elsewhere is not None:
                 self._halt_run(elsewhere)

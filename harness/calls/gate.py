@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Protocol
 
 from harness.llm import AuthenticationError
 
-__all__ = ["CredentialGate", "Gates", "LocalGates"]
+__all__ = ["DEFAULT_SLOTS", "CredentialGate", "Gates", "LocalGates"]
 
 
 class CredentialGate:
@@ -37,6 +37,10 @@ class CredentialGate:
         self._proven.set()
 
 
+# A provider's concurrent requests when `concurrency.providers` does not name it.
+DEFAULT_SLOTS = 4
+
+
 class Gates(Protocol):
     """Every provider's credential gate and the night's halt, as far as the night reaches."""
 
@@ -45,6 +49,12 @@ class Gates(Protocol):
         ...
 
     def prove(self, provider: str) -> None: ...
+
+    def slot(self, provider: str) -> AbstractContextManager[None]:
+        """Held around one request to `provider`, inside this process's own slot: one of the
+        provider's `concurrency.providers` slots as far as the night reaches (a no-op when
+        the night is this process, whose own slots already count every request)."""
+        ...
 
     def halt(self, refusal: AuthenticationError) -> None:
         """Tell the rest of the night: the key or account was refused."""
@@ -67,6 +77,9 @@ class LocalGates:
 
     def prove(self, provider: str) -> None:
         self._gate(provider).prove()
+
+    def slot(self, provider: str) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def halt(self, refusal: AuthenticationError) -> None:
         """The Caller that met the refusal already stops this process's night."""

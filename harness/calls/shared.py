@@ -7,6 +7,10 @@ night's shards), kept in `scale.database` so they hold across workers (docs/scal
 - A refused key is written to the `halts` table before the lock is let go; every process
   of the night reads that table before each reservation, so the refusal reaches the vendor
   once and no other request follows it.
+- A provider's `concurrency.providers` limit is the night's: each request also holds one of
+  that many advisory locks named by the night, the provider and a slot number, so no more
+  requests than the limit are in flight across every worker. A worker that dies loses its
+  session and its slots with it.
 
 Needs the `scale` extra (psycopg); nothing on one machine imports this module.
 """
@@ -14,12 +18,14 @@ Needs the `scale` extra (psycopg); nothing on one machine imports this module.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import psycopg
 
 from harness.budget import LedgerError
+from harness.calls.gate import DEFAULT_SLOTS
 from harness.keys import scrub
 from harness.llm import AuthenticationError, ErrorKind
 
@@ -31,19 +37,25 @@ _SCHEMA = (
     " kind TEXT NOT NULL, status INTEGER, message TEXT NOT NULL)",
 )
 _LOCK_CLASS = 7241  # advisory lock keys (7241, hashtext(night/provider)); 7240 is the ledger's
+_SLOT_CLASS = 7242  # (7242, hashtext(night/provider/slot number))
+_SLOT_WAIT_S = (0.02, 0.5)  # a request waiting for a free slot asks again after 20 ms .. 0.5 s
 
 
 class SharedGates:
     """The `Gates` of one process of a distributed night named `night`."""
 
-    def __init__(self, url: str, night: str) -> None:
+    def __init__(self, url: str, night: str, limits: Mapping[str, int] | None = None) -> None:
         self._night = night
+        self._limits = dict(limits or {})
+        self._held: set[str] = set()  # slots this process holds (one session: locks re-enter)
+        self._slot_lock = threading.Lock()  # one statement at a time on the slots connection
         self._state_lock = threading.Lock()  # one statement at a time on the state connection
         self._local: dict[str, threading.Lock] = {}  # this process's threads queue here first
         self._proven: set[str] = set()
         try:
             self._state = psycopg.connect(url, autocommit=True)
             self._gate = psycopg.connect(url, autocommit=True)  # holds the advisory locks
+            self._slots = psycopg.connect(url, autocommit=True)  # holds the request slots
             with self._state.transaction():
                 self._state.execute("SELECT pg_advisory_xact_lock(7240)")
                 for statement in _SCHEMA:
@@ -70,6 +82,41 @@ class SharedGates:
                 self._gate.execute(
                     "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, key)
                 )
+
+    @contextmanager
+    def slot(self, provider: str) -> Iterator[None]:
+        """One of the night's slots for `provider`, waiting (polling, backing off) while every
+        one is held somewhere in the cluster."""
+        wait = _SLOT_WAIT_S[0]
+        while (key := self._take_slot(provider)) is None:
+            time.sleep(wait)
+            wait = min(wait * 2, _SLOT_WAIT_S[1])
+        try:
+            yield
+        finally:
+            with self._slot_lock:
+                self._slots.execute(
+                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SLOT_CLASS, key)
+                )
+                self._held.discard(key)
+
+    def _take_slot(self, provider: str) -> str | None:
+        """A free slot's key, now held by this process; None when all are taken."""
+        with self._slot_lock:
+            for n in range(self._limits.get(provider, DEFAULT_SLOTS)):
+                key = f"{self._night}/{provider}/{n}"
+                if key in self._held:  # this session's own lock would be granted again
+                    continue
+                try:
+                    row = self._slots.execute(
+                        "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_SLOT_CLASS, key)
+                    ).fetchone()
+                except psycopg.Error as exc:
+                    raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+                if row and row[0]:
+                    self._held.add(key)
+                    return key
+        return None
 
     def prove(self, provider: str) -> None:
         if provider in self._proven:
@@ -100,6 +147,7 @@ class SharedGates:
     def close(self) -> None:
         self._state.close()
         self._gate.close()
+        self._slots.close()
 
     def _is_proven(self, provider: str) -> bool:
         query = "SELECT 1 FROM proven WHERE night = %s AND provider = %s"
