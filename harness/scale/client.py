@@ -8,7 +8,7 @@ import asyncio
 import datetime as dt
 from pathlib import Path
 
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -17,7 +17,7 @@ from harness.errors import BadInput, ExitCode
 from harness.report import load_summary, render_markdown
 from harness.runner import RunArgs
 from harness.runner.inputs import Inputs
-from harness.scale.night import FOLDER, NIGHT, STOP
+from harness.scale.night import NIGHT, STOP
 from harness.scale.payloads import Night, Plan, night_dir, workflow_id
 from harness.scale.worker import connect
 from harness.store import new_run_id
@@ -68,9 +68,9 @@ def run_night(args: RunArgs, inputs: Inputs) -> tuple[ExitCode, str, str]:
     return code, render_markdown(load_summary(root)), str(root)
 
 
-async def _running_night(scale: ScaleConfig, run_id: str) -> WorkflowHandle:
+async def _running_night(client: Client, scale: ScaleConfig, run_id: str) -> WorkflowHandle:
     """The handle of the night `run_id` if it runs; BadInput naming what to check if not."""
-    handle = (await connect(scale)).get_workflow_handle(workflow_id(run_id), result_type=int)
+    handle = client.get_workflow_handle(workflow_id(run_id), result_type=int)
     try:
         status = (await handle.describe()).status
     except RPCError as exc:
@@ -86,10 +86,23 @@ async def _running_night(scale: ScaleConfig, run_id: str) -> WorkflowHandle:
     return handle
 
 
+async def _plan_of(client: Client, handle: WorkflowHandle) -> Plan:
+    """The night's input, read from its history (no worker needed to answer)."""
+    async for event in handle.fetch_history_events():
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        (plan,) = await client.data_converter.decode(payloads, [Plan])
+        return plan
+    raise RuntimeError(f"workflow {handle.id} has no history")
+
+
 async def _stop(scale: ScaleConfig, run_id: str, wait_s: float) -> tuple[ExitCode | None, Path]:
-    handle = await _running_night(scale, run_id)
-    folder = Path(await handle.query(FOLDER))
-    await handle.signal(STOP)
+    client = await connect(scale)
+    handle = await _running_night(client, scale, run_id)
+    folder = night_dir((await _plan_of(client, handle)).night)
+    try:
+        await handle.signal(STOP)
+    except RPCError as exc:  # it ended between the look and the signal
+        raise BadInput(f"night {run_id} is not running (it just ended); nothing to stop") from exc
     try:
         return ExitCode(await asyncio.wait_for(handle.result(), wait_s)), folder
     except TimeoutError:

@@ -25,14 +25,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 from temporalio.workflow import ActivityCancellationType, ChildWorkflowCancellationType
 
-from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, night_dir, slice_id
+from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, slice_id
 
-__all__ = ["FOLDER", "NIGHT", "SLICE", "STOP", "NightWorkflow", "SliceWorkflow"]
+__all__ = ["NIGHT", "SLICE", "STOP", "NightWorkflow", "SliceWorkflow"]
 
 NIGHT = "HarnessNight"
 SLICE = "HarnessSlice"
 STOP = "stop"
-FOLDER = "folder"
 # A shard that cannot start (bad input) is not retried; a dead worker's shard is, elsewhere.
 _RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
@@ -49,12 +48,6 @@ class NightWorkflow:
     def __init__(self, plan: Plan) -> None:
         self._stopped = False
         self._slices: list[asyncio.Task[None]] = []
-        self._folder = str(night_dir(plan.night))
-
-    @workflow.query(name=FOLDER)
-    def folder(self) -> str:
-        """The night's run folder, where `close_night` writes its summary."""
-        return self._folder
 
     @workflow.signal(name=STOP)
     def stop(self) -> None:
