@@ -14,6 +14,7 @@ from harness.errors import BadInput, ExitCode
 from harness.keys import scrub
 
 if TYPE_CHECKING:
+    from harness.config import ScaleConfig
     from harness.morning import EventFilter, RunFolder, RunStatusView
     from harness.report import RunSummary
     from harness.runner import RunArgs
@@ -483,6 +484,9 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
 
     from harness.morning import find_run, read_status, render_status
 
+    scale = _scale(ns.config) if ns.config is not None else None
+    if scale is not None and scale.engine == "temporal":
+        return _stop_cluster_night(ns, scale)
     run = find_run(ns.run, ns.run_dir)
     view = read_status(run, running=False)
     if view.state == "finished":
@@ -505,6 +509,34 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
     while _running(run) == pid and time.monotonic() < deadline:
         time.sleep(0.2)
     _say(render_status(read_status(run, running=_running(run) is not None)))
+    return ExitCode.OK
+
+
+def _scale(config: Path) -> ScaleConfig:
+    from harness.config import ConfigError, load_config
+
+    try:
+        return load_config(config).scale
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from exc
+
+
+def _stop_cluster_night(ns: argparse.Namespace, scale: ScaleConfig) -> ExitCode:
+    """`harness stop RUN --config cluster.yaml`: the night's `stop` signal, then its summary."""
+    from harness.report import load_summary, render_markdown
+    from harness.scale.client import stop_night
+
+    if ns.run is None:
+        raise BadInput("--config with scale.engine temporal: name the night's run id (RUN)")
+    run_id = Path(ns.run).name  # a run id, or a run folder (named by its run id)
+    print(f"harness: stopping night {run_id}; waiting for its summary", file=sys.stderr)
+    code, folder = stop_night(scale, run_id, ns.wait)
+    if code is None:
+        print(f"harness: night {run_id} is still saving after {ns.wait:g} s", file=sys.stderr)
+    else:
+        _say(render_markdown(load_summary(folder)))
+        print(f"harness: night {run_id} ended with exit {int(code)}", file=sys.stderr)
+    _exit_now(ExitCode.OK)
     return ExitCode.OK
 
 

@@ -44,6 +44,7 @@ MAX_USD = Decimal(1_000_000)  # a cap above this is a typo, not a budget
 # Strict numbers: `true` is not 1, `5.0` is not 5, and .inf / .nan are refused (allow_inf_nan).
 Count = Annotated[int, Field(strict=True, ge=1, le=1024)]
 Small = Annotated[int, Field(strict=True, ge=1, le=50)]
+MAX_SLICE_TASKS = 1000
 Seconds = Annotated[float, Field(strict=True, gt=0, le=86_400)]
 
 
@@ -206,6 +207,17 @@ class TemporalConfig(_Strict):
     namespace: str = Field(min_length=1)
     task_queue: str = Field(min_length=1)
     heartbeat_s: Seconds  # a worker silent this long is dead: its task goes to another
+    slice_tasks: int  # tasks per child workflow (docs/scale.md)
+
+    @field_validator("slice_tasks", mode="before")
+    @classmethod
+    def _slice(cls, value: object) -> object:
+        if type(value) is not int or not 1 <= value <= MAX_SLICE_TASKS:
+            raise ValueError(
+                f"slice_tasks {value!r}: write a whole number from 1 to {MAX_SLICE_TASKS} (a "
+                "slice's history grows by about six events a task; Temporal warns at 10,000)"
+            )
+        return value
 
     @field_validator("address")
     @classmethod

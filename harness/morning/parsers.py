@@ -42,6 +42,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         metavar="S",
         help="seconds to wait for the night to write its summary and exit (default 900)",
     )
+    stop.add_argument(
+        "--config",
+        type=Path,
+        help="a config with `scale.engine: temporal`: stop the night RUN (its run id) on the "
+        "cluster (docs/scale.md)",
+    )
 
 
 def _export(commands: argparse._SubParsersAction) -> None:

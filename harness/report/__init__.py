@@ -12,8 +12,10 @@ from harness.report.md import (
 )
 from harness.report.metrics import render_metrics, write_metrics
 from harness.report.page import render_html
+from harness.report.schema import SCHEMA
 
 __all__ = [
+    "SCHEMA",
     "RunSummary",
     "SummaryError",
     "load_summary",

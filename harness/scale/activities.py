@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import datetime as dt
 import json
 import signal
 import sys
@@ -23,10 +24,10 @@ from temporalio.exceptions import ApplicationError
 
 from harness.errors import ExitCode
 from harness.fsio import write_atomic
-from harness.report import load_summary, render_html, render_markdown
-from harness.results import RunStatus, usd
+from harness.report import SCHEMA, load_summary, render_html, render_markdown
+from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
 from harness.scale.gather import gather
-from harness.scale.payloads import Night, Shard, night_dir, shard_dir
+from harness.scale.payloads import Closing, Night, Shard, night_dir, shard_dir
 from harness.store import Store
 
 __all__ = ["close_night", "run_task"]
@@ -65,17 +66,11 @@ async def run_task(shard: Shard) -> int:
     )
     beat = max(shard.night.heartbeat_s / 4, 0.2)
     try:
-        while True:
-            activity.heartbeat()
-            try:
-                code = await asyncio.wait_for(asyncio.shield(proc.wait()), beat)
-                break
-            except TimeoutError:
-                continue
-    except asyncio.CancelledError:  # the worker is shutting down: the shard saves and stops
+        code = await _wait(proc, beat)
+    except asyncio.CancelledError:  # stopped (harness stop, a worker shutting down): it saves
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
-        await proc.wait()
+        await asyncio.shield(_wait(proc, beat))  # alive while it saves, so not retried as dead
         raise
     if code == ExitCode.BAD_INPUT:
         raise ApplicationError(f"task {shard.task_id}: bad input", type="BadInput")
@@ -84,11 +79,26 @@ async def run_task(shard: Shard) -> int:
     return code
 
 
+async def _wait(proc: asyncio.subprocess.Process, beat: float) -> int:
+    """The shard's exit code, heartbeating every `beat` seconds until it ends."""
+    while True:
+        activity.heartbeat()
+        try:
+            return await asyncio.wait_for(asyncio.shield(proc.wait()), beat)
+        except TimeoutError:
+            continue
+
+
 @activity.defn(name="close_night")
-def close_night(night: Night) -> int:
-    """Merge the tasks' summaries into the night's summary.json|md|html, gather their runs
-    into the night's folder and store (harness.scale.gather); the exit code."""
-    parts = [_task_summary(night, task_id) for task_id in night.task_ids]
+def close_night(closing: Closing) -> int:
+    """Merge the tasks' summaries into the night's summary.json|md|html and gather their runs
+    into the night's folder and store (harness.scale.gather); the exit code.
+    A stopped night is interrupted (exit 130) and its tasks that never started are skipped,
+    as on a local SIGTERM."""
+    night = closing.night
+    parts = [_task_summary(night, task_id, closing.stopped) for task_id in closing.task_ids]
+    if closing.stopped:
+        parts = [_interrupted(p) for p in parts]
     data = _merged(night, parts)
     root = night_dir(night)
     spent = sum((p["spent"] for p in parts), Decimal(0))
@@ -104,8 +114,34 @@ def close_night(night: Night) -> int:
     return int(_worst(_EXIT_ORDER, [ExitCode(p["exit"]) for p in parts]))
 
 
-def _task_summary(night: Night, task_id: str) -> dict[str, Any]:
-    data = load_summary(shard_dir(night, task_id) / "latest")
+def _interrupted(part: dict[str, Any]) -> dict[str, Any]:
+    """A task's part of a stopped night: interrupted unless something worse stopped it first
+    (a task that finished before the stop keeps its own status in the task list)."""
+    status = _worst(_STATUS_ORDER, [RunStatus(part["status"]), RunStatus.INTERRUPTED])
+    code = _worst(_EXIT_ORDER, [ExitCode(part["exit"]), ExitCode.INTERRUPTED])
+    return {**part, "status": status.value, "exit": int(code)}
+
+
+def _not_started(night: Night, task_id: str) -> dict[str, Any]:
+    """A task the stop reached before its shard wrote a summary: skipped, as locally."""
+    task = TaskResult(task_id, TaskStatus.SKIPPED, "interrupted", cause=StopCause.RUN_STOPPED)
+    return {
+        "schema": SCHEMA,
+        "started_at": None,  # it never ran: the night's times are the others'
+        "finished_at": None,
+        "status": RunStatus.INTERRUPTED.value,
+        "notes": [],
+        "task": task.to_json(),
+        "exit": int(ExitCode.INTERRUPTED),
+        "spent": Decimal(0),
+    }
+
+
+def _task_summary(night: Night, task_id: str, stopped: bool) -> dict[str, Any]:
+    latest = shard_dir(night, task_id) / "latest"
+    if stopped and not (latest / "summary.json").is_file():
+        return _not_started(night, task_id)
+    data = load_summary(latest)
     task = next(t for t in data["tasks"] if t["id"] == task_id)
     status = RunStatus(data["status"])
     passing = task["status"] == "passed"
@@ -124,12 +160,14 @@ def _task_summary(night: Night, task_id: str) -> dict[str, Any]:
 
 def _merged(night: Night, parts: list[dict[str, Any]]) -> dict[str, Any]:
     spent = sum((p["spent"] for p in parts), Decimal(0))
+    ran = [p for p in parts if p["started_at"] is not None]
+    now = dt.datetime.now().astimezone().isoformat()  # stopped before any task ran
     notes = list(dict.fromkeys(n for p in parts for n in p["notes"]))
     return {
-        "schema": parts[0]["schema"],
+        "schema": SCHEMA,
         "run_id": night.run_id,
-        "started_at": min(p["started_at"] for p in parts),
-        "finished_at": max(p["finished_at"] for p in parts),
+        "started_at": min((p["started_at"] for p in ran), default=now),
+        "finished_at": max((p["finished_at"] for p in ran), default=now),
         "status": _worst(_STATUS_ORDER, [RunStatus(p["status"]) for p in parts]).value,
         "provider": night.provider,
         "budget": {"cap_usd": usd(Decimal(night.cap_usd)), "spent_usd": usd(spent)},

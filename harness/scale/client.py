@@ -1,35 +1,40 @@
-"""`harness run` with `scale.engine: temporal`: start (or re-attach to) the night's workflow,
-wait for it, print the same summary and return the same exit code."""
+"""`harness run` and `harness stop` with `scale.engine: temporal`: start (or re-attach to) the
+night's workflow, wait for it, print the same summary and return the same exit code; or stop
+it the way SIGTERM stops a local night."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from pathlib import Path
 
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
 
+from harness.config import ScaleConfig
 from harness.errors import BadInput, ExitCode
 from harness.report import load_summary, render_markdown
 from harness.runner import RunArgs
 from harness.runner.inputs import Inputs
-from harness.scale.night import NIGHT
-from harness.scale.payloads import Night, night_dir, workflow_id
+from harness.scale.night import NIGHT, STOP
+from harness.scale.payloads import Night, Plan, night_dir, workflow_id
 from harness.scale.worker import connect
 from harness.store import new_run_id
 
-__all__ = ["run_night"]
+__all__ = ["run_night", "stop_night"]
 
 
-def _night(args: RunArgs, inputs: Inputs) -> Night:
+def _plan(args: RunArgs, inputs: Inputs) -> Plan:
     if args.resume == "latest":
         raise BadInput("--resume: on Temporal name the run id to re-attach to (--resume RUN_ID)")
     if args.only is not None:
         raise BadInput("--only is not offered on Temporal yet; write a task list of those tasks")
-    return Night(
+    night = Night(
         run_id=args.resume or new_run_id(),
         tasks=str(args.tasks.resolve()),
         run_dir=str(args.run_dir.resolve()),
-        task_ids=[s.id for s in inputs.specs],
+        task_count=len(inputs.specs),
         provider=args.provider,
         seed=args.seed,
         cap_usd=str(inputs.config.budget.run_cap(args.budget_usd, dt.datetime.now())),
@@ -37,15 +42,17 @@ def _night(args: RunArgs, inputs: Inputs) -> Night:
         heartbeat_s=inputs.config.scale.temporal.heartbeat_s,
         shared_budget=inputs.config.scale.database is not None,
     )
+    slice_tasks = inputs.config.scale.temporal.slice_tasks
+    return Plan(night, [s.id for s in inputs.specs], slice_tasks)
 
 
-async def _start_and_wait(night: Night, inputs: Inputs) -> int:
+async def _start_and_wait(plan: Plan, inputs: Inputs) -> int:
     scale = inputs.config.scale
     client = await connect(scale)
     handle = await client.start_workflow(
         NIGHT,
-        night,
-        id=workflow_id(night.run_id),
+        plan,
+        id=workflow_id(plan.night.run_id),
         task_queue=scale.temporal.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         result_type=int,
@@ -55,7 +62,54 @@ async def _start_and_wait(night: Night, inputs: Inputs) -> int:
 
 def run_night(args: RunArgs, inputs: Inputs) -> tuple[ExitCode, str, str]:
     """(exit code, the morning summary in markdown, the night's folder)."""
-    night = _night(args, inputs)
-    code = ExitCode(asyncio.run(_start_and_wait(night, inputs)))
-    root = night_dir(night)
+    plan = _plan(args, inputs)
+    code = ExitCode(asyncio.run(_start_and_wait(plan, inputs)))
+    root = night_dir(plan.night)
     return code, render_markdown(load_summary(root)), str(root)
+
+
+async def _running_night(client: Client, scale: ScaleConfig, run_id: str) -> WorkflowHandle:
+    """The handle of the night `run_id` if it runs; BadInput naming what to check if not."""
+    handle = client.get_workflow_handle(workflow_id(run_id), result_type=int)
+    try:
+        status = (await handle.describe()).status
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise BadInput(
+            f"no night {run_id} on Temporal at {scale.temporal.address} (namespace "
+            f"{scale.temporal.namespace}): check the run id and the config"
+        ) from exc
+    if status != WorkflowExecutionStatus.RUNNING:
+        state = status.name.lower() if status is not None else "unknown"
+        raise BadInput(f"night {run_id} is not running ({state}); nothing to stop")
+    return handle
+
+
+async def _plan_of(client: Client, handle: WorkflowHandle) -> Plan:
+    """The night's input, read from its history (no worker needed to answer)."""
+    async for event in handle.fetch_history_events():
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        (plan,) = await client.data_converter.decode(payloads, [Plan])
+        return plan
+    raise RuntimeError(f"workflow {handle.id} has no history")
+
+
+async def _stop(scale: ScaleConfig, run_id: str, wait_s: float) -> tuple[ExitCode | None, Path]:
+    client = await connect(scale)
+    handle = await _running_night(client, scale, run_id)
+    folder = night_dir((await _plan_of(client, handle)).night)
+    try:
+        await handle.signal(STOP)
+    except RPCError as exc:  # it ended between the look and the signal
+        raise BadInput(f"night {run_id} is not running (it just ended); nothing to stop") from exc
+    try:
+        return ExitCode(await asyncio.wait_for(handle.result(), wait_s)), folder
+    except TimeoutError:
+        return None, folder
+
+
+def stop_night(scale: ScaleConfig, run_id: str, wait_s: float) -> tuple[ExitCode | None, Path]:
+    """Signal the night to stop and wait up to `wait_s` for its summary: (the night's exit
+    code, or None if it is still saving; its run folder)."""
+    return asyncio.run(_stop(scale, run_id, wait_s))

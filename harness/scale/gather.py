@@ -43,7 +43,7 @@ def gather(
 ) -> None:
     """Lay the night at `root` out as one run (the module doc), from its tasks' folders and
     its merged `summary` (summary.json's fields); `spent` is the exact spend."""
-    shards = [(t["id"], resolve_run(root / "tasks" / t["id"])) for t in summary["tasks"]]
+    shards = [(t["id"], s) for t in summary["tasks"] if (s := _shard(root, t["id"])) is not None]
     for task_id, shard in shards:
         for part in ("attempts", "calls"):
             source = shard / part / task_id
@@ -65,6 +65,14 @@ def gather(
         store.adopt(info, [(root / "tasks" / t / "harness.db", s.name) for t, s in shards])
     finally:
         store.close()
+
+
+def _shard(root: Path, task_id: str) -> Path | None:
+    """The task's run folder, or None for a task that never started (a stopped night)."""
+    folder = root / "tasks" / task_id
+    if not (folder / "latest").exists():
+        return None
+    return resolve_run(folder)
 
 
 def _events(summary: dict[str, Any], spent: Decimal, shards: Sequence[Path]) -> str:

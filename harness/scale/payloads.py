@@ -1,7 +1,9 @@
 """What travels through Temporal: paths, ids and numbers, never code or prompts.
 
 Plain dataclasses with no imports beyond the standard library, so the workflow sandbox can
-re-import this module freely.
+re-import this module freely. The night's task ids travel twice, each time once: in the
+night's workflow input (`Plan`) and, cut into slices, in its child workflows' (`Slice`);
+an activity's input is the night's reference and one id (`Shard`), whatever the task count.
 """
 
 from __future__ import annotations
@@ -11,17 +13,28 @@ from decimal import ROUND_DOWN, Decimal
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Night", "Shard", "night_dir", "shard_dir", "workflow_id"]
+__all__ = [
+    "Closing",
+    "Night",
+    "Plan",
+    "Shard",
+    "Slice",
+    "night_dir",
+    "shard_dir",
+    "slice_id",
+    "workflow_id",
+]
 
 
 @dataclass(frozen=True)
 class Night:
-    """One distributed night: where its inputs and folder are, and how it was asked to run."""
+    """One distributed night, by reference: where its inputs and folder are, how many tasks it
+    has and how it was asked to run. Constant in size: every activity carries it."""
 
     run_id: str
     tasks: str  # the task list, an absolute path every worker can read
     run_dir: str  # absolute, on storage every worker shares
-    task_ids: list[str]
+    task_count: int
     provider: str
     seed: int
     cap_usd: str  # the night's run cap, exact decimal text
@@ -37,13 +50,47 @@ class Night:
         (docs/scale.md, "The budget on Temporal")."""
         if self.shared_budget:
             return float(Decimal(self.cap_usd))
-        share = Decimal(self.cap_usd) / len(self.task_ids)
+        share = Decimal(self.cap_usd) / self.task_count
         return float(share.quantize(Decimal("0.000001"), ROUND_DOWN))
 
 
 @dataclass(frozen=True)
+class Slice:
+    """At most `scale.temporal.slice_tasks` tasks of a night: one child workflow's input."""
+
+    night: Night
+    number: int
+    task_ids: list[str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The night's workflow input: the night and, once, its task ids in the list's order."""
+
+    night: Night
+    task_ids: list[str]
+    slice_tasks: int
+
+    def slices(self) -> list[Slice]:
+        """The tasks cut into slices of at most `slice_tasks`, in order (pure: replayed)."""
+        ids, size = self.task_ids, self.slice_tasks
+        return [
+            Slice(self.night, n, ids[i : i + size]) for n, i in enumerate(range(0, len(ids), size))
+        ]
+
+
+@dataclass(frozen=True)
+class Closing:
+    """`close_night`'s input: the night, its task ids, and whether `harness stop` ended it."""
+
+    night: Night
+    task_ids: list[str]
+    stopped: bool
+
+
+@dataclass(frozen=True)
 class Shard:
-    """One task of a night."""
+    """One task of a night: `run_task`'s input."""
 
     night: Night
     task_id: str
@@ -59,6 +106,11 @@ class Shard:
 def workflow_id(run_id: str) -> str:
     """The night's workflow id: Temporal refuses a second open one, the run lock across hosts."""
     return f"harness-night-{run_id}"
+
+
+def slice_id(run_id: str, number: int) -> str:
+    """The workflow id of a night's slice `number` (from 0)."""
+    return f"{workflow_id(run_id)}-slice-{number}"
 
 
 def night_dir(night: Night) -> Path:

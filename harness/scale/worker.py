@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 from harness.config import ScaleConfig
 from harness.errors import BadInput
 from harness.scale.activities import close_night, run_task
-from harness.scale.night import NightWorkflow
+from harness.scale.night import NightWorkflow, SliceWorkflow
 
 __all__ = ["serve"]
 
@@ -47,7 +47,7 @@ async def serve(scale: ScaleConfig, concurrency: int) -> None:
         worker = Worker(
             client,
             task_queue=scale.temporal.task_queue,
-            workflows=[NightWorkflow],
+            workflows=[NightWorkflow, SliceWorkflow],
             activities=[run_task, close_night],
             activity_executor=executor,
             max_concurrent_activities=concurrency + 1,  # + the night's closing step

@@ -288,6 +288,8 @@ def test_scale_defaults_to_the_local_pool() -> None:
         ("scale: {temporal: {address: localhost}}", r"host:port"),
         ("scale: {database: 'sqlite:///x.db'}", r"PostgreSQL URL"),
         ("scale: {temporal: {queue: x}}", r"scale\.temporal\.queue"),
+        ("scale: {temporal: {slice_tasks: 0}}", r"slice_tasks 0: write a whole number from 1"),
+        ("scale: {temporal: {slice_tasks: 5000}}", r"from 1 to 1000"),
     ],
 )
 def test_a_bad_scale_section_names_its_line(tmp_path, text: str, what: str) -> None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from decimal import ROUND_CEILING, Decimal
@@ -19,15 +17,19 @@ import pytest
 pytest.importorskip("temporalio", reason="needs the scale extra (temporalio)")
 psycopg = pytest.importorskip("psycopg", reason="needs the scale extra (psycopg)")
 
-REPO = Path(__file__).resolve().parents[2]
-HARNESS = [sys.executable, "-m", "harness"]
+from tests.scale.cluster import (  # noqa: E402
+    HARNESS,
+    REPO,
+    cluster_config,
+    copy_example,
+    has_paid,
+    shard_events,
+    shard_task,
+    workers,
+)
+
 SEED = "2"
 pytestmark = pytest.mark.slow
-
-
-def _copy_example(where: Path) -> Path:
-    shutil.copytree(REPO / "tasks" / "example", where, ignore=shutil.ignore_patterns("out"))
-    return where / "tasks.yaml"
 
 
 def _outputs(root: Path) -> dict[str, str]:
@@ -37,27 +39,6 @@ def _outputs(root: Path) -> dict[str, str]:
         for p in sorted(out.rglob("*"))
         if p.is_file()
     }
-
-
-def _shard_task(worker: int) -> str | None:
-    """The task a worker's shard process runs now, from its command line, if any."""
-    children = Path(f"/proc/{worker}/task/{worker}/children")
-    for child in children.read_text().split() if children.exists() else []:
-        try:
-            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"harness.scale.shard" in argv:
-            return json.loads(argv[argv.index(b"harness.scale.shard") + 1])["task_id"]
-    return None
-
-
-def _has_paid(night_dir: Path, task_id: str) -> bool:
-    """Whether the task's shard has finished a call (it is mid-task, past its start-up)."""
-    return any(
-        '"call_finished"' in p.read_text()
-        for p in night_dir.glob(f"*/tasks/{task_id}/*/events.jsonl")
-    )
 
 
 _TIMING = ("started_at", "finished_at", "run_id")
@@ -97,49 +78,30 @@ def test_temporal_night_equals_local_night_with_a_worker_killed(
     give the same statuses, best attempts, passes, summary (but for timings and the killed
     calls' spend) and shipped files, within the cap, with no attempt recorded twice; every
     shard held on the night's one run scope in the shared ledger, and none on the day."""
-    local_tasks = _copy_example(tmp_path / "local")
-    cluster_tasks = _copy_example(tmp_path / "cluster")
-    config = tmp_path / "cluster.yaml"
-    config.write_text(
-        "scale:\n  engine: temporal\n"
-        f"  temporal: {{address: '{temporal_address}', task_queue: eq, heartbeat_s: 2}}\n"
-        f"  database: '{database}'\n"
-    )
+    local_tasks = copy_example(tmp_path / "local")
+    cluster_tasks = copy_example(tmp_path / "cluster")
+    config = cluster_config(tmp_path / "cluster.yaml", temporal_address, "eq", database)
     run = [*HARNESS, "run", "--provider", "sim", "--seed", SEED, "--log-level", "warning"]
     local = subprocess.run([*run, str(local_tasks), "--run-dir", str(tmp_path / "lr")], cwd=REPO)
-    workers = [
-        subprocess.Popen([*HARNESS, "worker", "--config", str(config), "--concurrency", "2"])
-        for _ in range(2)
-    ]
-    try:
+    with workers(config, 2) as procs:
         night = subprocess.Popen(
             [*run, str(cluster_tasks), "--run-dir", str(tmp_path / "cr"), "--config", str(config)]
         )
         task = None
-        while night.poll() is None and not (task and _has_paid(tmp_path / "cr", task)):
-            task = task or _shard_task(workers[0].pid)
+        while night.poll() is None and not (task and has_paid(tmp_path / "cr", task)):
+            task = task or shard_task(procs[0].pid)
             time.sleep(0.05)  # until worker 0's task has paid for a call
-        os.kill(workers[0].pid, signal.SIGKILL)
+        os.kill(procs[0].pid, signal.SIGKILL)
         assert night.wait() == local.returncode
-    finally:
-        for w in workers:
-            w.send_signal(signal.SIGTERM)
-        for w in workers:
-            w.wait()
     a = json.loads((tmp_path / "lr" / "latest" / "summary.json").read_text())
     b = json.loads((tmp_path / "cr" / "latest" / "summary.json").read_text())
-    events = [
-        json.loads(line)
-        for path in (tmp_path / "cr").glob("*/tasks/*/*/events.jsonl")
-        if "latest" not in path.parts  # the symlinks name the same folders again
-        for line in path.read_text().splitlines()
-    ]
+    events = shard_events(tmp_path / "cr")
     finished = [(e["task_id"], e["n"]) for e in events if e["event"] == "attempt_finished"]
     started = [e for e in events if e["event"] == "run_started"]
     scopes = _scopes(database)
     night_spent, night_held = scopes[f"run:{b['run_id']}"]
 
-    assert workers[0].returncode == -signal.SIGKILL
+    assert procs[0].returncode == -signal.SIGKILL
     assert len(started) > len(b["tasks"])  # the killed worker's task was started again
     assert _comparable(b, cluster_tasks.parent) == _comparable(a, local_tasks.parent)
     assert _outputs(cluster_tasks.parent) == _outputs(local_tasks.parent)

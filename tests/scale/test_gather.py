@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("temporalio", reason="needs the scale extra (temporalio)")
 
 from harness.scale.activities import close_night
-from harness.scale.payloads import Night, Shard, night_dir
+from harness.scale.payloads import Closing, Night, Shard, night_dir
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = [sys.executable, "-m", "harness"]
@@ -38,7 +38,7 @@ def _cli(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def nights(tmp_path_factory) -> tuple[Path, Path, Night]:
+def nights(tmp_path_factory) -> tuple[Path, Path, Closing]:
     """The same two tasks and seed, run on the local pool, and as a Temporal night's shards
     run them (`python -m harness.scale.shard`, one per task), then closed."""
     tmp = tmp_path_factory.mktemp("gather")
@@ -49,7 +49,7 @@ def nights(tmp_path_factory) -> tuple[Path, Path, Night]:
         run_id="20261126-040000-night",
         tasks=str(_copy_example(tmp / "cluster")),
         run_dir=str(tmp / "cr"),
-        task_ids=IDS,
+        task_count=len(IDS),
         provider="sim",
         seed=2,
         cap_usd="30",
@@ -59,8 +59,9 @@ def nights(tmp_path_factory) -> tuple[Path, Path, Night]:
     for task_id in IDS:
         shard = json.dumps(Shard(night, task_id).to_json())
         subprocess.run([sys.executable, "-m", "harness.scale.shard", shard], check=False)
-    close_night(night)
-    return (tmp / "lr" / "latest").resolve(), night_dir(night), night
+    closing = Closing(night, IDS, stopped=False)
+    close_night(closing)
+    return (tmp / "lr" / "latest").resolve(), night_dir(night), closing
 
 
 def _events(root: Path) -> list[dict]:

@@ -16,7 +16,7 @@ def _night(cap: str, tasks: int) -> Night:
         run_id="r1",
         tasks="/t/tasks.yaml",
         run_dir="/runs",
-        task_ids=[f"t{i}" for i in range(tasks)],
+        task_count=tasks,
         provider="sim",
         seed=2,
         cap_usd=cap,
