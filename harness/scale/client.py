@@ -36,6 +36,7 @@ def _night(args: RunArgs, inputs: Inputs) -> Night:
         config=str(args.config.resolve()) if args.config else None,
         heartbeat_s=inputs.config.scale.temporal.heartbeat_s,
         shared_budget=inputs.config.scale.database is not None,
+        batch=inputs.config.batch.enabled,
     )
 
 

@@ -13,6 +13,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
+from harness.scale.batchflow import batch_phase
 from harness.scale.payloads import Night, Shard
 
 __all__ = ["NIGHT", "NightWorkflow"]
@@ -42,6 +43,8 @@ class NightWorkflow:
         )
 
     async def _task(self, night: Night, task_id: str) -> int:
+        if night.batch:  # its first write by batch, polled on durable timers (batchflow.py)
+            await batch_phase(night, task_id)
         return await workflow.execute_activity(
             "run_task",
             Shard(night, task_id),

