@@ -106,6 +106,17 @@ async def _night_with_a_worker_restart(night: Night) -> tuple[int, list[Recorded
     return code, between
 
 
+async def _night_on_one_worker(night: Night) -> int:
+    env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=str(TEST_SERVER))
+    async with env, _worker(env.client):
+        return await asyncio.wait_for(
+            env.client.execute_workflow(
+                NIGHT, night, id=workflow_id(night.run_id), task_queue=QUEUE, result_type=int
+            ),
+            WAIT_S,
+        )
+
+
 def _shard_root(night: Night) -> Path:
     return (shard_dir(night, "t0") / "latest").resolve()
 
@@ -147,3 +158,24 @@ def test_a_batch_ready_after_8_simulated_hours_settles_on_timers_across_a_worker
     assert writes == []  # the write call reused the settled reply: nothing bought interactively
     summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
     assert (code, summary["tasks"][0]["status"]) == (ExitCode.OK, "passed")
+
+
+@pytest.mark.skipif(not TEST_SERVER.exists(), reason="needs the scale-test extra (test server)")
+def test_a_batch_still_out_at_the_deadline_is_canceled_and_its_write_runs_interactively(
+    tmp_path,
+) -> None:
+    """Deadline 4 workflow hours, results after 8: a poll at the deadline cancels the batch,
+    the next settles the entry as canceled, and the task's write is bought interactively."""
+    night = _night(tmp_path, deadline="4h")
+
+    code = asyncio.run(_night_on_one_worker(night))
+
+    after = _batches(night)
+    seen = events(_shard_root(night))
+    writes = [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    assert (len(_vendor_batches(night)), len(after), after[0].canceled) == (1, 1, True)
+    assert after[0].entries[0].outcome is EntryOutcome.CANCELED
+    assert [e["event"] for e in seen].count("batch_deadline_cancel") == 1
+    assert "batch_poll_thread" not in [e["event"] for e in seen]
+    assert [(w["attempt"], w["task_id"]) for w in writes] == [(1, "t0")]
+    assert code == ExitCode.OK
