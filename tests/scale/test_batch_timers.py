@@ -179,3 +179,19 @@ def test_a_batch_still_out_at_the_deadline_is_canceled_and_its_write_runs_intera
     assert "batch_poll_thread" not in [e["event"] for e in seen]
     assert [(w["attempt"], w["task_id"]) for w in writes] == [(1, "t0")]
     assert code == ExitCode.OK
+
+
+@pytest.mark.skipif(not TEST_SERVER.exists(), reason="needs the scale-test extra (test server)")
+def test_a_batch_step_that_keeps_failing_gives_the_batch_up_and_the_task_still_runs(
+    tmp_path,
+) -> None:
+    """A vendor file the simulator cannot read fails every submit step: after its last retry
+    the workflow gives the batch up, and the task's write is bought interactively."""
+    night = _night(tmp_path, deadline="24h")
+    (shard_dir(night, "t0") / "sim-batches.json").write_text("{not json")
+
+    code = asyncio.run(_night_on_one_worker(night))
+
+    seen = events(_shard_root(night))
+    writes = [e["attempt"] for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    assert (_batches(night), writes, code) == ([], [1], ExitCode.OK)
