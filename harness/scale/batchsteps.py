@@ -130,6 +130,9 @@ def main(argv: list[str]) -> int:
     from harness.log import configure_logging
 
     configure_logging(None, level="warning")
+    # A worker shutting down sends SIGTERM: exit through the `finally`s, so the step's holds
+    # are let go and its run closed rather than left to be charged as a dead process's.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(ExitCode.INTERRUPTED))
     try:
         wait = run_step(argv[0], _step_from(json.loads(argv[1])))
     except BadInput as exc:
