@@ -29,3 +29,6 @@ class RunArgs:
     # With scale.database: the run scope whose cap this run's holds share (a Temporal night's
     # id, so every shard of the night spends against one cap); None: the run's own id.
     budget_scope: str | None = None
+    # A Temporal night's batch step (harness/scale/batchsteps.py): the workflow's time, unix
+    # seconds, as the batch phase's clock; None: the wall clock.
+    clock_at: float | None = None

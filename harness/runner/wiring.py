@@ -28,7 +28,7 @@ from harness.report import render_metrics, write_metrics
 from harness.results import TestResult
 from harness.router import Router
 from harness.runner.args import RunArgs
-from harness.runner.batch.start import batch_night, batch_vendors
+from harness.runner.batch.start import batch_clock, batch_night, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
 from harness.store import (
@@ -288,7 +288,15 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         rundir=rundir,
         deliver=deliver,
         batch=batch_night(
-            vendors, inputs, budget, calls, store.batch_log(run_id), run_id, stop, started
+            vendors,
+            inputs,
+            budget,
+            calls,
+            store.batch_log(run_id),
+            run_id,
+            stop,
+            started,
+            batch_clock(args),
         ),
     )
     return Run(

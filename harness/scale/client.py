@@ -41,6 +41,7 @@ def _plan(args: RunArgs, inputs: Inputs) -> Plan:
         config=str(args.config.resolve()) if args.config else None,
         heartbeat_s=inputs.config.scale.temporal.heartbeat_s,
         shared_budget=inputs.config.scale.database is not None,
+        batch=inputs.config.batch.enabled,
     )
     slice_tasks = inputs.config.scale.temporal.slice_tasks
     return Plan(night, [s.id for s in inputs.specs], slice_tasks)

@@ -25,6 +25,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError
 from temporalio.workflow import ActivityCancellationType, ChildWorkflowCancellationType
 
+from harness.scale.batchflow import batch_phase
 from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, slice_id
 
 __all__ = ["NIGHT", "SLICE", "STOP", "NightWorkflow", "SliceWorkflow"]
@@ -99,7 +100,18 @@ class SliceWorkflow:
         _raise_failure(tasks)
 
 
-def _start_task(night: Night, task_id: str) -> workflow.ActivityHandle[int]:
+def _start_task(night: Night, task_id: str) -> asyncio.Future[int]:
+    if night.batch:  # its first write by batch, polled on durable timers (batchflow.py)
+        return asyncio.ensure_future(_batched(night, task_id))
+    return _run_task(night, task_id)
+
+
+async def _batched(night: Night, task_id: str) -> int:
+    await batch_phase(night, task_id)
+    return await _run_task(night, task_id)
+
+
+def _run_task(night: Night, task_id: str) -> workflow.ActivityHandle[int]:
     return workflow.start_activity(
         "run_task",
         Shard(night, task_id),

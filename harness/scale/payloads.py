@@ -41,6 +41,7 @@ class Night:
     config: str | None
     heartbeat_s: float
     shared_budget: bool = False  # scale.database is set: one run cap in the shared ledger
+    batch: bool = False  # batch.enabled: each task's batch phase runs on the workflow's timers
 
     def task_cap_usd(self) -> float:
         """Each task's shard's run cap. With the shared ledger, the night's whole cap: every

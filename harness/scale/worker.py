@@ -14,6 +14,7 @@ from temporalio.worker import Worker
 from harness.config import ScaleConfig
 from harness.errors import BadInput
 from harness.scale.activities import close_night, run_task
+from harness.scale.batchsteps import batch_poll, batch_submit
 from harness.scale.night import NightWorkflow, SliceWorkflow
 
 __all__ = ["serve"]
@@ -48,7 +49,7 @@ async def serve(scale: ScaleConfig, concurrency: int) -> None:
             client,
             task_queue=scale.temporal.task_queue,
             workflows=[NightWorkflow, SliceWorkflow],
-            activities=[run_task, close_night],
+            activities=[run_task, close_night, batch_submit, batch_poll],
             activity_executor=executor,
             max_concurrent_activities=concurrency + 1,  # + the night's closing step
             graceful_shutdown_timeout=GRACE,

@@ -42,23 +42,28 @@ __all__ = ["SimBatch", "SimBatchScript"]
 class SimBatchScript:
     """How the simulated vendor behaves. `polls_to_end` None: never ends unless canceled.
     `ready_after` gives single entries their own poll count (done entries survive a cancel);
-    `outcomes` makes single entries errored or expired."""
+    `outcomes` makes single entries errored or expired. `ready_after_s` instead ends the batch
+    once the vendor's clock is that many seconds past its submission (a Temporal night gives
+    the clock the workflow's time, so a test can let simulated hours pass)."""
 
     polls_to_end: int | None = 1
     ready_after: Mapping[str, int] = field(default_factory=dict)
     outcomes: Mapping[str, EntryOutcome] = field(default_factory=dict)
+    ready_after_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "polls_to_end": self.polls_to_end,
             "ready_after": dict(self.ready_after),
             "outcomes": {k: v.value for k, v in self.outcomes.items()},
+            "ready_after_s": self.ready_after_s,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SimBatchScript:
         outcomes = {k: EntryOutcome(v) for k, v in (data.get("outcomes") or {}).items()}
-        return cls(data.get("polls_to_end", 1), dict(data.get("ready_after") or {}), outcomes)
+        ready = dict(data.get("ready_after") or {})
+        return cls(data.get("polls_to_end", 1), ready, outcomes, data.get("ready_after_s"))
 
 
 def _request_json(request: CallRequest) -> dict[str, Any]:
@@ -146,6 +151,10 @@ class SimBatch:
             return self._status(batch, self._scripted(data))
 
     def _done(self, batch: Mapping[str, Any], script: SimBatchScript, custom_id: str) -> bool:
+        if script.ready_after_s is not None:  # by the clock: as it was when canceled, if so
+            at = batch.get("canceled_clock")
+            at = self._clock() if at is None else at
+            return at >= batch["handle"]["created_at"] + script.ready_after_s
         polls = batch["polls"] if batch["canceled_at"] is None else batch["canceled_at"]
         need = script.ready_after.get(custom_id, script.polls_to_end)
         return need is not None and polls >= need
@@ -200,6 +209,7 @@ class SimBatch:
             batch = data["batches"][handle.id]
             if batch["canceled_at"] is None and not self._ended(batch, self._scripted(data)):
                 batch["canceled_at"] = batch["polls"]
+                batch["canceled_clock"] = self._clock()
             self._save(data)
 
     def find(self, display_name: str) -> list[BatchHandle]:

@@ -251,3 +251,33 @@ def test_a_batch_entry_with_impossible_usage_is_charged_its_reservation(tmp_path
         request.prompt, request.route, PRICES.get(MODEL).at(ServiceTier.BATCH)
     )
     assert (worst, 0) == (budget.spent_run, budget.reserved_run)
+
+
+def test_the_backoff_doubles_to_its_ceiling_and_stops_short_at_the_deadline() -> None:
+    """BatchTiming.after: wait the interval (cut at the deadline, whole past it), then double it."""
+    timing = BatchTiming(deadline=100.0, poll_s=30.0, max_poll_s=100.0)
+
+    steps = [timing.after(30.0, 0.0), timing.after(60.0, 80.0), timing.after(100.0, 150.0)]
+
+    assert steps == [(30.0, 60.0), (20.0, 100.0), (100.0, 100.0)]
+
+
+def test_a_poll_step_process_reattaches_submits_nothing_and_lets_its_holds_go(tmp_path) -> None:
+    """One step at a time (a Temporal night): attach re-attaches to the recorded batch without
+    submitting, poll_once settles nothing before the vendor ends it, let_go frees the hold."""
+    store, vendor = _store(tmp_path), Vendor()
+    state = tmp_path / "vendor.json"
+    script = SimBatchScript(polls_to_end=2)
+    request = _request("a", 10, 100)
+    _night(store, SimBatch(vendor, script, state=state), Budget(Decimal(10))).start([request])
+    later, budget = SimBatch(vendor, script, state=state), Budget(Decimal(10))
+    step = _night(store, later, budget)
+
+    waiting = step.attach([request])
+    first, held = step.poll_once(5.0), budget.reserved_run
+    step.let_go()
+
+    assert (waiting, later.creates, first, budget.reserved_run) == ({"a"}, 0, 5.0, Decimal(0))
+    assert held > 0
+    assert step.poll_once(5.0) is None
+    assert store.call_log(RUN).recorded(request) is not None

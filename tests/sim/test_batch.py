@@ -137,3 +137,33 @@ def test_the_script_can_live_in_the_state_file(tmp_path: Path) -> None:
     handle = batch.submit([_item("a")], display_name="n")
 
     assert [batch.status(handle).state for _ in range(4)] == [BatchState.RUNNING] * 4
+
+
+def test_a_batch_ready_after_seconds_ends_by_its_clock_not_its_polls() -> None:
+    """With ready_after_s the batch runs until its clock passes submission + that many seconds."""
+    now = [1000.0]
+    batch = SimBatch(_sim("a"), SimBatchScript(ready_after_s=8 * 3600), clock=lambda: now[0])
+    handle = batch.submit([_item("a")], display_name="n")
+    early = [batch.status(handle).state for _ in range(5)]
+    now[0] += 8 * 3600
+
+    late = batch.status(handle)
+
+    assert (early, late) == ([BatchState.RUNNING] * 5, BatchStatus(BatchState.ENDED, succeeded=1))
+
+
+def test_a_clock_batch_canceled_before_it_is_ready_comes_back_canceled() -> None:
+    """A cancel freezes the clock the batch is judged by: later time does not make it ready."""
+    now = [0.0]
+    batch = SimBatch(_sim("a"), SimBatchScript(ready_after_s=60), clock=lambda: now[0])
+    handle = batch.submit([_item("a")], display_name="n")
+    batch.cancel(handle)
+    now[0] = 120.0
+    states = [batch.status(handle).state for _ in range(2)]
+
+    outcomes = [e.outcome for e in batch.results(handle)]
+
+    assert (states, outcomes) == (
+        [BatchState.CANCELING, BatchState.ENDED],
+        [EntryOutcome.CANCELED],
+    )

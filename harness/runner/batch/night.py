@@ -7,6 +7,11 @@ records it as this run's call for that prompt, so the task's write call reuses i
 reply this run already received). A task whose entry did not succeed runs its write
 interactively, at the list price. Each task is handed to the pool (`arrivals`) once its entry
 is settled, never before.
+
+The same pieces run one step at a time where something else keeps the time (a Temporal night,
+harness/scale/batchsteps.py): `start` in one process; later, in a process per poll, `attach`
+(re-attach only, never submit), `poll_once`, then `let_go`; `BatchTiming.after` is the backoff
+for both.
 """
 
 from __future__ import annotations
@@ -56,6 +61,13 @@ class BatchTiming:
     poll_s: float
     max_poll_s: float
 
+    def after(self, interval: float, now: float) -> tuple[float, float]:
+        """(how long to wait before the next poll, the interval after that): the interval cut
+        short at the deadline, then doubled up to max_poll_s."""
+        to_deadline = self.deadline - now
+        wait = min(interval, to_deadline) if to_deadline > 0 else interval
+        return wait, min(interval * 2, self.max_poll_s)
+
 
 @dataclass
 class _Watch:
@@ -92,19 +104,17 @@ class BatchNight:
     def batchable(self, request: CallRequest) -> bool:
         return request.route.provider in self._vendors
 
+    @property
+    def timing(self) -> BatchTiming:
+        return self._timing
+
     def start(self, requests: Sequence[CallRequest]) -> set[str]:
         """Submit (or re-attach to) the batches for these writes; the task ids that wait."""
         recorded = self._batch_log.batches()
-        known = {e.task_id: (b, e) for b in recorded for e in b.entries}
         late = self._clock() >= self._timing.deadline  # a resume after it: nothing new goes
         fresh: list[Pending] = []
-        for request in requests:
-            if (reply := self._calls.recorded(request)) is not None:
-                mark_settled(self._batch_log, self._prices, request, reply, known)
-                continue  # the write call reuses it
-            if request.task_id in known:
-                self._reattach(request, *known[request.task_id])
-            elif late:
+        for request in self._attach(requests, recorded):
+            if late:
                 log.warning("batch_too_late", task_id=request.task_id)
             elif (entry := reserve(request, self._prices, self._budget)) is not None:
                 fresh.append(entry)
@@ -116,6 +126,27 @@ class BatchNight:
             if entry.batch_id in by_batch:
                 self._watch(by_batch[entry.batch_id], entry)
         return set(self._waiting)
+
+    def attach(self, requests: Sequence[CallRequest]) -> set[str]:
+        """Re-attach to the batches the store records for these writes, submitting nothing;
+        the task ids that wait."""
+        self._attach(requests, self._batch_log.batches())
+        return set(self._waiting)
+
+    def _attach(
+        self, requests: Sequence[CallRequest], recorded: Sequence[RecordedBatch]
+    ) -> list[CallRequest]:
+        """Settle or re-attach every write the store knows of; the writes it knows nothing of."""
+        known = {e.task_id: (b, e) for b in recorded for e in b.entries}
+        unknown = []
+        for request in requests:
+            if (reply := self._calls.recorded(request)) is not None:
+                mark_settled(self._batch_log, self._prices, request, reply, known)  # reused
+            elif request.task_id in known:
+                self._reattach(request, *known[request.task_id])
+            else:
+                unknown.append(request)
+        return unknown
 
     def _reattach(self, request: CallRequest, batch: RecordedBatch, row: BatchEntryRow) -> None:
         """An entry a crashed process submitted: wait for it again, holding its worst case."""
@@ -155,18 +186,15 @@ class BatchNight:
 
     def poll(self) -> None:
         """Poll every batch until each has ended (or the run stops), cancelling at the deadline."""
+        log.info("batch_poll_thread", batches=len(self._watches))
         interval = self._timing.poll_s
         try:
             while self._watches and not self._stop.is_set():
-                if self._clock() >= self._timing.deadline and self._cancel_all():
-                    interval = self._timing.poll_s  # canceling is quick: look again soon
-                for watch in list(self._watches.values()):
-                    self._poll_one(watch)
-                if not self._watches:
+                after = self.poll_once(interval)
+                if after is None:
                     return
-                to_deadline = self._timing.deadline - self._clock()
-                self._stop.wait(min(interval, to_deadline) if to_deadline > 0 else interval)
-                interval = min(interval * 2, self._timing.max_poll_s)
+                wait, interval = self._timing.after(after, self._clock())
+                self._stop.wait(wait)
         except Exception as exc:  # a harness fault: the tasks still run, interactively
             log.error("batch_poll_crashed", error=repr(exc))
             raise
@@ -174,6 +202,25 @@ class BatchNight:
             for watch in self._watches.values():
                 for entry in watch.entries.values():
                     self._release(entry.request.task_id)
+
+    def poll_once(self, interval: float) -> float | None:
+        """One round: at the deadline cancel every batch, then ask the vendor once per batch and
+        settle those that ended. The backoff's interval from here (back to poll_s after a
+        cancel: canceling is quick, look again soon), or None when no batch is left."""
+        if self._clock() >= self._timing.deadline and self._cancel_all():
+            interval = self._timing.poll_s
+        for watch in list(self._watches.values()):
+            self._poll_one(watch)
+        return interval if self._watches else None
+
+    def let_go(self) -> None:
+        """Release the holds of the entries still out: this process ends while they wait, and
+        a hold outliving its process would be charged in full. The next step holds them again."""
+        for watch in self._watches.values():
+            for entry in watch.entries.values():
+                if entry.reservation is not None:
+                    self._budget.release(entry.reservation)
+                    entry.reservation = None
 
     def _cancel_all(self) -> bool:
         """Cancel every batch not yet canceled; whether one was canceled now."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
+from collections.abc import Callable
 
 import structlog
 
 from harness.budget import Budget
 from harness.calls import CallLog
-from harness.llm import BatchProvider
+from harness.llm import BatchProvider, CallRequest
 from harness.pipeline import first_write
 from harness.runner.args import RunArgs
 from harness.runner.batch.night import BatchNight, BatchTiming
@@ -18,7 +20,7 @@ from harness.runner.inputs import Inputs
 from harness.runner.prepared import Run
 from harness.store import BatchLog
 
-__all__ = ["batch_night", "batch_vendors", "start_batch"]
+__all__ = ["batch_clock", "batch_night", "batch_requests", "batch_vendors", "start_batch"]
 
 log = structlog.get_logger()
 
@@ -28,6 +30,19 @@ def start_batch(run: Run) -> set[str]:
     Off, stopped or with nothing to submit: nobody waits."""
     if run.parts.batch is None or run.parts.stop.is_set() or run.parts.budget.stopped:
         return set()
+    requests = batch_requests(run)
+    if not requests:
+        return set()
+    waiting = run.parts.batch.start(requests)
+    log.info("batch_started", tasks=len(requests), waiting=len(waiting))
+    return waiting
+
+
+def batch_requests(run: Run) -> list[CallRequest]:
+    """The first writes batch mode sends by batch: every task's that starts with a write from
+    nothing, to a provider with a batch API."""
+    if run.parts.batch is None:
+        return []
     requests = []
     for spec in run.plan.tasks:
         try:
@@ -39,11 +54,7 @@ def start_batch(run: Run) -> set[str]:
             continue
         if run.parts.batch.batchable(request):
             requests.append(request)
-    if not requests:
-        return set()
-    waiting = run.parts.batch.start(requests)
-    log.info("batch_started", tasks=len(requests), waiting=len(waiting))
-    return waiting
+    return requests
 
 
 def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
@@ -55,13 +66,21 @@ def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
     if args.provider == "sim":
         from harness.sim import SimBatch
 
-        return {"sim": SimBatch(inputs.providers["sim"], state=args.run_dir / "sim-batches.json")}
+        state = args.run_dir / "sim-batches.json"
+        return {"sim": SimBatch(inputs.providers["sim"], state=state, clock=batch_clock(args))}
     if args.provider != "live":
         return {}  # a replay serves recorded replies: nothing to batch
     from harness.providers import build_batch_adapter
 
     timeout = inputs.config.provider_timeout_s
     return {name: build_batch_adapter(name, timeout_s=timeout) for name in inputs.providers}
+
+
+def batch_clock(args: RunArgs) -> Callable[[], float]:
+    """The batch phase's clock: the wall clock, or the time a Temporal workflow gave this step
+    (`RunArgs.clock_at`), so its deadline, and the simulator's vendor, run on the workflow's."""
+    at = args.clock_at
+    return time.time if at is None else (lambda: at)
 
 
 def batch_night(
@@ -73,6 +92,7 @@ def batch_night(
     run_id: str,
     stop: threading.Event,
     started: dt.datetime,
+    clock: Callable[[], float] = time.time,
 ) -> BatchNight | None:
     """The night's batch phase when config batch.enabled (None when off, or a replay)."""
     config = inputs.config.batch
@@ -93,4 +113,5 @@ def batch_night(
         batch_log=batch_log,
         run_id=run_id,
         stop=stop,
+        clock=clock,
     )
