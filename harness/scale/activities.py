@@ -36,15 +36,15 @@ _PR_SET_PDEATHSIG = 1
 # Worst first: the night's exit code is the worst of its tasks', in runner.exit_code's order.
 _EXIT_ORDER = (
     ExitCode.HALTED,
-    ExitCode.INTERRUPTED,
     ExitCode.BUDGET,
+    ExitCode.INTERRUPTED,
     ExitCode.NOT_ALL_PASSED,
     ExitCode.OK,
 )
 _STATUS_ORDER = (
     RunStatus.HALTED,
-    RunStatus.INTERRUPTED,
     RunStatus.BUDGET_STOPPED,
+    RunStatus.INTERRUPTED,
     RunStatus.COMPLETED,
 )
 
