@@ -8,8 +8,14 @@ import asyncio
 import datetime as dt
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from harness.config import ScaleConfig
@@ -22,7 +28,7 @@ from harness.scale.payloads import Night, Plan, night_dir, workflow_id
 from harness.scale.worker import connect
 from harness.store import new_run_id
 
-__all__ = ["run_night", "stop_night"]
+__all__ = ["bad_input", "run_night", "stop_night"]
 
 
 def _plan(args: RunArgs, inputs: Inputs) -> Plan:
@@ -58,7 +64,24 @@ async def _start_and_wait(plan: Plan, inputs: Inputs) -> int:
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         result_type=int,
     )
-    return await handle.result()
+    try:
+        return await handle.result()
+    except WorkflowFailureError as exc:
+        refusal = bad_input(exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def bad_input(failure: BaseException) -> BadInput | None:
+    """The shard's refusal of its input (exit 2) behind a failed night, if that is what failed
+    it: the worker's log has the shard's message."""
+    cause: BaseException | None = failure
+    while cause is not None:
+        if isinstance(cause, ApplicationError) and cause.type == "BadInput":
+            return BadInput(f"{cause.message} (the worker's log says what to change)")
+        cause = getattr(cause, "cause", None) or cause.__cause__
+    return None
 
 
 def run_night(args: RunArgs, inputs: Inputs) -> tuple[ExitCode, str, str]:

@@ -51,3 +51,25 @@ def test_the_night_takes_the_local_order_of_statuses_and_exit_codes(a, b, worst)
         assert activities._merged(NIGHT, parts)["status"] == worst.value
         codes = [ExitCode(p["exit"]) for p in parts]
         assert activities._worst(activities._EXIT_ORDER, codes) == CODE[worst]
+
+
+def test_a_shards_refused_input_behind_a_failed_night_is_bad_input():
+    """A night failed by a shard's BadInput (through its slice and activity) reaches
+    `harness run` as bad input (exit 2); any other failure is not taken for one."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import ApplicationError
+
+    from harness.scale.client import bad_input
+
+    def chain(inner: BaseException) -> BaseException:
+        try:
+            try:
+                raise inner
+            except BaseException as exc:
+                raise RuntimeError("the slice failed") from exc
+        except RuntimeError as middle:
+            return WorkflowFailureError(cause=middle)
+
+    refusal = bad_input(chain(ApplicationError("task t0: bad input", type="BadInput")))
+    assert refusal is not None and "task t0: bad input" in str(refusal)
+    assert bad_input(chain(ApplicationError("shard exited 1", type="Other"))) is None
