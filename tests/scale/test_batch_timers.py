@@ -24,7 +24,7 @@ from harness.errors import ExitCode
 from harness.llm import EntryOutcome
 from harness.scale.activities import close_night, run_task
 from harness.scale.batchsteps import batch_poll, batch_submit
-from harness.scale.night import NIGHT, NightWorkflow, SliceWorkflow
+from harness.scale.night import NIGHT, STOP, NightWorkflow, SliceWorkflow
 from harness.scale.payloads import Night, Plan, shard_dir, slice_id, workflow_id
 from harness.store import RecordedBatch, Store
 from tests._night import Task, events, write_tasks
@@ -212,3 +212,30 @@ def test_a_batch_step_that_keeps_failing_gives_the_batch_up_and_the_task_still_r
     seen = events(_shard_root(night))
     writes = [e["attempt"] for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
     assert (_batches(night), writes, code) == ([], [1], ExitCode.OK)
+
+
+async def _night_stopped_while_it_waits(night: Night) -> int:
+    """The night's exit code when `harness stop`'s signal reaches it mid-sleep."""
+    env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=str(TEST_SERVER))
+    async with env, _worker(env.client):
+        handle = await env.client.start_workflow(
+            NIGHT, _plan(night), id=workflow_id(night.run_id), task_queue=QUEUE, result_type=int
+        )
+        await _until_sleeping(env.client.get_workflow_handle(slice_id(night.run_id, 0)))
+        await handle.signal(STOP)
+        return await asyncio.wait_for(handle.result(), WAIT_S)
+
+
+@pytest.mark.skipif(not TEST_SERVER.exists(), reason="needs the scale-test extra (test server)")
+def test_a_night_stopped_while_its_batch_waits_never_starts_the_task(tmp_path) -> None:
+    """`harness stop` during the batch's sleep: the task's run is never started (no write,
+    bought or reused), and the night ends interrupted, exit 130, as a local SIGTERM does."""
+    night = _night(tmp_path, deadline="24h")
+
+    code = asyncio.run(_night_stopped_while_it_waits(night))
+
+    seen = events(_shard_root(night))
+    assert [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"] == []
+    assert "task_started" not in [e["event"] for e in seen]
+    summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
+    assert (code, summary["status"]) == (ExitCode.INTERRUPTED, "interrupted")
