@@ -19,6 +19,7 @@ from bench.bench_isolation import measure_isolation
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
+from bench.fanout import Background
 from bench.figures import ratio
 from bench.judge import judge_stage
 from bench.machine import cpu_seconds, describe, load_average, source_digest
@@ -170,8 +171,12 @@ def run_suite(
     started = time.perf_counter()
     machine = describe()
     st = Stages(settings, workdir, quiet, timed_dir)
-    calibration = _calibration(st)
+    # The calibration is a function of the example tasks and seeds alone: in a process of its
+    # own (bench/fanout.py) beside the untimed policy nights; before timed nights, as before.
+    calibration_run = Background(st, _calibration) if settings.policies_only else None
+    calibration = _calibration(st) if calibration_run is None else []
     outcomes, timed_rest, night = _policy_nights(st)
+    calibration = calibration_run.result() if calibration_run else calibration
     base = next(n for n in outcomes if n.variant == "baseline")
     capped, capped_nights = (None, []) if settings.policies_only else _capped(st, base)
     policies = policy_table(outcomes)
