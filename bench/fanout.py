@@ -1,12 +1,14 @@
-"""Independent untimed work of one bench run (the sensitivity sweep's points, the calibration)
-spread over a pool of forked processes, one per core; results come back in the order asked.
+"""Independent untimed work of one bench run (the policy nights by kind beside the
+calibration, the sensitivity sweep's points) spread over a pool of forked processes, one per
+core; results come back in the order asked.
 
 A job is a function of the bench's `Stages`, whose outcomes depend only on their inputs
 (Reproduce in docs/benchmarks.md), so where it runs cannot move a figure. The workers are
 forked once the earlier stages are done: each starts with the test results and nights
-remembered so far (bench/memo.py, `Stages._once`) and adds its own, which stay in that
-worker; what it counted (runs, hits, mismatches, nights reused) is added to the parent's
-counts. Timed nights never run here: their wall time would share the cores."""
+remembered so far (bench/memo.py, `Stages._once`); what it counted (runs, hits, mismatches,
+nights reused) is added to the parent's counts, and what it learned (test results, nights)
+is remembered by the parent for the stages after it, in the order of the jobs. Timed nights
+never run here: their wall time would share the cores."""
 
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from bench.stages import Stages
 
-__all__ = ["Background", "fan_out", "workers"]
+__all__ = ["fan_out", "workers"]
 
 T = TypeVar("T")
 Job = Callable[["Stages"], T]
@@ -34,10 +36,13 @@ _JOBS: list[tuple[Stages, Job]] = []
 @dataclass(frozen=True)
 class Counts:
     """What a job counted in its worker: per memo (runs, hits, verified hits, mismatches),
-    and the nights it took from `Stages._once` instead of running them."""
+    and the nights it took from `Stages._once` instead of running them; and what it learned
+    there: the test results and untimed nights it added (the parent remembers them too)."""
 
     memos: dict[str, tuple[int, int, int, tuple[str, ...]]]
     nights_reused: int
+    learned: dict[str, dict] = field(default_factory=dict)
+    nights: dict = field(default_factory=dict)
 
 
 def workers(jobs: int) -> int:
@@ -64,37 +69,19 @@ def fan_out(st: Stages, jobs: Sequence[Job[T]]) -> list[T]:
     return [result for result, _ in done]
 
 
-class Background(Generic[T]):
-    """One job started in a forked process now, while this process goes on; `result()` waits
-    for it. Without a fork (see `workers`) the job runs when its result is asked for."""
-
-    def __init__(self, st: Stages, job: Job[T]) -> None:
-        self._st, self._job = st, job
-        self._pool: ProcessPoolExecutor | None = None
-        self._future: Future[tuple[T, Counts]] | None = None
-        if workers(2) == 2:
-            _JOBS[:] = [(st, job)]
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            self._future = self._pool.submit(_run, 0)  # forks the worker now
-
-    def result(self) -> T:
-        if self._pool is None or self._future is None:
-            return self._job(self._st)
-        try:
-            result, counts = self._future.result()
-        finally:
-            self._pool.shutdown()
-            _JOBS.clear()
-        _add(self._st, counts)
-        return result
-
-
 def _run(index: int) -> tuple[object, Counts]:
     """In a worker: run one job and return what it counted beside its result."""
     st, job = _JOBS[index]
     before = _counts(st)
+    known = {kind: set(memo.known()) for kind, memo in st.memos.items()}
+    ran = set(st.nights)
     result = job(st)
     after = _counts(st)
+    learned = {
+        kind: {k: v for k, v in memo.known().items() if k not in known[kind]}
+        for kind, memo in st.memos.items()
+    }
+    nights = {key: night for key, night in st.nights.items() if key not in ran}
     memos = {
         kind: (
             runs - before.memos[kind][0],
@@ -104,7 +91,7 @@ def _run(index: int) -> tuple[object, Counts]:
         )
         for kind, (runs, hits, verified, mismatches) in after.memos.items()
     }
-    return result, Counts(memos, after.nights_reused - before.nights_reused)
+    return result, Counts(memos, after.nights_reused - before.nights_reused, learned, nights)
 
 
 def _counts(st: Stages) -> Counts:
@@ -123,4 +110,7 @@ def _add(st: Stages, counts: Counts) -> None:
             memo.verified + verified,
         )
         memo.mismatches.extend(mismatches)
+        memo.learn(counts.learned.get(kind, {}))
     st.nights_reused += counts.nights_reused
+    for key, night in counts.nights.items():
+        st.nights.setdefault(key, night)
