@@ -60,13 +60,23 @@ def fan_out(st: Stages, jobs: Sequence[Job[T]]) -> list[T]:
         return [job(st) for job in jobs]
     _JOBS[:] = [(st, job) for job in jobs]
     try:
-        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(count, context, initializer=_own_ledger) as pool:
             done = list(pool.map(_run, range(len(jobs))))
     finally:
         _JOBS.clear()
     for _, counts in done:
         _add(st, counts)
     return [result for result, _ in done]
+
+
+def _own_ledger() -> None:
+    """A worker's day ledger of its own, beside the bench's private one (bench/__main__.py):
+    no cap of a bench night binds on the day, and workers sharing one SQLite file would
+    wait on each other's write lock at every call."""
+    state = os.environ.get("XDG_STATE_HOME")
+    if state:
+        os.environ["XDG_STATE_HOME"] = os.path.join(state, f"worker-{os.getpid()}")
 
 
 def _run(index: int) -> tuple[object, Counts]:

@@ -65,3 +65,21 @@ def test_no_fork_while_a_thread_runs() -> None:
         thread.join()
 
     assert count == 1
+
+
+def _state(st: _Stages) -> str:
+    return os.environ.get("XDG_STATE_HOME", "")
+
+
+def test_each_worker_keeps_its_own_day_ledger(monkeypatch, tmp_path) -> None:
+    """A forked worker's day ledger is its own folder under the bench's private state, so
+    workers never wait on one SQLite write lock; the parent's stays where it was."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+
+    states = fan_out(_Stages(), [_state, _state])
+
+    if workers(2) > 1:
+        assert all(
+            Path(s).parent == tmp_path and Path(s).name.startswith("worker-") for s in states
+        )
+    assert os.environ["XDG_STATE_HOME"] == str(tmp_path)
