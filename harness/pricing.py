@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -154,12 +153,12 @@ def load_prices(path: Path | None = None) -> PriceTable:
         except OSError as exc:
             raise PriceError(f"cannot read price table {path}: {exc.strerror}") from exc
         source = str(path)
-    return _parsed(source, hashlib.sha256(text.encode()).hexdigest(), text)
+    return _parsed(source, text)
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed(source: str, digest: str, text: str) -> PriceTable:
-    """The table in `text` (`digest` keys the cache; an error is raised, never cached)."""
+def _parsed(source: str, text: str) -> PriceTable:
+    """The table in `text`, cached by source and whole content (an error is never cached)."""
     try:
         parsed = _PriceFile.model_validate(_yaml(text))
     except yaml.YAMLError as exc:
