@@ -51,9 +51,12 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# The policy table, the calibration and the sensitivity sweep only (no timed nights).
+# The policy table, the calibration and the sensitivity sweep only (no timed nights), at the
+# committed record's settings (bench/results/latest.json "settings"); BENCH_POLICIES_ARGS=
+# (empty) runs the defaults instead (24 tasks, 2 seeds: four times the task-nights).
+BENCH_POLICIES_ARGS ?= --tasks 12 --seeds 1 --sensitivity-seeds 1
 bench-policies: $(STAMP)
-	$(BIN)/python -m bench --policies-only
+	$(BIN)/python -m bench --policies-only $(BENCH_POLICIES_ARGS)
 
 # The committed record (bench/results/latest.json) against its promises; not part of `test`.
 bench-check: $(STAMP)

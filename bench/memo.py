@@ -95,6 +95,18 @@ class Memo(Generic[R]):
 
         return remembered
 
+    def known(self) -> dict[tuple[str, str], R]:
+        """The results remembered so far (a copy), by key."""
+        with self._lock:
+            return dict(self._results)
+
+    def learn(self, results: dict[tuple[str, str], R]) -> None:
+        """Remember results measured elsewhere (another process of this bench run); a key
+        already known keeps its result, as a second fresh run would."""
+        with self._lock:
+            for key, result in results.items():
+                self._results.setdefault(key, result)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "runs": self.runs,

@@ -5,12 +5,14 @@ side here: what moves is model behaviour, not billing."""
 
 from __future__ import annotations
 
+from functools import partial
 from importlib import resources
 from typing import Any
 
 import yaml
 
 from bench.calibrate import calibrate
+from bench.fanout import fan_out
 from bench.model import Night
 from bench.policies import compare_pools
 from bench.stages import Stages
@@ -79,29 +81,47 @@ def sweep(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The centre (the shipped model) and one row per parameter with a `range`: its label,
     and at each end the values set, the headline, every swept policy, and (where the end
-    moves an aider-protocol figure) the calibration there."""
+    moves an aider-protocol figure) the calibration there. The points are independent: they
+    run across the cores (bench/fanout.py), and come back in this order."""
     shipped = SimModel.shipped()
-    center = _point(_nights(st, "centre", shipped))
+    swept = [(param, label) for param, label in labels().items() if "range" in label]
+    ends = [(param, end, label["range"][end]) for param, label in swept for end in ("low", "high")]
+    jobs = [partial(_centre, shipped)] + [
+        partial(_end, param, end, shipped.with_values(values), values, calibration_specs, seeds)
+        for param, end, values in ends
+    ]
+    center, *points = fan_out(st, jobs)
     rows = []
-    for param, label in labels().items():
-        if "range" not in label:
-            continue
+    for param, label in swept:
         row: dict[str, Any] = {"parameter": param, "label": label["label"]}
         for end in ("low", "high"):
-            values = label["range"][end]
-            model = shipped.with_values(values)
-            point = _point(_nights(st, f"{param}-{end}", model))
-            at: dict[str, Any] = {"values": values, "policies": point}
-            at["cost_per_pass_ratio"] = point[HEADLINE]["cost_per_pass_ratio"]
-            at["pass_rate_ratio"] = point[HEADLINE]["pass_rate_ratio"]
-            if param in _CALIBRATION_AT and seeds:
-                at["calibration"] = calibrate(
-                    calibration_specs, seeds, model, only=_CALIBRATION_AT[param]
-                )
-            row[end] = at
-            st.note(f"sensitivity {param} {end}: {at['cost_per_pass_ratio']:.2f}× cost per pass")
+            row[end] = points.pop(0)
         rows.append(row)
     return center, rows
+
+
+def _centre(shipped: SimModel, st: Stages) -> dict[str, Any]:
+    return _point(_nights(st, "centre", shipped))
+
+
+def _end(
+    param: str,
+    end: str,
+    model: SimModel,
+    values: dict[str, Any],
+    calibration_specs: list[TaskSpec],
+    seeds: int,
+    st: Stages,
+) -> dict[str, Any]:
+    """One end of one parameter's range: the policies there, and its calibration if any."""
+    point = _point(_nights(st, f"{param}-{end}", model))
+    at: dict[str, Any] = {"values": values, "policies": point}
+    at["cost_per_pass_ratio"] = point[HEADLINE]["cost_per_pass_ratio"]
+    at["pass_rate_ratio"] = point[HEADLINE]["pass_rate_ratio"]
+    if param in _CALIBRATION_AT and seeds:
+        at["calibration"] = calibrate(calibration_specs, seeds, model, only=_CALIBRATION_AT[param])
+    st.note(f"sensitivity {param} {end}: {at['cost_per_pass_ratio']:.2f}× cost per pass")
+    return at
 
 
 def survivors(center: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:

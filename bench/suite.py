@@ -8,7 +8,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from bench.bench_isolation import measure_isolation
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
+from bench.fanout import fan_out
 from bench.figures import ratio
 from bench.judge import judge_stage
 from bench.machine import cpu_seconds, describe, load_average, source_digest
@@ -40,22 +43,52 @@ def _timed(st: Stages) -> tuple[Night, list[Night]]:
     return base, [st.harness(seed, c, timed=True) for c in st.s.concurrencies]
 
 
-def _outcomes(st: Stages, base: Night | None, harness_c1: Night | None) -> list[Night]:
-    """Every variant on every seed without latency (outcomes do not depend on it): the first
-    seed reuses the timed nights, if any. Baseline tasks run two at a time here, a bench
-    shortcut that cannot change outcomes (no latency, no binding cap: tasks are independent)."""
-    nights = [n for n in (base, harness_c1) if n is not None]
+def _outcome_plan(st: Stages, base: Night | None) -> list[tuple[str, Callable[[Stages], Night]]]:
+    """The outcome nights in the record's order, each with its kind (which memo it uses)."""
+    harness = partial(Stages.harness, c=4, timed=False)
+    baseline = partial(Stages.baseline, workers=2, timed=False)
+    plan: list[tuple[str, Callable[[Stages], Night]]] = []
     for seed in st.s.seeds:
         if seed != st.s.seeds[0] or base is None:
-            nights.append(st.harness(seed, 4, timed=False))
-            nights.append(st.baseline(seed, 2, timed=False))
-        nights.append(st.baseline(seed, 2, False, LastAttempt, "baseline_no_ratchet"))
-        nights.append(st.baseline(seed, 2, False, variant="baseline_full_output", full_output=True))
+            plan.append(("harness", partial(harness, seed=seed)))
+            plan.append(("baseline", partial(baseline, seed=seed)))
+        plan.append(
+            (
+                "baseline",
+                partial(baseline, seed=seed, keep=LastAttempt, variant="baseline_no_ratchet"),
+            )
+        )
+        plan.append(
+            (
+                "baseline",
+                partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
+            )
+        )
         # The headline's variant (caching off, as in the published loop) always runs.
         extra = [v for v in POLICIES if v != "harness"] if st.s.extra_variants else []
         for variant in extra or ["harness_no_prompt_cache"]:
-            nights.append(st.harness(seed, 4, False, variant))
-    return nights
+            plan.append(("harness", partial(harness, seed=seed, variant=variant)))
+    return plan
+
+
+def _outcomes(
+    st: Stages, base: Night | None, harness_c1: Night | None, beside: Sequence[Callable] = ()
+) -> tuple[list[Night], list[Any]]:
+    """Every variant on every seed without latency (outcomes do not depend on it): the first
+    seed reuses the timed nights, if any. Baseline tasks run two at a time here, a bench
+    shortcut that cannot change outcomes (no latency, no binding cap: tasks are independent).
+    This harness's nights and the published loop's share no remembered test results (one
+    memo per runner), so each kind runs in its order in a process of its own
+    (bench/fanout.py); `beside`: more jobs for the same pool, their results returned too."""
+    plan = _outcome_plan(st, base)
+
+    def kind(name: str, st: Stages) -> list[Night]:
+        return [run(st) for k, run in plan if k == name]
+
+    results = fan_out(st, [partial(kind, "harness"), partial(kind, "baseline"), *beside])
+    ran = {"harness": iter(results[0]), "baseline": iter(results[1])}
+    nights = [n for n in (base, harness_c1) if n is not None]
+    return [*nights, *(next(ran[k]) for k, _ in plan)], results[2:]
 
 
 def _capped(st: Stages, base: Night) -> tuple[dict[str, Any] | None, list[Night]]:
@@ -153,13 +186,20 @@ def _sensitivity(st: Stages) -> dict[str, Any] | None:
     }
 
 
-def _policy_nights(st: Stages) -> tuple[list[Night], list[Night], dict[str, Any] | None]:
-    """The outcome nights (after the timed ones, unless policies only) and the night figures."""
+def _policy_nights(
+    st: Stages,
+) -> tuple[list[dict[str, Any]], list[Night], list[Night], dict[str, Any] | None]:
+    """The calibration, the outcome nights (after the timed ones, unless policies only) and
+    the night figures. The calibration is a function of the example tasks and seeds alone:
+    with no timed night to disturb, it runs beside the outcome nights (bench/fanout.py)."""
     if st.s.policies_only:
-        return _outcomes(st, None, None), [], None
+        outcomes, [calibration] = _outcomes(st, None, None, beside=[_calibration])
+        return calibration, outcomes, [], None
+    calibration = _calibration(st)
     base, harness = _timed(st)
     night = timing_figures(base, harness, st.s.latency_scale)
-    return _outcomes(st, base, harness[0]), harness[1:], night
+    outcomes, _ = _outcomes(st, base, harness[0])
+    return calibration, outcomes, harness[1:], night
 
 
 def run_suite(
@@ -170,8 +210,7 @@ def run_suite(
     started = time.perf_counter()
     machine = describe()
     st = Stages(settings, workdir, quiet, timed_dir)
-    calibration = _calibration(st)
-    outcomes, timed_rest, night = _policy_nights(st)
+    calibration, outcomes, timed_rest, night = _policy_nights(st)
     base = next(n for n in outcomes if n.variant == "baseline")
     capped, capped_nights = (None, []) if settings.policies_only else _capped(st, base)
     policies = policy_table(outcomes)

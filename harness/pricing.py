@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any
 
 import yaml
@@ -19,6 +21,10 @@ from harness.llm import ServiceTier, Usage
 __all__ = ["MILLION", "Price", "PriceError", "PriceTable", "TierDiscount", "cost", "load_prices"]
 
 MILLION = Decimal(1_000_000)
+# libyaml when installed: a night reads the table more than once, and the pure-Python loader
+# is the slow part of start-up. A table it refuses is parsed again by the pure loader, so the
+# message (and its line) is the same with or without libyaml.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class PriceError(ValueError):
@@ -109,7 +115,7 @@ class Price:
 @dataclass(frozen=True)
 class PriceTable:
     checked: dt.date
-    prices: dict[str, Price]
+    prices: Mapping[str, Price]  # read only: one table is shared by every caller (load_prices)
     source: str = ""
 
     def get(self, model: str) -> Price:
@@ -136,7 +142,8 @@ def cost(usage: Usage, price: Price) -> Decimal:
 
 
 def load_prices(path: Path | None = None) -> PriceTable:
-    """Load the shipped price table, or the operator's at `path`."""
+    """Load the shipped price table, or the operator's at `path`. Parsed once per process for
+    each path and content: a changed file is parsed again; the table returned is read only."""
     if path is None:
         text = resources.files("harness.data").joinpath("prices.yaml").read_text()
         source = "the shipped price table (harness/data/prices.yaml)"
@@ -146,8 +153,14 @@ def load_prices(path: Path | None = None) -> PriceTable:
         except OSError as exc:
             raise PriceError(f"cannot read price table {path}: {exc.strerror}") from exc
         source = str(path)
+    return _parsed(source, text)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(source: str, text: str) -> PriceTable:
+    """The table in `text`, cached by source and whole content (an error is never cached)."""
     try:
-        parsed = _PriceFile.model_validate(yaml.safe_load(text))
+        parsed = _PriceFile.model_validate(_yaml(text))
     except yaml.YAMLError as exc:
         raise PriceError(f"{source} is not a valid price table: {exc}") from exc
     except ValidationError as exc:
@@ -166,4 +179,13 @@ def load_prices(path: Path | None = None) -> PriceTable:
         model: Price(model=model, **row.model_dump(), tiers=tiers.get(row.provider, ()))
         for model, row in parsed.models.items()
     }
-    return PriceTable(checked=parsed.checked, prices=prices, source=source)
+    return PriceTable(checked=parsed.checked, prices=MappingProxyType(prices), source=source)
+
+
+def _yaml(text: str) -> Any:
+    """`text` parsed with libyaml; what it refuses, parsed again by the pure loader to raise
+    that loader's error (its message and line)."""
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)
+    except yaml.YAMLError:
+        return yaml.safe_load(text)

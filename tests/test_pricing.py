@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+import yaml
 
 from harness.llm import ServiceTier, Usage
 from harness.pricing import Price, PriceError, cost, load_prices
@@ -107,3 +108,32 @@ def test_every_shipped_tier_names_its_source() -> None:
     assert {("anthropic", ServiceTier.BATCH), ("gemini", ServiceTier.BATCH)} <= set(sources)
     assert ("gemini", ServiceTier.FLEX) in sources
     assert all(s.startswith("https://") and "checked 20" in s for s in sources.values())
+
+
+def test_a_table_is_parsed_once_per_content_and_read_only(tmp_path) -> None:
+    """Loading an unchanged file again returns the same table, which cannot be changed; a
+    changed file is parsed again."""
+    path = tmp_path / "prices.yaml"
+    row = "{provider: a, input: '3', output: '15', cache_write: '3.75', cache_read: '0.3'}"
+    path.write_text(f"checked: 2026-01-01\nmodels:\n  m: {row}\n")
+    first, again = load_prices(path), load_prices(path)
+    path.write_text(f"checked: 2026-02-01\nmodels:\n  m: {row}\n")
+    changed = load_prices(path)
+
+    with pytest.raises(TypeError):
+        first.prices["m"] = PRICE  # type: ignore[index]
+    assert (first is again, str(changed.checked)) == (True, "2026-02-01")
+
+
+def test_bad_yaml_is_reported_at_its_line_as_the_pure_loader_reports_it(tmp_path) -> None:
+    """A table libyaml refuses is refused with the pure loader's message and line."""
+    path = tmp_path / "prices.yaml"
+    text = "checked: 2026-01-01\nmodels:\n  m: {provider: a\n  n: [\n"
+    path.write_text(text)
+    with pytest.raises(yaml.YAMLError) as pure:
+        yaml.safe_load(text)
+
+    with pytest.raises(PriceError) as caught:
+        load_prices(path)
+
+    assert f"{path} is not a valid price table: {pure.value}" == str(caught.value)

@@ -4,6 +4,7 @@ for the rest), placeholders and gaps rejected."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -80,16 +81,25 @@ def required_names_from_tests(
     lang = language_named(language)
     if not lang.is_python:
         return required_foreign(lang, test_sources, output or PurePath(module_name + lang.suffix))
-    names: set[str] = set()
+    names: frozenset[str] = frozenset()
     for source in test_sources:
-        try:
-            tree = parse_module(source)
-        except _PARSE_ERRORS:
-            continue  # an unparseable test file fails at collection; it requires nothing here
-        aliases = _module_aliases(tree, module_name)
-        for node in ast.walk(tree):
-            names.update(_names_used(node, module_name, aliases))
+        names |= _required_in(source, module_name)
     return frozenset(n for n in names if n != "*" and not (n.startswith("__") and n.endswith("__")))
+
+
+@functools.lru_cache(maxsize=128)
+def _required_in(source: str, module_name: str) -> frozenset[str]:
+    """The names one test file uses from the module; once per text (every night and every
+    attempt's first step read the same tests again)."""
+    try:
+        tree = parse_module(source)
+    except _PARSE_ERRORS:
+        return frozenset()  # an unparseable test file fails at collection; requires nothing
+    aliases = _module_aliases(tree, module_name)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        names.update(_names_used(node, module_name, aliases))
+    return frozenset(names)
 
 
 def _candidate_texts(reply: str) -> list[str]:

@@ -22,6 +22,8 @@ from harness.guardrails.values import PolicyError
 
 __all__ = ["PolicyFile", "read_policy"]
 
+_SHIPPED_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
 Word = Annotated[str, Field(pattern=r"^\S+$")]
 _NOT_EMPTY = Field(min_length=1)
@@ -150,7 +152,8 @@ class PolicyFile(_Strict):
 def read_policy(path: Path | None) -> tuple[PolicyFile, str]:
     """The validated policy at `path` over the shipped default (or the default), and its name."""
     # harness/data/policy.yaml; tests keep it identical to the repository's guardrails/policy.yaml
-    default = yaml.safe_load(resources.files("harness.data").joinpath("policy.yaml").read_text())
+    text = resources.files("harness.data").joinpath("policy.yaml").read_text()
+    default = yaml.load(text, Loader=_SHIPPED_LOADER)  # shipped, valid: libyaml when installed
     if path is None:
         return PolicyFile.model_validate(default), "the shipped guardrails policy"
     try:

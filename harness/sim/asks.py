@@ -19,6 +19,7 @@ a resume (results from the store) and a replay (from the recording) ask exactly 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 from collections.abc import Iterable
@@ -48,10 +49,10 @@ class Wants:
         if spec.solution is None or spec.language != "python":
             return cls()
         try:
-            tree = ast.parse(spec.solution.read_text(encoding="utf-8"))
+            imported = _top_level_imports(spec.solution.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
             return cls()
-        for name in sorted(_top_level_imports(tree)):
+        for name in sorted(imported):
             folder = spec.base_dir / name
             if folder.is_dir():
                 stubs = sorted(p for p in folder.rglob("*.pyi") if p.is_file())
@@ -60,14 +61,17 @@ class Wants:
         return cls()
 
 
-def _top_level_imports(tree: ast.Module) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def _top_level_imports(source: str) -> frozenset[str]:
+    """The top-level packages `source` imports; once per text (a bench builds a simulator per
+    night and per calibration seed, each reading the same solutions)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
-    return names
+    return frozenset(names)
 
 
 def _excluded(base: Path, outputs: Iterable[Path]) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ tasks sharing one support folder walk it once.
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import os
 import stat
@@ -224,17 +225,31 @@ def _syntax(rel: str, target: Path, boundary: bool = False) -> str | None:
     """What keeps a Python test file from being collected: pytest would report an error for
     every candidate, so each paid attempt would score nothing."""
     try:
-        tree = parse_module(target.read_text(encoding="utf-8"))
-    except (SyntaxError, ValueError) as exc:  # a NUL byte: ValueError before Python 3.12
-        where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
-        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        return (
-            f"{rel!r} is not valid Python ({where}{why}); fix the test file, or no candidate "
-            "could pass it"
-        )
+        text = target.read_text(encoding="utf-8")
+    except ValueError as exc:  # not UTF-8
+        return _not_python(rel, exc)
     except OSError as exc:
         return f"{rel!r} cannot be read ({exc.strerror}); fix its permissions"
+    return _syntax_of(rel, text, boundary)
+
+
+@functools.lru_cache(maxsize=128)
+def _syntax_of(rel: str, text: str, boundary: bool) -> str | None:
+    """_syntax of a file's text: once per text (every night validates the same tests)."""
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError) as exc:  # a NUL byte: ValueError before Python 3.12
+        return _not_python(rel, exc)
     return None if boundary else _untrusted_import(rel, tree)
+
+
+def _not_python(rel: str, exc: SyntaxError | ValueError) -> str:
+    where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
+    why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    return (
+        f"{rel!r} is not valid Python ({where}{why}); fix the test file, or no candidate "
+        "could pass it"
+    )
 
 
 def _untrusted_import(rel: str, tree: ast.Module) -> str | None:

@@ -311,3 +311,15 @@ def test_extract_never_raises_on_code_like_text(parts):
 def test_required_names_never_raise(parts):
     """Any test source gives a set of names, never an exception."""
     assert isinstance(required_names_from_tests(["".join(parts)], "m"), frozenset)
+
+
+def test_required_names_follow_each_test_files_text() -> None:
+    """The names asked of the module come from the texts given, also when the same text was
+    read before beside another one."""
+    a = "from calc import add\n"
+    b = "import calc\n\ndef test_x():\n    assert calc.mul(2, 3) == 6\n"
+
+    first = required_names_from_tests([a], "calc")
+    both = required_names_from_tests([a, b], "calc")
+
+    assert (first, both) == ({"add"}, {"add", "mul"})

@@ -285,3 +285,15 @@ def test_a_missing_live_key_names_both_gemini_variables(
     err = capsys.readouterr().err
     assert (code, "GEMINI_API_KEY" in err, "GOOGLE_API_KEY" in err) == (2, True, True)
     assert not (task_dir / "runs").exists()
+
+
+def test_a_test_file_broken_after_a_valid_load_is_refused(task_dir: Path) -> None:
+    """Checks remembered for a test file's text do not outlive the text: once the file no
+    longer parses, loading the same list again refuses it."""
+    path = write(task_dir / "tasks.yaml", VALID)
+    load_tasks(path)
+    write(task_dir / "acceptance" / "test_calc.py", "import calc_service\n\ndef test_add(:\n")
+
+    [message] = problems(path)
+
+    assert "is not valid Python (line 3: invalid syntax)" in message
