@@ -18,17 +18,17 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from harness.config import ScaleConfig
+from harness.config import BatchConfig, ScaleConfig
 from harness.errors import BadInput, ExitCode
 from harness.report import load_summary, render_markdown
 from harness.runner import RunArgs
 from harness.runner.inputs import Inputs
-from harness.scale.night import NIGHT, STOP
+from harness.scale.night import NIGHT, STOP, TASK_TIMEOUT
 from harness.scale.payloads import Night, Plan, night_dir, workflow_id
 from harness.scale.worker import connect
 from harness.store import new_run_id
 
-__all__ = ["bad_input", "run_night", "stop_night"]
+__all__ = ["bad_input", "batch_slice_tasks", "poll_rounds", "run_night", "stop_night"]
 
 
 def _plan(args: RunArgs, inputs: Inputs) -> Plan:
@@ -50,12 +50,44 @@ def _plan(args: RunArgs, inputs: Inputs) -> Plan:
         batch=inputs.config.batch.enabled,
     )
     slice_tasks = inputs.config.scale.temporal.slice_tasks
+    if night.batch:
+        slice_tasks = min(slice_tasks, batch_slice_tasks(inputs.config.batch, dt.datetime.now()))
     return Plan(night, [s.id for s in inputs.specs], slice_tasks)
 
 
-async def _start_and_wait(plan: Plan, inputs: Inputs) -> int:
+# A slice's history, in events: per task without batch (run_task and the workflow tasks around
+# it; tests/scale/test_night.py), the batch phase's submit step, and each poll round (a timer
+# and a poll activity, with their workflow tasks; tests/scale/test_batch_timers.py). A slice
+# with batch is kept under Temporal's 10,240-event warning whatever the polling needs.
+EVENTS_PER_TASK = 6
+EVENTS_PER_SUBMIT = 6
+EVENTS_PER_POLL = 11
+SLICE_EVENTS = 10_000
+
+
+def poll_rounds(batch: BatchConfig, now: dt.datetime) -> int:
+    """The most poll rounds one task's batch can take: sleeps from `poll_s`, doubling up to
+    `max_poll_s`, until the deadline, and one more at it (the round that cancels)."""
+    window = (batch.deadline_at(now.astimezone()) - now.astimezone()).total_seconds()
+    rounds, waited, interval = 1, 0.0, float(batch.poll_s)
+    while waited < window:
+        waited += interval
+        interval = min(interval * 2, float(batch.max_poll_s))
+        rounds += 1
+    return rounds
+
+
+def batch_slice_tasks(batch: BatchConfig, now: dt.datetime) -> int:
+    """The most tasks one slice of a batch night can hold and stay under SLICE_EVENTS."""
+    per_task = EVENTS_PER_TASK + EVENTS_PER_SUBMIT + EVENTS_PER_POLL * poll_rounds(batch, now)
+    return max(1, SLICE_EVENTS // per_task)
+
+
+async def _start_and_wait(plan: Plan, inputs: Inputs, resumed: bool) -> int:
     scale = inputs.config.scale
     client = await connect(scale)
+    if resumed and scale.database is not None:
+        await _forget_halt(client, scale.database, plan.night.run_id)
     handle = await client.start_workflow(
         NIGHT,
         plan,
@@ -63,6 +95,7 @@ async def _start_and_wait(plan: Plan, inputs: Inputs) -> int:
         task_queue=scale.temporal.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         result_type=int,
+        task_timeout=TASK_TIMEOUT,
     )
     try:
         return await handle.result()
@@ -84,10 +117,30 @@ def bad_input(failure: BaseException) -> BadInput | None:
     return None
 
 
+async def _forget_halt(client: Client, database: str, run_id: str) -> None:
+    """A resumed night that a refused key halted starts without that halt (the operator
+    fixed the key), unless the night still runs: then it is only re-attached to."""
+    handle = client.get_workflow_handle(workflow_id(run_id))
+    try:
+        running = (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
+            raise
+        running = False
+    if not running:
+        from harness.budget import LedgerError
+        from harness.calls.shared import clear_halt
+
+        try:
+            clear_halt(database, run_id)
+        except LedgerError as exc:
+            raise BadInput(f"scale.database: {exc}") from exc
+
+
 def run_night(args: RunArgs, inputs: Inputs) -> tuple[ExitCode, str, str]:
     """(exit code, the morning summary in markdown, the night's folder)."""
     plan = _plan(args, inputs)
-    code = ExitCode(asyncio.run(_start_and_wait(plan, inputs)))
+    code = ExitCode(asyncio.run(_start_and_wait(plan, inputs, args.resume is not None)))
     root = night_dir(plan.night)
     return code, render_markdown(load_summary(root)), str(root)
 

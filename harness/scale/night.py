@@ -28,9 +28,12 @@ from temporalio.workflow import ActivityCancellationType, ChildWorkflowCancellat
 from harness.scale.batchflow import batch_phase
 from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, slice_id
 
-__all__ = ["NIGHT", "SLICE", "STOP", "NightWorkflow", "SliceWorkflow"]
+__all__ = ["NIGHT", "SLICE", "STOP", "TASK_TIMEOUT", "NightWorkflow", "SliceWorkflow"]
 
 NIGHT = "HarnessNight"
+# A workflow task of a large slice schedules hundreds of activities at once; on a loaded
+# worker that can pass Temporal's 10 s default, and each timeout adds events to the history.
+TASK_TIMEOUT = timedelta(minutes=1)
 SLICE = "HarnessSlice"
 STOP = "stop"
 # A shard that cannot start (bad input) is not retried; a dead worker's shard is, elsewhere.
@@ -79,6 +82,7 @@ class NightWorkflow:
                 part,
                 id=slice_id(part.night.run_id, part.number),
                 cancellation_type=ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+                task_timeout=TASK_TIMEOUT,
             )
         except asyncio.CancelledError:  # stopped before the slice started: its tasks never do
             return
@@ -88,27 +92,32 @@ class NightWorkflow:
 class SliceWorkflow:
     """One slice's tasks at once; cancelled, it stops them and waits until each has saved."""
 
+    def __init__(self) -> None:
+        self._stopping = False
+
     @workflow.run
     async def run(self, part: Slice) -> None:
-        tasks = [_start_task(part.night, task_id) for task_id in part.task_ids]
+        tasks = [self._start_task(part.night, task_id) for task_id in part.task_ids]
         try:
             await workflow.wait(tasks)
         except asyncio.CancelledError:  # the night was stopped
+            self._stopping = True  # before any task can reach its run_task
             for task in tasks:
                 task.cancel()
             await workflow.wait(tasks)
+            return  # whatever a stopped task ended with (cancelled, timed out): it was stopped
         _raise_failure(tasks)
 
+    def _start_task(self, night: Night, task_id: str) -> asyncio.Future[int]:
+        if night.batch:  # its first write by batch, polled on durable timers (batchflow.py)
+            return asyncio.ensure_future(self._batched(night, task_id))
+        return _run_task(night, task_id)
 
-def _start_task(night: Night, task_id: str) -> asyncio.Future[int]:
-    if night.batch:  # its first write by batch, polled on durable timers (batchflow.py)
-        return asyncio.ensure_future(_batched(night, task_id))
-    return _run_task(night, task_id)
-
-
-async def _batched(night: Night, task_id: str) -> int:
-    await batch_phase(night, task_id)
-    return await _run_task(night, task_id)
+    async def _batched(self, night: Night, task_id: str) -> int:
+        await batch_phase(night, task_id)
+        if self._stopping:  # the batch phase ended after the stop: the task never starts
+            raise asyncio.CancelledError
+        return await _run_task(night, task_id)
 
 
 def _run_task(night: Night, task_id: str) -> workflow.ActivityHandle[int]:

@@ -24,6 +24,7 @@ from harness.errors import ExitCode
 from harness.llm import EntryOutcome
 from harness.scale.activities import close_night, run_task
 from harness.scale.batchsteps import batch_poll, batch_submit
+from harness.scale.client import EVENTS_PER_POLL, EVENTS_PER_SUBMIT, EVENTS_PER_TASK
 from harness.scale.night import NIGHT, STOP, NightWorkflow, SliceWorkflow
 from harness.scale.payloads import Night, Plan, shard_dir, slice_id, workflow_id
 from harness.store import RecordedBatch, Store
@@ -104,8 +105,9 @@ async def _until_sleeping(handle: WorkflowHandle) -> None:
     raise AssertionError("the workflow never slept on a timer")
 
 
-async def _night_with_a_worker_restart(night: Night) -> tuple[int, list[RecordedBatch]]:
-    """The night's exit code, and the batches recorded while no worker was running."""
+async def _night_with_a_worker_restart(night: Night) -> tuple[int, list[RecordedBatch], int]:
+    """The night's exit code, the batches recorded while no worker was running, and the
+    length of its slice's history."""
     env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=str(TEST_SERVER))
     async with env:
         handle = await env.client.start_workflow(
@@ -116,7 +118,8 @@ async def _night_with_a_worker_restart(night: Night) -> tuple[int, list[Recorded
         between = _batches(night)
         async with _worker(env.client):  # a new worker; result() lets the server skip time
             code = await asyncio.wait_for(handle.result(), WAIT_S)
-    return code, between
+        history = await env.client.get_workflow_handle(slice_id(night.run_id, 0)).fetch_history()
+    return code, between, len(history.events)
 
 
 async def _night_on_one_worker(night: Night) -> int:
@@ -158,7 +161,7 @@ def test_a_batch_ready_after_8_simulated_hours_settles_on_timers_across_a_worker
     workflow hours later by a poll activity (no poll thread anywhere), the write reused."""
     night = _night(tmp_path, deadline="24h")
 
-    code, between = asyncio.run(_night_with_a_worker_restart(night))
+    code, between, slice_events = asyncio.run(_night_with_a_worker_restart(night))
 
     after = _batches(night)
     seen = events(_shard_root(night))
@@ -171,6 +174,8 @@ def test_a_batch_ready_after_8_simulated_hours_settles_on_timers_across_a_worker
     assert after[0].entries[0].latency_s >= READY_AFTER_S
     assert "batch_poll_thread" not in names
     assert [p["waiting"] for p in polls][-1] is False and len(polls) >= 3
+    # what client.batch_slice_tasks sizes a batch night's slices by holds for this task
+    assert slice_events <= EVENTS_PER_TASK + EVENTS_PER_SUBMIT + EVENTS_PER_POLL * len(polls)
     writes = [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
     assert writes == []  # the write call reused the settled reply: nothing bought interactively
     summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
@@ -239,3 +244,24 @@ def test_a_night_stopped_while_its_batch_waits_never_starts_the_task(tmp_path) -
     assert "task_started" not in [e["event"] for e in seen]
     summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
     assert (code, summary["status"]) == (ExitCode.INTERRUPTED, "interrupted")
+
+
+def test_a_batch_nights_slices_stay_under_the_history_warning_whatever_the_deadline():
+    """Slices of a batch night hold at most as many tasks as keep their worst-case polling
+    under Temporal's 10,240-event warning: fewer for a later deadline, at least one."""
+    import datetime as dt
+
+    from harness.config import BatchConfig
+    from harness.scale.client import SLICE_EVENTS, batch_slice_tasks, poll_rounds
+
+    now = dt.datetime(2026, 11, 26, 22, 0).astimezone()
+    sizes = []
+    for deadline in ("90s", "2h", "8h", "21:59"):  # the last: the next day, nearly 24 h on
+        batch = BatchConfig(
+            enabled=True, steps=("write",), deadline=deadline, poll_s=30, max_poll_s=600
+        )
+        size = batch_slice_tasks(batch, now)
+        per_task = EVENTS_PER_TASK + EVENTS_PER_SUBMIT + EVENTS_PER_POLL * poll_rounds(batch, now)
+        assert size * per_task <= SLICE_EVENTS < 10_240 and size >= 1
+        sizes.append(size)
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
