@@ -28,7 +28,7 @@ import structlog
 
 from harness.budget.ledger import DayTotals, LedgerError
 
-__all__ = ["Scope", "SharedDayLedger", "SharedLedger", "open_shared_ledger"]
+__all__ = ["Scope", "SharedDayLedger", "SharedLedger", "connect", "open_shared_ledger"]
 
 log = structlog.get_logger("harness.budget")
 
@@ -59,6 +59,22 @@ class Refused:
     held: Decimal
 
 
+# A worker lost to a power cut or a partition holds its advisory locks (the gate, its slots)
+# until PostgreSQL sees its session die: TCP keepalives make that about 25 s, not the
+# kernel's default two hours.
+_KEEPALIVE = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+
+
+def connect(url: str) -> psycopg.Connection:
+    """An autocommit connection to `scale.database` whose session dies with a lost peer."""
+    return psycopg.connect(url, autocommit=True, **_KEEPALIVE)
+
+
 class SharedLedger:
     """Scoped holds in PostgreSQL for one holder (a process) with a lease of `lease_s`."""
 
@@ -67,7 +83,7 @@ class SharedLedger:
         self._one = threading.Lock()  # one transaction at a time on the one connection
         self._closed = threading.Event()
         try:
-            self._db = psycopg.connect(url, autocommit=True)
+            self._db = connect(url)
         except psycopg.Error as exc:
             raise LedgerError(self._explain(exc)) from exc
         with self._transaction() as db:

@@ -158,7 +158,11 @@ class Caller:
         """One request: wait for the provider's gate and a slot, then reserve, send, settle,
         record. The first refused key or unpaid account halts the run before another goes."""
         name = request.route.provider
-        with self._gates.passage(name), self._slots[name], self._gates.slot(name):
+        with (
+            self._gates.passage(name),
+            self._slots[name],
+            self._gates.slot(name, self._stop.is_set),
+        ):
             elsewhere = self._gates.halted()  # another worker of the night met a refusal
             if elsewhere is not None:
                 self._halt_run(elsewhere)

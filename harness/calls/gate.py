@@ -5,7 +5,7 @@ distributed night through `scale.database` (`calls.shared.SharedGates`)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Protocol
 
@@ -50,10 +50,12 @@ class Gates(Protocol):
 
     def prove(self, provider: str) -> None: ...
 
-    def slot(self, provider: str) -> AbstractContextManager[None]:
+    def slot(self, provider: str, stopping: Callable[[], bool]) -> AbstractContextManager[None]:
         """Held around one request to `provider`, inside this process's own slot: one of the
         provider's `concurrency.providers` slots as far as the night reaches (a no-op when
-        the night is this process, whose own slots already count every request)."""
+        the night is this process, whose own slots already count every request). A wait for
+        a slot ends without one once `stopping()` is true: the caller, which checks its stop
+        right after, then sends nothing."""
         ...
 
     def halt(self, refusal: AuthenticationError) -> None:
@@ -78,7 +80,7 @@ class LocalGates:
     def prove(self, provider: str) -> None:
         self._gate(provider).prove()
 
-    def slot(self, provider: str) -> AbstractContextManager[None]:
+    def slot(self, provider: str, stopping: Callable[[], bool]) -> AbstractContextManager[None]:
         return nullcontext()
 
     def halt(self, refusal: AuthenticationError) -> None:

@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import psycopg
+import structlog
 
 from harness.budget import LedgerError
+from harness.budget.shared import connect
 from harness.calls.gate import DEFAULT_SLOTS
 from harness.keys import scrub
 from harness.llm import AuthenticationError, ErrorKind
 
-__all__ = ["SharedGates"]
+__all__ = ["SharedGates", "clear_halt"]
+
+log = structlog.get_logger()
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS proven (night TEXT, provider TEXT, PRIMARY KEY (night, provider))",
@@ -53,9 +57,9 @@ class SharedGates:
         self._local: dict[str, threading.Lock] = {}  # this process's threads queue here first
         self._proven: set[str] = set()
         try:
-            self._state = psycopg.connect(url, autocommit=True)
-            self._gate = psycopg.connect(url, autocommit=True)  # holds the advisory locks
-            self._slots = psycopg.connect(url, autocommit=True)  # holds the request slots
+            self._state = connect(url)
+            self._gate = connect(url)  # holds the advisory locks
+            self._slots = connect(url)  # holds the request slots
             with self._state.transaction():
                 self._state.execute("SELECT pg_advisory_xact_lock(7240)")
                 for statement in _SCHEMA:
@@ -84,20 +88,33 @@ class SharedGates:
                 )
 
     @contextmanager
-    def slot(self, provider: str) -> Iterator[None]:
+    def slot(self, provider: str, stopping: Callable[[], bool]) -> Iterator[None]:
         """One of the night's slots for `provider`, waiting (polling, backing off) while every
-        one is held somewhere in the cluster."""
+        one is held somewhere in the cluster, or until `stopping()` (then without one: the
+        caller sends nothing, see Gates.slot)."""
         wait = _SLOT_WAIT_S[0]
         while (key := self._take_slot(provider)) is None:
+            if stopping():
+                yield
+                return
             time.sleep(wait)
             wait = min(wait * 2, _SLOT_WAIT_S[1])
         try:
             yield
         finally:
-            with self._slot_lock:
+            self._let_go(key)
+
+    def _let_go(self, key: str) -> None:
+        """Release a slot. A failure here must not replace the request's own outcome: the
+        slot then goes with this process's session (logged)."""
+        with self._slot_lock:
+            try:
                 self._slots.execute(
                     "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SLOT_CLASS, key)
                 )
+            except psycopg.Error as exc:
+                log.warning("slot_release_failed", slot=key, error=scrub(str(exc)))
+            finally:
                 self._held.discard(key)
 
     def _take_slot(self, provider: str) -> str | None:
@@ -170,3 +187,19 @@ class SharedGates:
     def _local_lock(self, provider: str) -> threading.Lock:
         with self._state_lock:
             return self._local.setdefault(provider, threading.Lock())
+
+
+def clear_halt(url: str, night: str) -> bool:
+    """Forget the refusal that halted `night` (a resume after the key was fixed: the halt
+    would otherwise stop every task again before its first request); whether there was one.
+    Only while no process of the night runs: `harness run --resume` calls it before the
+    night's workflow starts again."""
+    try:
+        with connect(url) as db:
+            with db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(7240)")  # one schema creator at a time
+                for statement in _SCHEMA:
+                    db.execute(statement)
+            return db.execute("DELETE FROM halts WHERE night = %s", (night,)).rowcount > 0
+    except psycopg.Error as exc:
+        raise LedgerError(f"shared gates (scale.database): {exc}; check the URL") from exc

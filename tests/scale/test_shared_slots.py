@@ -17,6 +17,12 @@ psycopg = pytest.importorskip("psycopg", reason="needs the scale extra (psycopg)
 from harness.calls.shared import SharedGates  # noqa: E402
 
 LIMIT = 2
+
+
+def _never() -> bool:
+    return False
+
+
 WAIT = 60  # seconds a thread may take to get a free slot before the test gives up on it
 
 
@@ -27,7 +33,7 @@ def _gates(database: str, night: str) -> SharedGates:
 class _Waiter:
     """A thread of another worker asking for a slot, with a record of every try it made."""
 
-    def __init__(self, gates: SharedGates) -> None:
+    def __init__(self, gates: SharedGates, stopping: Callable[[], bool] = _never) -> None:
         self.entered = threading.Event()
         self.leave = threading.Event()
         self.refused = threading.Semaphore(0)  # released once per try that found none free
@@ -40,11 +46,11 @@ class _Waiter:
             return key
 
         gates._take_slot = counted  # type: ignore[method-assign]
-        self.thread = threading.Thread(target=self._run, args=(gates,), daemon=True)
+        self.thread = threading.Thread(target=self._run, args=(gates, stopping), daemon=True)
         self.thread.start()
 
-    def _run(self, gates: SharedGates) -> None:
-        with gates.slot("sim"):
+    def _run(self, gates: SharedGates, stopping: Callable[[], bool]) -> None:
+        with gates.slot("sim", stopping):
             self.entered.set()
             self.leave.wait(WAIT)
 
@@ -59,13 +65,13 @@ def test_no_more_requests_than_the_limit_across_workers_until_one_ends(database)
     a, b, c, other = (_gates(database, n) for n in (night, night, night, "another-night"))
     try:
         with ExitStack() as held:
-            held.enter_context(a.slot("sim"))
+            held.enter_context(a.slot("sim", _never))
             b_slot = ExitStack()
-            b_slot.enter_context(b.slot("sim"))
+            b_slot.enter_context(b.slot("sim", _never))
             waiter = _Waiter(c)
             assert waiter.refused_twice()
             assert not waiter.entered.is_set()
-            with other.slot("sim"), other.slot("sim"):  # its own limit, not this night's
+            with other.slot("sim", _never), other.slot("sim", _never):  # its own limit
                 pass
             b_slot.close()
             assert waiter.entered.wait(WAIT)
@@ -103,7 +109,7 @@ from harness.calls.shared import SharedGates
 gates = SharedGates(sys.argv[1], sys.argv[2], {"sim": int(sys.argv[3])})
 with ExitStack() as stack:
     for _ in range(int(sys.argv[3])):
-        stack.enter_context(gates.slot("sim"))
+        stack.enter_context(gates.slot("sim", lambda: False))
     print("held", flush=True)
     time.sleep(3600)
 """
@@ -128,4 +134,27 @@ def test_a_killed_worker_gives_its_slots_back(database):
     finally:
         holder.kill()
         holder.wait()
+        gates.close()
+
+
+def test_a_wait_for_a_slot_ends_without_one_when_the_night_stops(database):
+    """Every slot held elsewhere: a request waiting for one gives up once its process stops
+    (holding none), instead of waiting for the others' calls to end."""
+    night = f"night-{uuid.uuid4().hex[:8]}"
+    holder, gates = _gates(database, night), _gates(database, night)
+    stop = threading.Event()
+    try:
+        with ExitStack() as held:
+            for _ in range(LIMIT):
+                held.enter_context(holder.slot("sim", _never))
+            waiter = _Waiter(gates, stop.is_set)
+            assert waiter.refused_twice()
+            assert not waiter.entered.is_set()
+            stop.set()
+            assert waiter.entered.wait(WAIT)
+            assert gates._held == set()
+            waiter.leave.set()
+            waiter.thread.join(WAIT)
+    finally:
+        holder.close()
         gates.close()
