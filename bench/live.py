@@ -168,6 +168,12 @@ def record(
         "tight_cap": None,
         "big_list": None,
         "sandbox_bench": None,
+        # simulator stages, not run against the live providers (context tools live:
+        # bench/results/live_context.json)
+        "context_tools": None,
+        "isolation": None,
+        "scale": None,
+        "judge": None,
         "test_memo": {},
         "nights_reused": 0,
     }

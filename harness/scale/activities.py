@@ -123,7 +123,8 @@ def _interrupted(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def _not_started(night: Night, task_id: str) -> dict[str, Any]:
-    """A task the stop reached before its shard wrote a summary: skipped, as locally."""
+    """A task the stop reached before its shard wrote a summary: skipped, as locally, with
+    what it had spent."""
     task = TaskResult(task_id, TaskStatus.SKIPPED, "interrupted", cause=StopCause.RUN_STOPPED)
     return {
         "schema": SCHEMA,
@@ -133,8 +134,22 @@ def _not_started(night: Night, task_id: str) -> dict[str, Any]:
         "notes": [],
         "task": task.to_json(),
         "exit": int(ExitCode.INTERRUPTED),
-        "spent": Decimal(0),
+        "spent": _spent_before(night, task_id),
     }
+
+
+def _spent_before(night: Night, task_id: str) -> Decimal:
+    """What a task that wrote no summary already spent: a shard killed with its worker before
+    the stop left calls in its store (charged, and gathered into the night's store)."""
+    path = shard_dir(night, task_id) / "harness.db"
+    if not path.is_file():
+        return Decimal(0)
+    store = Store.open(path)
+    try:
+        run_id = store.latest_run()
+        return Decimal(0) if run_id is None else store.spent(run_id)
+    finally:
+        store.close()
 
 
 def _task_summary(night: Night, task_id: str, stopped: bool) -> dict[str, Any]:

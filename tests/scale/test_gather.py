@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -153,3 +154,22 @@ def test_closing_again_gathers_the_same_rows_once(nights):
     close_night(spec)
     assert counts() == before
     assert before["calls"] > 0 and before["runs"] == 1
+
+
+def test_a_stopped_task_that_wrote_no_summary_still_counts_what_it_spent(nights, tmp_path):
+    """A shard killed before its summary, then the night stopped: the night's summary counts
+    the calls its store holds (the ones gather adopts), not zero."""
+    from harness.results import usd
+    from harness.scale import activities
+
+    _, night, closing = nights
+    copy = replace(closing.night, run_dir=str(tmp_path))
+    shutil.copytree(night / "tasks" / "orders", night_dir(copy) / "tasks" / "orders", symlinks=True)
+    (night_dir(copy) / "tasks" / "orders" / "latest" / "summary.json").unlink()
+
+    part = activities._not_started(copy, "orders")
+
+    first = json.loads((night / "summary.json").read_text())
+    orders = next(t for t in first["tasks"] if t["id"] == "orders")
+    assert part["spent"] > 0
+    assert usd(part["spent"]) == orders["cost_usd"]  # summary.json's rounding

@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
 from harness.config import load_config  # noqa: E402
-from harness.scale.night import NIGHT, NightWorkflow, SliceWorkflow  # noqa: E402
+from harness.scale.night import NIGHT, TASK_TIMEOUT, NightWorkflow, SliceWorkflow  # noqa: E402
 from harness.scale.payloads import Closing, Night, Plan, Shard, slice_id, workflow_id  # noqa: E402
 
 # Same digit count, so the night's reference (which holds the count) has the same size in both.
@@ -130,6 +130,7 @@ async def _one_night(client, tasks: int, ran, closed) -> Measured:
         id=workflow_id(run_id),
         task_queue="shape",
         result_type=int,
+        task_timeout=TASK_TIMEOUT,
     )
     assert code == 0
     names = [workflow_id(run_id)] + [slice_id(run_id, n) for n in range(math.ceil(tasks / SLICE))]
@@ -147,12 +148,15 @@ def nights() -> dict[int, Measured]:
 
 
 def test_every_task_runs_once_and_the_summary_gets_them_all(nights) -> None:
-    """Sliced, each task's activity runs exactly once, and close_night is given every id in
-    the task list's order."""
+    """Sliced, each task's activity is scheduled exactly once and ran, and close_night is
+    given every id in the task list's order. (An activity is at least once: on a loaded
+    machine the time-skipping server may time a slow stub out and run it again, a retry of
+    the one scheduling, which the night's histories would show as a second scheduling.)"""
     night = nights[LARGE]
     ids = tuple(f"service-{n:05d}" for n in range(LARGE))
+    scheduled = sum(len(h.activity_inputs) for h in night.histories)
 
-    assert (sorted(night.ran), night.closed) == (list(ids), ids)
+    assert (scheduled, sorted(set(night.ran)), night.closed) == (LARGE, list(ids), ids)
 
 
 def test_no_history_grows_past_a_bound_set_by_the_slice_size(nights) -> None:
