@@ -91,7 +91,7 @@ class _Env:
     def call(self, spec: TaskSpec, step: str, attempt: int, prompt: Prompt) -> str:
         route = self.router.route(step)  # no escalation: the frontier tier is not in the loop
         completion = self.provider.complete(CallRequest(route, prompt, spec.id, step, attempt))
-        amount = cost(completion.usage, self.prices.get(route.model, route.provider))
+        amount = cost(completion.usage, self.prices.get(route.model, route.pricing))
         with self.lock:
             self.spent += amount
             self.task_costs[spec.id] = self.task_costs.get(spec.id, Decimal(0)) + amount

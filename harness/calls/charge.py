@@ -64,8 +64,8 @@ def charge(
 ) -> Charge:
     """The amount to settle for `completion`, answered to a request on `route` that reserved
     `worst` and could make up to `requests` requests (continuation hops)."""
-    asked = prices.get(route.model, route.provider)
-    price = served_price(prices, asked, completion.model, route.provider)
+    asked = prices.get(route.model, route.pricing)
+    price = served_price(prices, asked, completion.model, route.pricing)
     if price is None:
         return Charge(worst, f"answered by model {completion.model!r}, which has no price")
     problem = implausible(completion, route.max_tokens * requests)
