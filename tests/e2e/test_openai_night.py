@@ -320,3 +320,34 @@ def test_a_simulated_night_prices_openai_and_endpoint_models(task_dir):
     spent = {e["model"]: Decimal(e["cost_usd"]) for e in events if e["event"] == "call_finished"}
     assert (code, summary["status"]) == (0, "completed")
     assert spent[SMALL] == 0 < spent["gpt-5.2"]
+
+
+def test_the_five_line_local_server_config_of_the_docs_runs_a_night(task_dir, monkeypatch):
+    """docs/providers.md's local-server config, as printed (five lines), runs a whole night
+    on the local server with no key at all, for $0."""
+    docs = (Path(__file__).parents[2] / "docs" / "providers.md").read_text()
+    block = docs.split("in five lines of config:\n\n```yaml\n")[1].split("```")[0]
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeLLMServer() as local:
+        write(
+            task_dir / "harness.yaml",
+            block.replace("http://localhost:11434/v1", openai_base(local)),
+        )
+        local.script(
+            openai_sse(WRITE_REPLY, model="qwen2.5-coder"),
+            openai_reply("CLEAN", model="qwen2.5-coder"),
+        )
+        tasks = write(task_dir / "tasks.yaml", textwrap.dedent("""\
+            tasks:
+              - id: calc
+                reference: legacy/calc.py
+                tests: acceptance/test_calc.py
+                output: out/calc_service.py
+            """))  # fmt: skip
+
+        code, summary, _ = run(tasks)
+
+    assert len(block.strip().splitlines()) == 5
+    assert (code, summary["tasks"][0]["status"], summary["budget"]["spent_usd"]) == (0, "passed", 0)
+    assert [r.json["model"] for r in local.requests] == ["qwen2.5-coder"] * 2
