@@ -351,3 +351,37 @@ def test_the_five_line_local_server_config_of_the_docs_runs_a_night(task_dir, mo
     assert len(block.strip().splitlines()) == 5
     assert (code, summary["tasks"][0]["status"], summary["budget"]["spent_usd"]) == (0, "passed", 0)
     assert [r.json["model"] for r in local.requests] == ["qwen2.5-coder"] * 2
+
+
+HELPER = "def helper():\n    return 'the sibling module the task list forgot'\n"
+BROKEN = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
+
+
+def test_a_fix_on_an_endpoint_reads_a_file_through_native_tool_calls(gw, task_dir, task_list):
+    """With context tools on, the fix asks for a file by a native tool call (streamed), gets
+    its content back as a `tool` message answering the call's id, then answers with code."""
+    write(task_dir / "lib" / "helper.py", HELPER)
+    endpoints = endpoint_yaml("gw", openai_base(gw), KEY_VAR, GW_PRICES)
+    loop = "loop: {review: false, context_tools: {enabled: true}}\n"
+    write(task_dir / "harness.yaml", config(endpoints, ("gw", SMALL), ("gw", BIG), loop))
+    gw.script(
+        openai_sse(f"```python\n{BROKEN}```\n", model=BIG, prompt=900, completion=60),
+        openai_sse("", model=BIG, calls=[("call_7", "read_file", {"path": "lib/helper.py"})],
+                   finish="tool_calls", prompt=1100, completion=40),
+        openai_sse(WRITE_REPLY, model=BIG, prompt=1300, completion=70),
+    )  # fmt: skip
+
+    code, summary, events = run(task_list)
+
+    write_body, ask_body, answer_body = (r.json for r in gw.requests)
+    turn, result = answer_body["messages"][2], answer_body["messages"][3]
+    expected = sum(
+        (cost(Usage(i, 0, 0, o), price(BIG, *GW_PRICES[BIG])) for i, o in
+         ((900, 60), (1100, 40), (1300, 70))), Decimal(0),
+    )  # fmt: skip
+    assert (code, summary["tasks"][0]["status"]) == (0, "passed")
+    assert turn["tool_calls"][0]["id"] == result["tool_call_id"] == "call_7"
+    assert result == {"role": "tool", "tool_call_id": "call_7", "content": HELPER}
+    assert write_body["tools"] == ask_body["tools"] == answer_body["tools"]
+    assert [e["ok"] for e in events if e["event"] == "context_request"] == [True]
+    assert summary["budget"]["spent_usd"] == usd(expected)
