@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx2
 import openai
+import structlog
 from openai.types.chat import ChatCompletion
 
 from harness.llm import (
@@ -47,6 +48,7 @@ __all__ = ["LIMITS", "OpenAIBatches"]
 # "A single batch may include up to 50,000 requests, and a batch input file can be up to
 # 200 MB in size" (platform.openai.com/docs/guides/batch).
 LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+log = structlog.get_logger()
 _URL = "/v1/chat/completions"
 _CUSTOM_ID = re.compile(r"[^\s]{1,256}")
 _STATE = {
@@ -118,6 +120,10 @@ class OpenAIBatches:
         with self._guard(handle.model):
             batch = self._client.batches.retrieve(handle.id)
         state = _STATE.get(batch.status, BatchState.RUNNING)
+        if batch.status == "failed":  # the input file was refused: nothing ran, nothing billed
+            errors = batch.errors.data if batch.errors and batch.errors.data else []
+            text = redact("; ".join(f"{e.code}: {e.message}" for e in errors[:3]), self._key)
+            log.warning("batch_failed", provider=self.name, batch_id=handle.id, error=text[:200])
         counts = batch.request_counts
         if state is not BatchState.ENDED or counts is None:
             return BatchStatus(state)
