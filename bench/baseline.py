@@ -20,10 +20,10 @@ from bench.article import ArticleTracker, EvalResult
 from bench.instrument import NoPromptCache, Probe, TimedProvider
 from bench.memo import Memo
 from bench.model import Night, TaskOutcome
-from harness.config import load_config
+from harness.config import check_prices, load_config
 from harness.extract import required_names_from_tests
 from harness.llm import CallRequest, Prompt, Provider
-from harness.pricing import PriceTable, cost, load_prices
+from harness.pricing import PriceTable, cost
 from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.router import Router
 from harness.tasks import TaskSpec
@@ -91,7 +91,7 @@ class _Env:
     def call(self, spec: TaskSpec, step: str, attempt: int, prompt: Prompt) -> str:
         route = self.router.route(step)  # no escalation: the frontier tier is not in the loop
         completion = self.provider.complete(CallRequest(route, prompt, spec.id, step, attempt))
-        amount = cost(completion.usage, self.prices.get(route.model))
+        amount = cost(completion.usage, self.prices.get(route.model, route.pricing))
         with self.lock:
             self.spent += amount
             self.task_costs[spec.id] = self.task_costs.get(spec.id, Decimal(0)) + amount
@@ -212,7 +212,7 @@ def run_baseline(
     config = load_config(config_path)
     env = _Env(
         provider=TimedProvider(NoPromptCache(sim), probe),
-        prices=load_prices(),
+        prices=check_prices(config),  # the operator's table and endpoints, as a night's
         router=Router.from_config(config, route_to),
         prompts={t: PromptSet(default_prompts_dir(), t) for t in {s.type for s in specs}},
         probe=probe,

@@ -18,7 +18,7 @@ from typing import Any
 
 from bench.model import Night, TaskOutcome
 from harness.llm import ServiceTier, Usage
-from harness.pricing import PriceTable, cost, load_prices
+from harness.pricing import PriceError, PriceTable, cost, load_prices
 
 __all__ = ["BATCH_CONFIG", "BATCH_VARIANT", "batch_figures", "first_write_savings"]
 
@@ -29,12 +29,13 @@ BATCH_CONFIG = 'batch: {enabled: true, deadline: "2h", poll_s: 0.01, max_poll_s:
 def first_write_savings(
     db: Path, run_id: str, prices: PriceTable | None = None
 ) -> dict[str, float]:
-    """Per task: list price minus batch price of its attempt-1 write (what batch mode saves)."""
+    """Per task: list price minus batch price of its attempt-1 write (what batch mode saves);
+    nothing for a model with no batch price (a named endpoint's: it has no batch API)."""
     prices = prices or load_prices()
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = conn.execute(
-            "SELECT task_id, model, input_tokens, cache_write_tokens, cache_read_tokens,"
+            "SELECT task_id, provider, model, input_tokens, cache_write_tokens, cache_read_tokens,"
             " output_tokens FROM calls WHERE run_id=? AND step='write' AND attempt=1"
             " AND stop_reason NOT IN ('in_flight', 'error')",
             (run_id,),
@@ -42,9 +43,13 @@ def first_write_savings(
     finally:
         conn.close()
     saved: dict[str, Decimal] = {}
-    for task_id, model, *tokens in rows:
-        usage, price = Usage(*tokens), prices.get(model)
-        delta = cost(usage, price) - cost(usage, price.at(ServiceTier.BATCH))
+    for task_id, provider, model, *tokens in rows:
+        usage = Usage(*tokens)
+        try:
+            price = prices.get(model, provider)
+            delta = cost(usage, price) - cost(usage, price.at(ServiceTier.BATCH))
+        except PriceError:
+            continue
         saved[task_id] = saved.get(task_id, Decimal(0)) + delta
     return {k: float(v) for k, v in saved.items()}
 

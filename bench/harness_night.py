@@ -134,7 +134,7 @@ def run_harness(
         run.closing.close()
     wall = time.perf_counter() - started
     attempts_dir = run.parts.rundir.root / "attempts"
-    saved = first_write_savings(run_dir / "harness.db", run.parts.rundir.run_id)
+    saved = first_write_savings(run_dir / "harness.db", run.parts.rundir.run_id, inputs.prices)
     outcomes = tuple(
         replace(_outcome(t, probe, attempts_dir), batch_saving_usd=saved.get(t.id, 0.0))
         for t in summary.tasks

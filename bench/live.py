@@ -20,6 +20,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bench.baseline import BudgetStop, run_baseline
 from bench.compare import checks, outcome_figures
 from bench.harness_night import run_harness
@@ -30,20 +32,22 @@ from bench.render import render
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
 from harness.calls import Caller, RunStopped
-from harness.config import HarnessConfig, load_config
+from harness.config import HarnessConfig, check_prices, load_config
 from harness.llm import CallRequest, Completion
-from harness.pricing import load_prices
 from harness.providers import build_adapter
+from harness.runner.inputs import endpoints_of
 from harness.store import RunDir
 from harness.tasks import load_tasks
 
 __all__ = ["DEFAULT_CAP_USD", "KEYS", "main", "missing_keys", "record"]
 
 DEFAULT_CAP_USD = 5.0  # the whole comparison, every night together: ~$1 a night
-# Provider → the environment variables its SDK reads the key from (any one will do).
+# Provider → the environment variables its SDK reads the key from (any one will do); a named
+# endpoint's is its `api_key_env` (none for a local server).
 KEYS: dict[str, tuple[str, ...]] = {
     "anthropic": ("ANTHROPIC_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "openai": ("OPENAI_API_KEY",),
 }
 RESULTS = Path(__file__).resolve().parent / "results" / "live.json"
 # Every live night's output cap per call: a call reserves its prompt plus this much output
@@ -53,15 +57,28 @@ LIVE_MAX_TOKENS = 8192
 
 
 def _live_config(config: HarnessConfig) -> str:
-    """The harness.yaml lines every live night shares: each route's output cap lowered."""
-    caps = {t: min(r.max_tokens, LIVE_MAX_TOKENS) for t, r in config.routes.items()}
-    return "routes:\n" + "".join(f"  {t}: {{max_tokens: {n}}}\n" for t, n in caps.items())
+    """The harness.yaml every live night shares: the operator's routes, steps, endpoints and
+    prices (--config; the shipped defaults without it), each route's output cap lowered."""
+    routes = {
+        t: {
+            "provider": r.provider,
+            "model": r.model,
+            "max_tokens": min(r.max_tokens, LIVE_MAX_TOKENS),
+            "service_tier": r.service_tier.value,
+        }
+        for t, r in config.routes.items()
+    }
+    endpoints = {n: e.model_dump(mode="json") for n, e in config.endpoints.items()}
+    data: dict[str, Any] = {"routes": routes, "steps": dict(config.steps), "endpoints": endpoints}
+    if config.prices is not None:
+        data["prices"] = str(config.prices)
+    return yaml.safe_dump(data, sort_keys=False)  # block style: a policy's keys are appended
 
 
 def _smallest_share(config: HarnessConfig) -> Decimal:
     """A night's share must hold one write call's output at its cap, or nothing can start."""
     route = config.routes[config.steps["write"]]
-    price = load_prices().get(route.model)
+    price = check_prices(config).get(route.model, route.provider)
     return route.max_tokens * price.output / 1_000_000 * 2
 
 
@@ -73,10 +90,12 @@ def _providers(config: HarnessConfig) -> list[str]:
 
 def missing_keys(config: HarnessConfig, environ: Mapping[str, str]) -> list[str]:
     """What to set before a live night can run: one line per provider without a key."""
+    keys = dict(KEYS)
+    keys.update({n: (e.api_key_env,) for n, e in config.endpoints.items() if e.api_key_env})
     return [
-        " or ".join(KEYS[name])
+        " or ".join(keys[name])
         for name in _providers(config)
-        if name in KEYS and not any(environ.get(k) for k in KEYS[name])
+        if name in keys and not any(environ.get(k) for k in keys[name])
     ]
 
 
@@ -98,9 +117,14 @@ class _PaidCalls:
 def _baseline(specs: list, share: Decimal, out: Path, config_path: Path) -> Night:
     config = load_config(config_path)
     names = sorted({r.provider for r in config.routes.values()})
-    adapters = {n: build_adapter(n, timeout_s=config.provider_timeout_s) for n in names}
+    endpoints = endpoints_of(config)
+    adapters = {
+        n: build_adapter(n, timeout_s=config.provider_timeout_s, endpoints=endpoints) for n in names
+    }
     budget = Budget.from_config(config.budget, budget_usd=share)
-    caller = Caller(adapters, load_prices(), budget, RunDir(out, "baseline"))
+    caller = Caller(
+        adapters, check_prices(config), budget, RunDir(out, "baseline"), config.provider_limits
+    )
     return run_baseline(
         specs,
         _PaidCalls(caller),
@@ -126,16 +150,18 @@ def _fresh_copy(tasks_yaml: Path, folder: Path) -> Path:
     return copy
 
 
-def _nights(tasks_yaml: Path, cap: Decimal, scratch: Path) -> list[Night]:
+def _nights(
+    tasks_yaml: Path, cap: Decimal, scratch: Path, config: Path | None = None
+) -> list[Night]:
     """The published loop, then each harness policy, each under an equal share of the cap."""
     share = _share(cap)
     base = scratch / "live.yaml"
-    base.write_text(_live_config(load_config()))
+    base.write_text(_live_config(load_config(config)))
     baseline_specs = load_tasks(_fresh_copy(tasks_yaml, scratch / "ws" / "baseline"))
     nights = [_baseline(baseline_specs, share, scratch / "baseline", base)]
     for variant, policy in POLICIES.items():
         path = scratch / f"{variant}.yaml"
-        path.write_text(base.read_text() + (policy or ""))
+        path.write_text(_with_policy(base.read_text(), policy))
         nights.append(
             run_harness(
                 _fresh_copy(tasks_yaml, scratch / "ws" / variant),
@@ -150,6 +176,12 @@ def _nights(tasks_yaml: Path, cap: Decimal, scratch: Path) -> list[Night]:
         )
         print(f"{variant}: ${nights[-1].spent_usd:.4f} of ${share}", file=sys.stderr, flush=True)
     return nights
+
+
+def _with_policy(base: str, policy: str | None) -> str:
+    """The night's config: the shared one with the policy's keys added (the two never name
+    the same key: the shared one holds routes, steps, endpoints and prices only)."""
+    return base if not policy else base + "\n" + policy
 
 
 def record(
@@ -215,6 +247,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a harness.yaml whose routes, steps and endpoints the nights use (e.g. every "
+        "step on OpenAI or on an OpenAI-compatible endpoint); default: the shipped routes",
+    )
+    parser.add_argument(
         "--context",
         action="store_true",
         help="the context tools A/B (bench/context.py) instead of the policies: results in "
@@ -227,7 +266,7 @@ def main(argv: list[str]) -> int:
     """Skip without keys; else run the nights and write their record (the format of
     `make bench`'s, bench/results/latest.json) and its tables (.md beside it)."""
     args = _parser().parse_args(argv)
-    missing = missing_keys(load_config(), os.environ)
+    missing = missing_keys(load_config(args.config), os.environ)
     if missing:
         print(
             "bench-live skipped: no key for "
@@ -238,7 +277,7 @@ def main(argv: list[str]) -> int:
         )
         return 0
     scratch_config = Path(tempfile.mkdtemp(prefix="harness-bench-live-config-")) / "live.yaml"
-    scratch_config.write_text(_live_config(load_config()))
+    scratch_config.write_text(_live_config(load_config(args.config)))
     floor = _smallest_share(load_config(scratch_config)) * (1 + len(POLICIES))
     shutil.rmtree(scratch_config.parent)
     if not args.cap_usd >= floor:
@@ -253,7 +292,7 @@ def main(argv: list[str]) -> int:
         return _context(args)
     started, machine = time.perf_counter(), describe()
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-") as scratch:
-        nights = _nights(args.tasks_yaml, args.cap_usd, Path(scratch))
+        nights = _nights(args.tasks_yaml, args.cap_usd, Path(scratch), args.config)
     results = record(nights, args, machine, time.perf_counter() - started)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
@@ -279,7 +318,7 @@ def _context(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-context-") as scratch:
         copy = functools.partial(_fresh_copy, args.tasks_yaml)
-        ran = nights(Path(scratch), (0,), night, copy, _live_config(load_config()))
+        ran = nights(Path(scratch), (0,), night, copy, _live_config(load_config(args.config)))
     figure = context_table(ran, note="Live providers: what the models chose to read.")
     out = args.out if args.out != RESULTS else RESULTS.with_name("live_context.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,8 @@ Every text that leaves the process passes scrub() at its boundary: structlog's p
 (console and events.jsonl), fsio's writes (summaries, call files, attempts), the run store's
 transactions, and the CLI's own messages. A key is masked whole, and so is each piece of it
 that a library may quote on its own (the parts around a control character, its repr).
+A variable is secret by its name (`*_KEY`, `*_TOKEN`, ...) or because a key is read from it
+(`declare`: an endpoint's `api_key_env` may be named anything).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["MASK", "key_problem", "scrub", "secret_values"]
+__all__ = ["MASK", "declare", "key_problem", "scrub", "secret_values"]
 
 MASK = "[REDACTED]"
 # Shapes of vendor credentials: masked even when the value is not in this environment.
@@ -19,6 +21,12 @@ _SHAPES = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-
 _SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)$", re.I)
 _MIN_PIECE = 8  # shorter pieces are too common to mask without garbling honest text
 _BREAKS = re.compile(r"[\x00-\x20\x7f]+")
+_DECLARED: set[str] = set()  # variables a key is read from, whatever their names
+
+
+def declare(*names: str) -> None:
+    """Treat the values of variables `names` as secrets from now on (keys read from them)."""
+    _DECLARED.update(names)
 
 
 def key_problem(name: str, value: str) -> str | None:
@@ -37,7 +45,8 @@ def secret_values() -> list[str]:
     """The values of secret-looking environment variables and their pieces, longest first."""
     found: set[str] = set()
     for name, value in os.environ.items():
-        if not _SECRET_NAMES.search(name) or len(value.strip()) < _MIN_PIECE:
+        secret = name in _DECLARED or _SECRET_NAMES.search(name)
+        if not secret or len(value.strip()) < _MIN_PIECE:
             continue
         found.update({value, value.strip(), repr(value.strip())[1:-1]})
         found.update(p for p in _BREAKS.split(value) if len(p) >= _MIN_PIECE)

@@ -58,6 +58,8 @@ class Route:
     `service_tier` is what the route asks for; the Completion says what was served (a shed
     flex request falls back to standard), and that is what is priced. `prompt_cache`: whether
     the stable prefix is marked for the provider's cache (config `prompt_cache`).
+    `priced_by`: the configured provider whose prices apply when another one answers (the
+    simulator or a replay stands in for an endpoint that prices its own models).
     """
 
     tier: str
@@ -66,6 +68,12 @@ class Route:
     max_tokens: int
     service_tier: ServiceTier = ServiceTier.STANDARD
     prompt_cache: bool = True
+    priced_by: str = ""
+
+    @property
+    def pricing(self) -> str:
+        """The provider the price table is asked for this route's model."""
+        return self.priced_by or self.provider
 
 
 @dataclass(frozen=True)

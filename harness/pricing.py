@@ -114,20 +114,40 @@ class Price:
 
 @dataclass(frozen=True)
 class PriceTable:
+    """The dated table, plus the prices an OpenAI-compatible endpoint gives its own models
+    (config `endpoints:`). A model is priced per provider: an endpoint's own price first,
+    then the table's row, so two endpoints may serve one model id at different prices."""
+
     checked: dt.date
     prices: Mapping[str, Price]  # read only: one table is shared by every caller (load_prices)
     source: str = ""
+    # provider → its own rows, read only (with_endpoints)
+    endpoints: Mapping[str, Mapping[str, Price]] = dataclasses.field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
-    def get(self, model: str) -> Price:
-        """The model's price; a model with no price is an error, never a silent $0."""
+    def get(self, model: str, provider: str = "") -> Price:
+        """The model's price on `provider`; a model with no price is an error, never $0."""
+        rows = self.rows(provider)
         try:
-            return self.prices[model]
+            return rows[model]
         except KeyError:
-            known = ", ".join(sorted(self.prices))
+            known = ", ".join(sorted(rows))
+            where = f"endpoints.{provider}.models nor in " if provider in self.endpoints else ""
             raise PriceError(
-                f"model {model!r} has no price in {self.source or 'the price table'}; "
+                f"model {model!r} has no price in {where}{self.source or 'the price table'}; "
                 f"add it there or route to a priced model ({known})"
             ) from None
+
+    def rows(self, provider: str = "") -> Mapping[str, Price]:
+        """Every model priced for `provider`: its endpoint's own rows over the table's."""
+        own = self.endpoints.get(provider)
+        return self.prices if not own else MappingProxyType({**self.prices, **own})
+
+    def with_endpoints(self, endpoints: Mapping[str, Mapping[str, Price]]) -> PriceTable:
+        """This table with the endpoints' own prices added (each endpoint's rows read only)."""
+        frozen = {name: MappingProxyType(dict(rows)) for name, rows in endpoints.items()}
+        return dataclasses.replace(self, endpoints=MappingProxyType(frozen))
 
 
 def cost(usage: Usage, price: Price) -> Decimal:

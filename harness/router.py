@@ -43,6 +43,7 @@ class Router:
                 r.max_tokens,
                 r.service_tier,
                 prompt_cache=config.prompt_cache or r.provider == "gemini",
+                priced_by=r.provider if provider_override else "",
             )
             for tier, r in config.routes.items()
         }

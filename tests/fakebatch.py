@@ -1,4 +1,6 @@
-"""The batch half of the fake LLM server: Anthropic Message Batches and the Gemini Batch API.
+"""The batch half of the fake LLM server: Anthropic Message Batches, the Gemini Batch API and
+OpenAI's Batch API (under /openai/v1/: a JSONL file uploaded to Files, a batch over it, the
+output and error files read back).
 
 Stateful where the rest of the fake is a script: a created batch lives here, ends after the
 number of polls its BatchScript says (or never), can be canceled, and serves its results in
@@ -61,6 +63,7 @@ class _Batch:
     canceling: bool = False
     ended: bool = False
     from_file: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
     created: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
     def outcome(self, custom_id: str) -> EntryScript:
@@ -123,9 +126,12 @@ class FakeBatches:
     @staticmethod
     def _is_batch(route: str) -> bool:
         batchy = ("/v1/messages/batches", "/fake-", "/upload/", "/v1beta/batches", "/v1/batches")
+        batchy += ("/openai/v1/files", "/openai/v1/batches")
         return route.startswith(batchy) or route.endswith((":batchGenerateContent", ":download"))
 
     def _route(self, method, route, query, headers, body):
+        if route.startswith(("/openai/v1/files", "/openai/v1/batches")):
+            return self._openai(method, route.removeprefix("/openai/v1/"), headers, body)
         if route.startswith("/v1/messages/batches") or route.startswith("/fake-results/"):
             return self._anthropic(method, route, query, body)
         if route.startswith("/upload/") or route.startswith("/fake-upload/"):
@@ -138,7 +144,7 @@ class FakeBatches:
     def _new(self, vendor: str, model: str, name: str, ids: list[str], reqs: list[Any]) -> _Batch:
         script = self._scripts.popleft() if self._scripts else BatchScript()
         number = next(self._ids)
-        prefix = "msgbatch_fake" if vendor == "anthropic" else "batches/fake"
+        prefix = {"anthropic": "msgbatch_fake", "openai": "batch_fake"}.get(vendor, "batches/fake")
         batch = _Batch(f"{prefix}{number:04d}", vendor, model, name, ids, reqs, script)
         batch.created = self._t0 + dt.timedelta(minutes=number)
         self.batches[batch.id] = batch
@@ -303,6 +309,63 @@ class FakeBatches:
         file = {"name": name, "mimeType": "application/jsonl", "sizeBytes": size, "state": "ACTIVE"}
         return 200, {"file": file}, {"x-goog-upload-status": "final"}
 
+    # --- OpenAI ------------------------------------------------------------------------
+
+    def _openai(self, method, route, headers, body):
+        kind, _, rest = route.partition("/")
+        if kind == "files" and method == "POST":
+            name = f"file-fake{next(self._ids):04d}"
+            self.uploads[name] = _multipart_file(headers, body)
+            return 200, _openai_file(name, len(self.uploads[name])), {}
+        if kind == "files":
+            file_id = rest.removesuffix("/content")
+            content = self.uploads.get(file_id) or self._openai_results(file_id)
+            if content is None:
+                return (
+                    404,
+                    {"error": {"message": f"no file {file_id}", "type": "invalid_request_error"}},
+                    {},
+                )
+            return 200, content, {}
+        if method == "POST" and not rest:
+            fields = json.loads(body)
+            lines = self.uploads[fields["input_file_id"]].decode().splitlines()
+            requests = [json.loads(line) for line in lines if line.strip()]
+            ids = [r["custom_id"] for r in requests]
+            model = requests[0]["body"]["model"] if requests else ""
+            name = (fields.get("metadata") or {}).get("display_name", "")
+            batch = self._new("openai", model, name, ids, requests)
+            batch.metadata = fields.get("metadata") or {}
+            return 200, _openai_batch(batch), {}
+        if method == "GET" and not rest:
+            data = [
+                _openai_batch(b) for b in reversed(self.batches.values()) if b.vendor == "openai"
+            ]
+            return 200, {"object": "list", "data": data, "has_more": False}, {}
+        batch_id, _, action = rest.partition("/")
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return (
+                404,
+                {"error": {"message": f"no batch {batch_id}", "type": "invalid_request_error"}},
+                {},
+            )
+        if method == "POST" and action == "cancel":
+            batch.canceling = not batch.ended or batch.canceling
+            return 200, _openai_batch(batch), {}
+        if method == "GET" and not action:
+            self._poll(batch)
+            return 200, _openai_batch(batch), {}
+        return None
+
+    def _openai_results(self, file_id: str) -> bytes | None:
+        """A batch's output (`...-out`) or error (`...-err`) file, once it has ended."""
+        batch_id, _, which = file_id.rpartition("-")
+        batch = self.batches.get(batch_id)
+        if batch is None or not batch.ended:
+            return None
+        return _openai_results(batch, errors=which == "err")
+
 
 # --- wire formats --------------------------------------------------------------------------
 
@@ -392,3 +455,99 @@ def _as_file(batch: _Batch) -> bool:
 
 def _out_file(batch: _Batch) -> str:
     return f"files/results-{batch.id.removeprefix('batches/')}"
+
+
+def _multipart_file(headers: dict[str, str], body: bytes) -> bytes:
+    """The `file` part of a multipart/form-data upload."""
+    import email.parser
+
+    head = f"content-type: {headers.get('content-type', '')}\r\n\r\n".encode()
+    message = email.parser.BytesParser().parsebytes(head + body)
+    for part in message.get_payload():
+        if part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True)
+    raise ValueError("no file part in the upload")
+
+
+def _openai_file(name: str, size: int) -> dict[str, Any]:
+    return {
+        "id": name,
+        "object": "file",
+        "bytes": size,
+        "created_at": 1767225600,
+        "filename": f"{name}.jsonl",
+        "purpose": "batch",
+        "status": "processed",
+    }
+
+
+def _openai_batch(batch: _Batch) -> dict[str, Any]:
+    """A Batch object: `in_progress` until it has ended, then completed or cancelled."""
+    status = "in_progress"
+    if batch.canceling and not batch.ended:
+        status = "cancelling"
+    elif batch.ended:
+        status = "cancelled" if batch.canceling else "completed"
+    outcomes = [batch.outcome(i).outcome for i in batch.ids] if batch.ended else []
+    counts = {
+        "total": len(batch.ids),
+        "completed": outcomes.count("succeeded"),
+        "failed": outcomes.count("errored"),
+    }
+    return {
+        "id": batch.id,
+        "object": "batch",
+        "endpoint": "/v1/chat/completions",
+        "input_file_id": "file-in",
+        "completion_window": "24h",
+        "status": status,
+        "created_at": int(batch.created.timestamp()),
+        "output_file_id": f"{batch.id}-out" if batch.ended else None,
+        "error_file_id": f"{batch.id}-err" if batch.ended else None,
+        "request_counts": counts,
+        "metadata": batch.metadata,
+    }
+
+
+def _openai_results(batch: _Batch, *, errors: bool) -> bytes:
+    """The output file (succeeded entries) or the error file (the rest), out of order."""
+    lines = []
+    for custom_id in reversed(batch.ids):
+        entry = batch.outcome(custom_id)
+        if (entry.outcome == "succeeded") == errors:
+            continue
+        line: dict[str, Any] = {"id": f"batch_req_{custom_id}", "custom_id": custom_id}
+        if entry.outcome == "succeeded":
+            fresh, _, read, out = entry.bill
+            usage = {
+                "prompt_tokens": fresh + read,
+                "completion_tokens": out,
+                "total_tokens": fresh + read + out,
+                "prompt_tokens_details": {"cached_tokens": read},
+            }
+            body = {
+                "id": f"chatcmpl-{custom_id}",
+                "object": "chat.completion",
+                "created": 1767225600,
+                "model": batch.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": entry.text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": usage,
+            }
+            line["response"] = {"status_code": 200, "request_id": "req", "body": body}
+            line["error"] = None
+        elif entry.outcome == "errored":
+            error = {"message": entry.error, "type": "invalid_request_error"}
+            line["response"] = {"status_code": 400, "request_id": "req", "body": {"error": error}}
+            line["error"] = None
+        else:
+            code = "batch_cancelled" if entry.outcome == "canceled" else "batch_expired"
+            line["response"] = None
+            line["error"] = {"code": code, "message": f"This request was {entry.outcome}."}
+        lines.append(json.dumps(line))
+    return ("\n".join(lines) + "\n").encode() if lines else b""

@@ -1,7 +1,9 @@
-"""A local fake of the Anthropic Messages and Gemini generateContent HTTP APIs.
+"""A local fake of the Anthropic Messages, Gemini generateContent and OpenAI Chat Completions
+HTTP APIs.
 
 It listens on 127.0.0.1 on an ephemeral port and answers scripted replies in order, so the
-real SDK clients can be driven offline through ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL.
+real SDK clients can be driven offline through ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL,
+OPENAI_BASE_URL or an endpoint's `base_url` (`openai_base`).
 Every request is recorded (path, headers, JSON body) for the tests to inspect, and so is
 what the server "billed": a scripted reply's `bill` is charged once its request has been read,
 whatever happens to the answer afterwards (a client that timed out, a dropped connection).
@@ -35,6 +37,10 @@ __all__ = [
     "gemini_error",
     "gemini_reply",
     "json_reply",
+    "openai_base",
+    "openai_error",
+    "openai_reply",
+    "openai_sse",
 ]
 
 
@@ -467,6 +473,131 @@ def gemini_error(
     return json_reply({"error": error}, status=status, headers=headers)
 
 
+# --- OpenAI Chat Completions (and every compatible server) ---------------------------------
+
+
+def openai_base(server: FakeLLMServer) -> str:
+    """The base URL an OpenAI client is given for `server` (its batch routes live under it)."""
+    return f"{server.url}/openai/v1"
+
+
+def _openai_usage(prompt: int, cached: int | None, completion: int) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached is not None:  # many compatible servers send no prompt_tokens_details at all
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return usage
+
+
+def _openai_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for i, n, a in calls
+    ]
+
+
+def openai_reply(
+    text: str | None = "hello",
+    *,
+    model: str = "gpt-5.2",
+    prompt: int = 10,
+    cached: int | None = None,
+    completion: int = 5,
+    finish: str | None = "stop",
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    refusal: str | None = None,
+) -> Reply:
+    """A chat.completion body. `cached` None sends no prompt_tokens_details (as vLLM and
+    Ollama do); `calls` are tool calls (id, name, arguments)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = _openai_calls(calls)
+    if refusal is not None:
+        message["refusal"] = refusal
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": _openai_usage(prompt, cached, completion),
+    }
+    reply = json_reply(body)
+    reply.bill = (prompt - (cached or 0), 0, cached or 0, completion)
+    return reply
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1767225600,
+        "model": model,
+        "choices": [choice],
+    }
+
+
+def openai_sse(
+    text: str = "hello",
+    *,
+    model: str = "gpt-5.2",
+    prompt: int = 10,
+    cached: int | None = None,
+    completion: int = 5,
+    finish: str | None = "stop",
+    calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    usage: bool = True,
+    pieces: int = 2,
+    upto: int | None = None,
+    error: dict[str, Any] | None = None,
+    cut: bool = False,
+) -> Reply:
+    """A streamed chat completion: `text` in `pieces` content chunks, tool calls in pieces,
+    the finish chunk, the usage chunk (only when `usage`, i.e. the server honours
+    stream_options), then [DONE]. `upto` keeps the first N events (then `error`, an error
+    event, if given); `cut` drops the connection after them."""
+    events = [_chunk(model, {"role": "assistant", "content": ""})]
+    size = max(1, -(-len(text) // pieces)) if text else 1
+    events += [_chunk(model, {"content": text[i : i + size]}) for i in range(0, len(text), size)]
+    for index, call in enumerate(_openai_calls(calls or [])):
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        first = {"index": index, "id": call["id"], "type": "function"}
+        first["function"] = {"name": call["function"]["name"], "arguments": arguments[:half]}
+        events.append(_chunk(model, {"tool_calls": [first]}))
+        rest = {"index": index, "function": {"arguments": arguments[half:]}}
+        events.append(_chunk(model, {"tool_calls": [rest]}))
+    events.append(_chunk(model, {}, finish))
+    if usage:
+        last = _chunk(model, {})
+        last["choices"] = []
+        last["usage"] = _openai_usage(prompt, cached, completion)
+        events.append(last)
+    lines = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+    if upto is not None:
+        lines = lines[:upto]
+    if error is not None:
+        lines.append(f"data: {json.dumps({'error': error})}\n\n".encode())
+    bill = (prompt - (cached or 0), 0, cached or 0, completion)
+    return Reply(chunks=lines, content_type="text/event-stream", cut=cut, bill=bill)
+
+
+def openai_error(
+    status: int,
+    message: str = "",
+    *,
+    error_type: str = "invalid_request_error",
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    error = {"message": message or error_type, "type": error_type, "param": None, "code": code}
+    return json_reply({"error": error}, status=status, headers=headers)
+
+
 # What the SDKs would read instead of the fakes' base URLs and keys: cleared for each test.
 _VENDOR_VARIABLES = (
     "ANTHROPIC_AUTH_TOKEN",
@@ -476,6 +607,9 @@ _VENDOR_VARIABLES = (
     "GOOGLE_GENAI_USE_VERTEXAI",
     "GOOGLE_GENAI_USE_ENTERPRISE",
     "GOOGLE_GENAI_API_VERSION",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_ADMIN_KEY",
 )
 
 

@@ -34,3 +34,18 @@ def test_text_without_secrets_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("VENDOR_API_KEY", "a-long-secret-value")
 
     assert scrub("def add(a, b):\n    return a + b\n") == "def add(a, b):\n    return a + b\n"
+
+
+def test_a_declared_variable_is_secret_whatever_its_name(monkeypatch):
+    """A key read from a variable named like no secret (an endpoint's api_key_env) is
+    masked once declared."""
+    from harness.keys import declare
+
+    monkeypatch.setenv("LLM_GATEWAY_AUTH_HEADER_VALUE", "gw-auth-value-1234567890")
+    before = scrub("sent gw-auth-value-1234567890")
+    declare("LLM_GATEWAY_AUTH_HEADER_VALUE")
+
+    assert (before, scrub("sent gw-auth-value-1234567890")) == (
+        "sent gw-auth-value-1234567890",
+        f"sent {MASK}",
+    )

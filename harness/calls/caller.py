@@ -102,7 +102,8 @@ class Caller:
             return True
         amount = Decimal(0)
         for r in requests:
-            price, provider = self._prices.get(r.route.model), self._providers[r.route.provider]
+            price = self._prices.get(r.route.model, r.route.pricing)
+            provider = self._providers[r.route.provider]
             amount += worst_case(r, price, provider)
         dearest = max(price.input, price.cache_write, price.cache_read)
         hops = getattr(provider, "requests_per_call", 1)
@@ -169,7 +170,7 @@ class Caller:
             if self._stop.is_set():  # checked after the waits, not before them
                 raise self._stopped()
             request, worst, reservation = self._reserve(request)
-            price = self._prices.get(request.route.model)
+            price = self._prices.get(request.route.model, request.route.pricing)
             handle = self._log.open_call(request, worst)
             try:
                 completion = self._providers[name].complete(request)
@@ -205,7 +206,11 @@ class Caller:
         routes += [r for r in request.fallbacks if r.provider == request.route.provider]
         provider = self._providers[request.route.provider]
         worsts = [
-            worst_case(dataclasses.replace(request, route=r), self._prices.get(r.model), provider)
+            worst_case(
+                dataclasses.replace(request, route=r),
+                self._prices.get(r.model, r.pricing),
+                provider,
+            )
             for r in routes
         ]
         try:
@@ -259,7 +264,7 @@ class Caller:
     ) -> tuple[Completion, Decimal, Route]:
         """Settle an answer at its usage on the model that answered; a usage report that
         cannot be true is charged the whole reservation (see `_charge`) and dropped."""
-        price = self._prices.get(request.route.model)
+        price = self._prices.get(request.route.model, request.route.pricing)
         provider = self._providers[request.route.provider]
         amount = None  # a replay (not billed): its zero usage is the truth
         if getattr(provider, "billed", True):

@@ -42,15 +42,17 @@ class Charge:
     problem: str = ""
 
 
-def served_price(prices: PriceTable, asked: Price, served: str) -> Price | None:
+def served_price(prices: PriceTable, asked: Price, served: str, provider: str = "") -> Price | None:
     """The price of the model that answered, by its id or a dated or versioned one (such as
     `claude-sonnet-5-5-20260928`), the most specific priced name first (an answer from
-    `claude-opus-5-5-...` to a `claude-opus-5` request is Opus 5.5's); None if unpriced."""
+    `claude-opus-5-5-...` to a `claude-opus-5` request is Opus 5.5's), as `provider` prices
+    it (an endpoint's own rows first); None if unpriced."""
     name = served.removeprefix("models/")
     if not name or name == asked.model:
         return asked
-    known = [m for m in prices.prices if name == m or name.startswith(f"{m}-")]
-    return prices.prices[max(known, key=len)] if known else None
+    rows = prices.rows(provider)
+    known = [m for m in rows if name == m or name.startswith(f"{m}-")]
+    return rows[max(known, key=len)] if known else None
 
 
 def charge(
@@ -62,8 +64,8 @@ def charge(
 ) -> Charge:
     """The amount to settle for `completion`, answered to a request on `route` that reserved
     `worst` and could make up to `requests` requests (continuation hops)."""
-    asked = prices.get(route.model)
-    price = served_price(prices, asked, completion.model)
+    asked = prices.get(route.model, route.pricing)
+    price = served_price(prices, asked, completion.model, route.pricing)
     if price is None:
         return Charge(worst, f"answered by model {completion.model!r}, which has no price")
     problem = implausible(completion, route.max_tokens * requests)

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from harness.config.endpoints import BUILTIN_PROVIDERS, endpoint_prices, name_problem
 from harness.config.explain import Loc, dotted, explain
 from harness.config.models import MAX_CONFIG_BYTES, MAX_USD, STEPS, ConfigError, HarnessConfig
 from harness.pricing import PriceError, PriceTable, load_prices
@@ -40,10 +41,25 @@ def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
         if tier not in config.routes:
             msg = f"tier {tier!r} has no route; add it under routes: (defined: {defined})"
             problems.append((loc, msg))
+    problems += _provider_problems(config)
     for step, tokens in config.step_max_tokens.items():
         if step not in STEPS or not 1 <= tokens <= 1_000_000:
             msg = f"name a step ({', '.join(STEPS)}) and a number of tokens from 1 to 1,000,000"
             problems.append((("step_max_tokens", step), msg))
+    return problems
+
+
+def _provider_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
+    """Every route names a built-in provider or an endpoint; endpoint names are free."""
+    problems = [(("endpoints", n), p) for n in config.endpoints if (p := name_problem(n))]
+    known = sorted({"anthropic", "gemini", "openai", *config.endpoints})
+    for tier, route in config.routes.items():
+        if route.provider not in BUILTIN_PROVIDERS and route.provider not in config.endpoints:
+            msg = (
+                f"unknown provider {route.provider!r}; name one of {', '.join(known)}, or add "
+                f"it under endpoints: (an OpenAI-compatible server)"
+            )
+            problems.append((("routes", tier, "provider"), msg))
     return problems
 
 
@@ -149,7 +165,8 @@ def load_config(path: Path | None = None) -> HarnessConfig:
 
 
 def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTable:
-    """Load the price table and prove every route's model is priced and not retired.
+    """Load the price table (with the endpoints' own prices) and prove every route's model
+    is priced on its provider and not retired.
 
     A model that no longer has a price, or whose announced retirement date has passed,
     is a start-up error: the night would otherwise fail on every call.
@@ -159,10 +176,10 @@ def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTa
     if config.prices is not None:  # size, encoding, depth and duplicate keys; lines
         doc = _read_yaml(config.prices, "price table")
     try:
-        table = _load_prices(config.prices, doc)
+        table = _load_prices(config.prices, doc).with_endpoints(endpoint_prices(config.endpoints))
         for tier, route in config.routes.items():
             try:
-                price = table.get(route.model)
+                price = table.get(route.model, route.provider)
                 price.at(route.service_tier)  # a flex route needs a flex price
             except PriceError as exc:
                 raise PriceError(f"route {tier!r}: {exc}") from None

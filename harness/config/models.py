@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.budget import BudgetConfig
+from harness.config.endpoints import EndpointConfig
 from harness.llm import ServiceTier
 
 __all__ = [
@@ -254,6 +255,7 @@ class HarnessConfig(_Strict):
     is off by default (deliver.git) keep theirs, as the shipped file cannot hold them."""
 
     routes: dict[str, RouteConfig]
+    endpoints: dict[str, EndpointConfig]  # named OpenAI-compatible servers a route may name
     steps: dict[str, str]
     step_max_tokens: dict[str, int]  # step → output cap; the route's max_tokens still caps
     loop: LoopConfig
@@ -269,3 +271,10 @@ class HarnessConfig(_Strict):
     deliver: DeliverConfig
     batch: BatchConfig
     scale: ScaleConfig
+
+    @property
+    def provider_limits(self) -> dict[str, int]:
+        """Requests at once per provider: `concurrency.providers`, and each endpoint's own
+        `concurrency` where it sets one."""
+        own = {n: e.concurrency for n, e in self.endpoints.items() if e.concurrency is not None}
+        return {**self.concurrency.providers, **own}

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from harness.keys import key_problem
+from harness.keys import declare, key_problem
 from harness.llm import AuthenticationError, ErrorKind, ProviderError, Usage
 
 __all__ = [
@@ -45,13 +45,18 @@ class AccountError(AuthenticationError):
 
 
 # The variable each vendor's SDK reads its base URL from (a gateway), if set.
-BASE_URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}
+BASE_URL_VARIABLES = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "gemini": "GOOGLE_GEMINI_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
 
 
 def read_key(*names: str, provider: str) -> tuple[str, str]:
     """The first non-empty variable among `names`, as (value, variable name), after the
     vendor's base URL and the key are checked: a problem is a start-up error naming the
-    variable, never quoting a key."""
+    variable, never quoting a key. Every variable named is a secret from now on (scrubbed)."""
+    declare(*names)
     problem = base_url_problem(BASE_URL_VARIABLES.get(provider))
     if problem:
         raise MissingKeyError(problem)
@@ -127,9 +132,12 @@ def kind_for_status(status: int) -> ErrorKind:
 
 
 # Anthropic: "prompt is too long: 250000 tokens > 200000 maximum"; Gemini: "The input token
-# count (1200000) exceeds the maximum number of tokens allowed (1048576)".
+# count (1200000) exceeds the maximum number of tokens allowed (1048576)"; OpenAI and vLLM:
+# "This model's maximum context length is 8192 tokens. However, you requested ..."; llama.cpp:
+# "the request exceeds the available context size".
 _TOO_LONG = re.compile(
     r"prompt is too long|input token count.*exceeds|exceeds the maximum number of tokens"
+    r"|maximum context length is|exceeds the available context size"
     r"|context (window|length) (exceeded|is exceeded)|too many (input )?tokens",
     re.IGNORECASE | re.DOTALL,
 )

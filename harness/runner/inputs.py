@@ -24,7 +24,15 @@ from harness.results import money
 from harness.runner.args import RunArgs
 from harness.tasks import TaskListError, TaskSpec, YamlError, load_tasks, read_yaml
 
-__all__ = ["Inputs", "check_inputs", "load_task_list", "select", "write_check", "written_inputs"]
+__all__ = [
+    "Inputs",
+    "check_inputs",
+    "endpoints_of",
+    "load_task_list",
+    "select",
+    "write_check",
+    "written_inputs",
+]
 
 MAX_POLICY_BYTES = 2**20
 MAX_CONCURRENCY = 256
@@ -147,11 +155,26 @@ def _providers(args: RunArgs, config: HarnessConfig, specs: list[TaskSpec]) -> d
 
     loop = config.loop
     tiers = {*config.steps.values(), *([loop.escalate_to] if loop.escalate else [])}
+    tiers |= {loop.judge.tier} if loop.judge.enabled else set()
     names = sorted({config.routes[t].provider for t in tiers})  # only what can be called
+    endpoints = endpoints_of(config)
     try:
-        return {n: build_adapter(n, timeout_s=config.provider_timeout_s) for n in names}
+        return {
+            n: build_adapter(n, timeout_s=config.provider_timeout_s, endpoints=endpoints)
+            for n in names
+        }
     except (MissingKeyError, ValueError) as exc:
         raise BadInput(str(exc)) from exc
+
+
+def endpoints_of(config: HarnessConfig) -> dict:
+    """The config's named endpoints as the providers' values; their key variables are
+    secrets from now on, whether or not a route uses them (scrubbed everywhere)."""
+    from harness.keys import declare
+    from harness.providers import Endpoint
+
+    declare(*(e.api_key_env for e in config.endpoints.values() if e.api_key_env))
+    return {name: Endpoint(name, e.base_url, e.api_key_env) for name, e in config.endpoints.items()}
 
 
 def _check_metrics_path(config: HarnessConfig, inputs: dict[Path, str]) -> None:
@@ -209,7 +232,7 @@ def _check_first_call(args: RunArgs, config: HarnessConfig, prices: PriceTable) 
     """The write step's route must fit under the caps, or every task's first call is refused
     and the night does nothing (a max_tokens typo, a cap in cents)."""
     route = config.routes[config.steps["write"]]
-    worst = route.max_tokens * prices.get(route.model).output / MILLION
+    worst = route.max_tokens * prices.get(route.model, route.provider).output / MILLION
     budget = config.budget
     caps = {"run": budget.run_cap(args.budget_usd, dt.datetime.now()), "task": budget.task_cap_usd}
     for kind, cap in caps.items():

@@ -137,7 +137,7 @@ def _shared(args: RunArgs, inputs: Inputs, run_id: str, cap: Decimal) -> _Shared
         ) from exc
     night = args.budget_scope or run_id
     ledger = open_shared_ledger(database, Scope(f"run:{night}", cap), day=args.provider == "live")
-    gates = SharedGates(database, night, inputs.config.concurrency.providers)
+    gates = SharedGates(database, night, inputs.config.provider_limits)
 
     def close() -> None:
         gates.close()
@@ -331,7 +331,7 @@ def _caller(
         inputs.prices,
         budget,
         calls,
-        inputs.config.concurrency.providers,
+        inputs.config.provider_limits,
         stop,
         retry=RetryPolicy(),
         gates=gates,

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from harness import keys
 from harness.testrun.channel import Watch
 from harness.testrun.score import Settlement, Verdict
 
@@ -24,12 +25,10 @@ _SECRET_NAME = re.compile(
 
 
 def secret_values() -> list[str]:
-    """Values of the harness's own secret-looking variables (never given to the sandbox)."""
-    return sorted(
-        (v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)),
-        key=len,
-        reverse=True,
-    )
+    """Values of the harness's own secret-looking variables (never given to the sandbox),
+    and of every variable a key was read from (keys.declare: an endpoint's api_key_env)."""
+    named = {v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)}
+    return sorted(named | set(keys.secret_values()), key=len, reverse=True)
 
 
 def relativize(tally: Settlement, root: Path) -> None:

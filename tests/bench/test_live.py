@@ -104,3 +104,52 @@ def test_a_cap_too_small_to_start_the_nights_is_refused_before_any_call(
     assert (code, out.exists()) == (2, False)
     assert "--cap-usd 0.05" in err and "give at least" in err
     assert (len(anthropic.requests), len(gemini.requests)) == (0, 0)
+
+
+@pytest.mark.slow
+def test_bench_live_runs_its_nights_on_openai_compatible_endpoints(
+    tmp_path,
+    monkeypatch,
+    task_list,  # noqa: F811
+    restore_logging,  # noqa: F811
+) -> None:
+    """`--config` routes every night to named endpoints (writes on one, reviews on another,
+    one of them key-less): each night's calls reach them through the real openai SDK and are
+    priced by the endpoints' own prices, within the cap."""
+    from tests.fakeserver import FakeLLMServer, openai_base, openai_reply, openai_sse
+
+    for key in (*KEYS, "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("WRITER_KEY", "writer-key-0123456789")
+    nights = 1 + len(POLICIES)
+    with FakeLLMServer() as writer, FakeLLMServer() as reviewer:
+        writer.script(*[openai_sse(WRITE_REPLY, model="coder", prompt=900, completion=300)] * 20)
+        reviewer.script(*[openai_reply("CLEAN", model="coder", prompt=900, completion=2)] * 20)
+        config = tmp_path / "endpoints.yaml"
+        config.write_text(
+            "endpoints:\n"
+            f"  w: {{api: openai, base_url: '{openai_base(writer)}', api_key_env: WRITER_KEY,\n"
+            "      models: {coder: {input_usd_per_mtok: 1, output_usd_per_mtok: 2}}}\n"
+            f"  r: {{api: openai, base_url: '{openai_base(reviewer)}',\n"
+            "      models: {coder: {input_usd_per_mtok: 0, output_usd_per_mtok: 0}}}\n"
+            "routes:\n"
+            "  cheap: {provider: r, model: coder, max_tokens: 4096}\n"
+            "  mid: {provider: w, model: coder, max_tokens: 32000}\n"
+            "  frontier: {provider: w, model: coder, max_tokens: 32000}\n"
+        )
+        out = tmp_path / "live.json"
+
+        code = bench_main(
+            ["--live", "--tasks-yaml", str(task_list), "--cap-usd", "3", "--out", str(out),
+             "--config", str(config)]
+        )  # fmt: skip
+
+    results = json.loads(out.read_text())
+    table = results["figures"]["policies"]["policies"]
+    per_write = (900 * 1 + 300 * 2) / 1_000_000
+    assert code == 0
+    assert {v: t["pass_rate"] for v, t in table.items()} == {v: 1.0 for v in table}
+    assert len(writer.requests) == nights
+    assert {r.headers["authorization"] for r in writer.requests} == {"Bearer writer-key-0123456789"}
+    assert results["spent_usd"] == pytest.approx(nights * per_write)

@@ -66,25 +66,25 @@ def test_blank_key_counts_as_missing(monkeypatch):
 
 def test_unknown_provider_is_refused():
     """A provider name other than the live ones is a ValueError listing them."""
-    with pytest.raises(ValueError, match="anthropic, gemini"):
-        build_adapter("openai", timeout_s=30)
+    with pytest.raises(ValueError, match="anthropic, gemini, openai or an endpoint"):
+        build_adapter("mistral", timeout_s=30)
 
 
 def test_importing_providers_does_not_load_the_sdks():
-    """harness.providers, its base and the call layer import without loading either vendor SDK."""
+    """harness.providers, its base and the call layer import without loading any vendor SDK."""
     code = (
         "import sys, harness.providers, harness.llm, harness.calls.caller;"
-        "print('anthropic' in sys.modules, 'google.genai' in sys.modules)"
+        "print([m in sys.modules for m in ('anthropic', 'google.genai', 'openai')])"
     )
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
-    assert out.stdout.strip() == "False False"
+    assert out.stdout.strip() == "[False, False, False]"
 
 
 def test_live_provider_names():
-    """The live providers are exactly anthropic and gemini."""
-    assert LIVE_PROVIDERS == ("anthropic", "gemini")
+    """The built-in live providers are anthropic, gemini and openai (endpoints come on top)."""
+    assert LIVE_PROVIDERS == ("anthropic", "gemini", "openai")
 
 
 def test_recommended_default_models_are_priced_and_current():

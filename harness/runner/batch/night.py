@@ -157,7 +157,7 @@ class BatchNight:
             return  # to the old prompt must not answer the new one; it writes interactively
         entry = reserve(request, self._prices, self._budget)
         if entry is None:  # it is out at the vendor all the same: watch it, unreserved
-            price = self._prices.get(request.route.model)
+            price = self._prices.get(request.route.model, request.route.pricing)
             entry = Pending(request, custom_id(request.task_id), price, None, Decimal(0))
         log.info("batch_reattached", batch_id=batch.handle.id, task_id=request.task_id)
         self._watch(batch.handle, entry, canceled=batch.canceled)
@@ -341,7 +341,7 @@ def reserve(request: CallRequest, prices: PriceTable, budget: Budget) -> Pending
     """Hold the write's worst case at the batch price, or None (not batched: no batch price,
     or it does not fit, which stops nothing: the task runs interactively later)."""
     try:
-        price = prices.get(request.route.model)
+        price = prices.get(request.route.model, request.route.pricing)
         batch = price.at(ServiceTier.BATCH)
     except PriceError as exc:
         log.warning("batch_not_priced", task_id=request.task_id, error=str(exc))
@@ -442,6 +442,6 @@ def mark_settled(
     if found is None or found[1].outcome is not None:
         return
     batch, row = found
-    listed = cost(reply.completion.usage, prices.get(request.route.model))
+    listed = cost(reply.completion.usage, prices.get(request.route.model, request.route.pricing))
     done = BatchEntryRow(row.custom_id, row.task_id, "", EntryOutcome.SUCCEEDED)
     batch_log.entry_done(batch.handle.id, replace(done, list_usd=listed, cost_usd=reply.cost_usd))

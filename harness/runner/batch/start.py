@@ -70,10 +70,12 @@ def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
         return {"sim": SimBatch(inputs.providers["sim"], state=state, clock=batch_clock(args))}
     if args.provider != "live":
         return {}  # a replay serves recorded replies: nothing to batch
-    from harness.providers import build_batch_adapter
+    from harness.providers import BATCH_PROVIDERS, build_batch_adapter
 
+    # A named OpenAI-compatible endpoint has no batch API: its writes run interactively.
     timeout = inputs.config.provider_timeout_s
-    return {name: build_batch_adapter(name, timeout_s=timeout) for name in inputs.providers}
+    names = [name for name in inputs.providers if name in BATCH_PROVIDERS]
+    return {name: build_batch_adapter(name, timeout_s=timeout) for name in names}
 
 
 def batch_clock(args: RunArgs) -> Callable[[], float]:
