@@ -61,7 +61,7 @@ def _task_list(
         return violation.detail if violation else None
 
     try:
-        return load_tasks(
+        specs = load_tasks(
             path,
             known_types=known_types(prompts_root),
             check_write=check_write,
@@ -71,6 +71,10 @@ def _task_list(
     except TaskListError as exc:
         count = len(exc.problems)
         raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
+    unknown = policy.unknown_tasks(s.id for s in specs)
+    if unknown:
+        raise BadInput("\n".join(unknown))
+    return specs
 
 
 def write_check(policy_path: Path | None, tasks_path: Path) -> Callable[[Path], str | None]:

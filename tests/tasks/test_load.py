@@ -297,3 +297,19 @@ def test_a_test_file_broken_after_a_valid_load_is_refused(task_dir: Path) -> Non
     [message] = problems(path)
 
     assert "is not valid Python (line 3: invalid syntax)" in message
+
+
+def test_a_policy_allowance_for_a_task_not_in_the_list_is_an_error_at_its_line(
+    task_dir: Path, capsys
+) -> None:
+    """`allowed_js_modules: {calc_jss: [fs]}` names no task: exit 2 naming file, line, fix."""
+    path = write(task_dir / "tasks.yaml", VALID)
+    policy = write(task_dir / "policy.yaml", "version: 1\nallowed_js_modules:\n  calc_jss: [fs]\n")
+
+    code = main(["tasks", "validate", str(path), "--policy", str(policy)])
+
+    err = capsys.readouterr().err
+    assert (code, f"{policy} line 3: allowed_js_modules.calc_jss: no task with this id" in err) == (
+        2,
+        True,
+    )
