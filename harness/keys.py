@@ -1,4 +1,6 @@
-"""The process's secrets: API keys checked at start-up, and scrub() masking them by value.
+"""The process's secrets: API keys checked at start-up, scrub() masking them by value, and
+the one rule for files that hold credentials (`is_secret_file`): context tools never read
+one, and the sandbox never gets one copied in.
 
 Every text that leaves the process passes scrub() at its boundary: structlog's processor
 (console and events.jsonl), fsio's writes (summaries, call files, attempts), the run store's
@@ -8,15 +10,35 @@ that a library may quote on its own (the parts around a control character, its r
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from pathlib import PurePath
 
-__all__ = ["MASK", "key_problem", "scrub", "secret_values"]
+__all__ = ["MASK", "is_secret_file", "key_problem", "scrub", "secret_values"]
 
 MASK = "[REDACTED]"
 # Shapes of vendor credentials: masked even when the value is not in this environment.
 _SHAPES = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|sk-[A-Za-z0-9]{20,})")
-_SECRET_NAMES = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS)$", re.I)
+# A variable holds a secret when its name ends in one of these, or has one as a `_` word
+# (AWS_SECRET_ACCESS_KEY, SENTRY_DSN, PGPASSWORD, DATABASE_URL, ...).
+_SECRET_NAMES = re.compile(
+    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|DSN|COOKIE)$"
+    r"|(^|_)(KEY|TOKEN|SECRET|PASS|PASSWORD|CREDENTIALS?|AUTH|PRIVATE|COOKIE|SESSION|DSN)(_|$)"
+    r"|^DATABASE_URL$",
+    re.I,
+)
+# Files that hold credentials by convention, by their own name...
+_SECRET_FILE = re.compile(
+    r"^(\.env(\..+)?|\.envrc|\.git-credentials|\.pgpass|[._]netrc|\.npmrc|\.pypirc|\.boto"
+    r"|credentials(\.json)?|application_default_credentials\.json|id_(rsa|dsa|ecdsa|ed25519)"
+    r".*|.+\.(pem|key|p12|pfx|kdbx|jks|keystore))$",
+    re.IGNORECASE,
+)
+# ...or by the folder they are in: every file of these folders...
+_SECRET_FOLDERS = frozenset({".aws", ".azure", ".ssh", ".gnupg"})
+# ...and these (folder, name) pairs, a folder pair meaning every file under it.
+_SECRET_PAIRS = frozenset({(".docker", "config.json"), (".kube", "config"), (".config", "gcloud")})
 _MIN_PIECE = 8  # shorter pieces are too common to mask without garbling honest text
 _BREAKS = re.compile(r"[\x00-\x20\x7f]+")
 
@@ -31,6 +53,18 @@ def key_problem(name: str, value: str) -> str | None:
     if not value.isascii():
         return f"{name} holds a non-ASCII character; set {name} to the key alone"
     return None
+
+
+def is_secret_file(path: PurePath) -> bool:
+    """Whether `path` (resolved, or relative to a folder it is under) names a file that holds
+    credentials by convention: `.env`, `.envrc`, `.netrc`, `.pgpass`, `.git-credentials`,
+    `.npmrc`, `.pypirc`, keys, `~/.aws`, `~/.azure`, `~/.ssh`, gcloud's, docker's and kube's."""
+    parts = path.parts
+    if parts and _SECRET_FILE.match(parts[-1]):
+        return True
+    if any(part in _SECRET_FOLDERS for part in parts[:-1]):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts))
 
 
 def secret_values() -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import pytest
 
 from harness.keys import MASK, key_problem, scrub
@@ -34,3 +36,40 @@ def test_text_without_secrets_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("VENDOR_API_KEY", "a-long-secret-value")
 
     assert scrub("def add(a, b):\n    return a + b\n") == "def add(a, b):\n    return a + b\n"
+
+
+SECRET_FILES = [
+    ".envrc", ".git-credentials", ".pgpass", ".netrc", ".npmrc", ".pypirc", ".env",
+    ".env.production", "home/u/.aws/credentials", "home/u/.aws/config",
+    "home/u/.config/gcloud/application_default_credentials.json",
+    "home/u/.config/gcloud/credentials.db", "home/u/.azure/msal_token_cache.json",
+    "home/u/.docker/config.json", "home/u/.kube/config", "home/u/.ssh/id_ed25519",
+    "deploy/server.pem", "app.key",
+]  # fmt: skip
+HONEST_FILES = [
+    "environment.py", "env/settings.py", "netrc_parser.py", "config.json", "kube/config.py",
+    "docs/credentials.md", "src/keys.py", "docker/config.json",
+]  # fmt: skip
+
+
+def test_one_rule_names_every_credential_file_and_no_honest_one() -> None:
+    """`.envrc`, `.git-credentials`, `.pgpass`, cloud credential files are secret files;
+    ordinary source files that merely look alike are not."""
+    from harness.keys import is_secret_file
+
+    assert (
+        [p for p in SECRET_FILES if not is_secret_file(PurePath(p))],
+        [p for p in HONEST_FILES if is_secret_file(PurePath(p))],
+    ) == ([], [])
+
+
+def test_scrub_masks_a_connection_string_the_sandbox_redaction_also_masks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One secret-variable rule: a `..._DSN` or `DATABASE_URL` value is masked by scrub()."""
+    monkeypatch.setenv("SENTRY_DSN", "https://abc123def@o1.ingest.example/42")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:pw123456@db/x")
+
+    assert scrub("a https://abc123def@o1.ingest.example/42 b postgresql://u:pw123456@db/x") == (
+        f"a {MASK} b {MASK}"
+    )
