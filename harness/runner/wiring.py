@@ -40,7 +40,7 @@ from harness.store import (
     StoreError,
     new_run_id,
 )
-from harness.tasks import TaskSpec, declared_read_roots, inputs_digest
+from harness.tasks import TaskSpec, declared_read_roots, inputs_digest, withheld_by_lists
 
 __all__ = ["open_run"]
 
@@ -386,9 +386,9 @@ def _toolbox(
     files = (args.tasks, args.run_dir, args.config, args.policy, config.prices)
     files += (config.budget.ledger_path, config.metrics.path)
     withheld += [Path(p) for p in files if p is not None]
-    confinement = Confinement.of(
-        Path(args.tasks).resolve().parent, declared_read_roots(args.tasks), withheld
-    )
+    base, roots = Path(args.tasks).resolve().parent, declared_read_roots(args.tasks)
+    withheld += withheld_by_lists((base, *roots))  # other task lists' hidden inputs too
+    confinement = Confinement.of(base, roots, withheld)
     limits = Limits(
         settings.rounds,
         settings.calls_per_round,
