@@ -105,21 +105,19 @@ def follow_events(
     path: Path, ended: Callable[[], bool], poll_s: float = 0.25
 ) -> Iterator[dict[str, Any]]:
     """Each event of `path` as it is written, like `tail -f`: a line is yielded once its
-    newline is written (a line cut short waits for the rest). It ends when the run has
-    finished (run_finished read after the last run_started) or, once nothing new comes,
-    `ended()` says no night writes the file any more; what was written by then is all read."""
-    pending, offset, finished, last_look = b"", 0, False, False
+    newline is written (a line cut short waits for the rest). It ends once nothing new comes
+    and `ended()` says no night writes the file any more; what was written by then is all
+    read. A run_finished alone never ends it: a resume may already be running that has not
+    written its run_started yet."""
+    pending, offset, last_look = b"", 0, False
     while True:
         chunk = _read_from(path, offset)
         offset += len(chunk)
         *lines, pending = (pending + chunk).split(b"\n")
-        for event in _parsed(lines):
-            if event["event"] in ("run_started", "run_finished"):
-                finished = event["event"] == "run_finished"
-            yield event
+        yield from _parsed(lines)
         if chunk:
             continue
-        if finished or last_look:
+        if last_look:
             return
         last_look = ended()  # one more read after this: what it wrote before it ended
         if not last_look:
