@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -191,6 +193,18 @@ def _say(text: str) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
+    """`harness run`. SIGTERM before the pool takes it over (start-up, open) ends the run as
+    SIGINT does: exit 130 (README), never the default 143; the pool installs its own."""
+    if threading.current_thread() is not threading.main_thread():
+        return _run(ns)  # signals reach the main thread only
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run(ns)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(ns: argparse.Namespace) -> ExitCode:
     from harness.log import configure_logging
     from harness.morning import night_console
     from harness.report import render_markdown
@@ -215,6 +229,10 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
     _say(render_markdown(summary.to_json()))
     print(f"run folder: {root}", file=sys.stderr)
     return exit_code(summary)
+
+
+def _interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Path]:
