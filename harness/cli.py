@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import BadInput, ExitCode
+from harness.errors import BadInput, ExitCode, printable
 from harness.keys import scrub
 
 if TYPE_CHECKING:
@@ -186,10 +186,16 @@ def _silence_stdout() -> None:
 def _say(text: str) -> None:
     """Print a command's answer; a reader that stops reading early is not an error."""
     try:
-        sys.stdout.write(scrub(text) + "\n")
+        sys.stdout.write(printable(scrub(text)) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
+
+
+def _tell(text: str) -> None:
+    """A message on stderr: secrets masked, control characters escaped (a path or a key
+    from a file may hold an ESC), so what the terminal shows is what was meant."""
+    print(printable(scrub(text)), file=sys.stderr)
 
 
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
@@ -221,13 +227,13 @@ def _run(ns: argparse.Namespace) -> ExitCode:
 
         code, text, root = run_night(args, inputs)
         _say(text)
-        print(f"run folder: {root}", file=sys.stderr)
+        _tell(f"run folder: {root}")
         _exit_now(code)
     if isinstance(night, ExitCode):
         return night
     summary, root = night
     _say(render_markdown(summary.to_json()))
-    print(f"run folder: {root}", file=sys.stderr)
+    _tell(f"run folder: {root}")
     return exit_code(summary)
 
 
@@ -243,7 +249,7 @@ def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Pat
         lock = RunLock(args.run_dir)
         lock.acquire()
     except LockHeld as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        _tell(f"harness: {exc}")
         return ExitCode.LOCKED
     except OSError as exc:
         raise BadInput(f"--run-dir {args.run_dir}: cannot lock it: {exc}") from exc
@@ -332,11 +338,11 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
         fields = {name: getattr(ns, name) for name in _ADD_FIELDS}
         types = known_types(default_prompts_dir())
         add_task(ns.file, fields, known_types=types, check_write=write_check(None, ns.file))
-        print(f"added task {ns.id!r} to {ns.file}")
+        _say(f"added task {ns.id!r} to {ns.file}")
         return ExitCode.OK
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
     if ns.tasks_command == "validate":
-        print(f"{ns.file}: {len(specs)} task(s), all valid")
+        _say(f"{ns.file}: {len(specs)} task(s), all valid")
         return _both_ways(specs) if ns.both_ways else ExitCode.OK
     for spec in specs:
         refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
@@ -579,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args))
     except BadInput as exc:
-        print(f"harness: {scrub(str(exc))}", file=sys.stderr)
+        _tell(f"harness: {exc}")
         return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)

@@ -64,3 +64,29 @@ def test_sigterm_during_start_up_exits_130_as_documented(tmp_path: Path) -> None
         kill_tree(proc)
 
     assert code == 130
+
+
+def test_control_characters_reach_the_terminal_escaped_in_every_error(
+    tmp_path: Path, capsys
+) -> None:
+    """A raw ESC in a path (a task list's folder) or a config key is shown as \\x1b, never
+    sent raw to the terminal."""
+    from harness.cli import main
+
+    folder = tmp_path / "a\x1b[2Jb"
+    folder.mkdir()
+    (folder / "tasks.yaml").write_text(
+        "tasks:\n  - id: t\n    reference: gone.py\n    tests: gone_test.py\n    output: o.py\n"
+    )
+    config = tmp_path / "harness.yaml"
+    config.write_text("lo\x1b[31mop: {review: false}\n")
+    args = ["--provider", "sim", "--run-dir", str(tmp_path / "runs")]
+
+    codes = (
+        main(["tasks", "validate", str(folder / "tasks.yaml")]),
+        main(["run", str(folder / "tasks.yaml"), *args]),
+        main(["run", str(folder / "tasks.yaml"), "--config", str(config), *args]),
+    )
+
+    err = capsys.readouterr().err
+    assert (codes, "\x1b" in err, err.count("\\x1b") >= 3) == ((2, 2, 2), False, True)
