@@ -39,6 +39,9 @@ _SECRET_FILE = re.compile(
 _SECRET_FOLDERS = frozenset({".aws", ".azure", ".ssh", ".gnupg"})
 # ...and these (folder, name) pairs, a folder pair meaning every file under it.
 _SECRET_PAIRS = frozenset({(".docker", "config.json"), (".kube", "config"), (".config", "gcloud")})
+# The password of a URL's user part (`scheme://user:password@host`): masked in any URL, so a
+# connection string (`scale.database`) never shows its password in a message or a log.
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^/\s@]+(?=@)")
 _MIN_PIECE = 8  # shorter pieces are too common to mask without garbling honest text
 _BREAKS = re.compile(r"[\x00-\x20\x7f]+")
 
@@ -79,8 +82,10 @@ def secret_values() -> list[str]:
 
 
 def scrub(text: str) -> str:
-    """`text` with every secret value (and piece of one) and every API-key shape masked."""
+    """`text` with every secret value (and piece of one), every API-key shape and every
+    URL's password masked."""
     for value in secret_values():
         if value in text:
             text = text.replace(value, MASK)
+    text = _URL_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
     return _SHAPES.sub(MASK, text)

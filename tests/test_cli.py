@@ -90,3 +90,18 @@ def test_control_characters_reach_the_terminal_escaped_in_every_error(
 
     err = capsys.readouterr().err
     assert (codes, "\x1b" in err, err.count("\\x1b") >= 3) == ((2, 2, 2), False, True)
+
+
+def test_a_wrong_database_url_is_refused_without_its_password(tmp_path: Path, capsys) -> None:
+    """`scale.database` that is no PostgreSQL URL: exit 2 naming the key, the password masked."""
+    from harness.cli import main
+    from tests._night import Task, write_tasks
+
+    tasks = write_tasks(tmp_path / "tasks", [Task("calc")])
+    config = tmp_path / "harness.yaml"
+    config.write_text("scale: {database: 'mysql://night:hunter2-pw@db/harness'}\n")
+
+    code = main(["run", str(tasks), "--provider", "sim", "--config", str(config)])
+
+    err = capsys.readouterr().err
+    assert (code, "scale" in err, "hunter2-pw" in err) == (2, True, False)

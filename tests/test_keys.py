@@ -73,3 +73,12 @@ def test_scrub_masks_a_connection_string_the_sandbox_redaction_also_masks(
     assert scrub("a https://abc123def@o1.ingest.example/42 b postgresql://u:pw123456@db/x") == (
         f"a {MASK} b {MASK}"
     )
+
+
+def test_scrub_masks_the_password_of_any_url_and_keeps_the_rest() -> None:
+    """`postgresql://user:pw@host/db` shows as `postgresql://user:[REDACTED]@host/db`."""
+    text = "cannot reach postgresql://harness:s3cr3t-pw@db.internal:5432/harness (timeout)"
+
+    assert scrub(text) == (
+        f"cannot reach postgresql://harness:{MASK}@db.internal:5432/harness (timeout)"
+    )
