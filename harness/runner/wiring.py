@@ -36,6 +36,8 @@ from harness.store import (
     RunDir,
     RunInfo,
     RunParams,
+    RunToolLog,
+    ServedToolLog,
     Store,
     StoreError,
     new_run_id,
@@ -362,14 +364,14 @@ def _task_env(
     )
 
 
-def _tool_log(args: RunArgs, own: ResultLog) -> ResultLog:
+def _tool_log(args: RunArgs, own: RunToolLog) -> ResultLog:
     """Where tool results are kept and found again: this run's store; a replay serves the
-    recorded night's instead of reading the disk."""
+    recorded night's instead of reading the disk, and keeps what it served in its own."""
     if args.provider != "replay" or args.replay_from is None:
         return own
     from harness.morning import find_run
 
-    return FolderToolLog(find_run(args.replay_from, args.run_dir).root)
+    return ServedToolLog(FolderToolLog(find_run(args.replay_from, args.run_dir).root), own)
 
 
 def _toolbox(

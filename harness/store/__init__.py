@@ -9,7 +9,7 @@ from harness.store.db import StoreError
 from harness.store.rundir import RunDir, TaskFiles, new_run_id, resolve_run
 from harness.store.schema import MIGRATIONS
 from harness.store.store import RunInfo, RunParams, Store, StoredAttempt
-from harness.store.toolresults import FolderToolLog, RunToolLog
+from harness.store.toolresults import FolderToolLog, RunToolLog, ServedToolLog
 
 __all__ = [
     "MIGRATIONS",
@@ -22,6 +22,7 @@ __all__ = [
     "RunInfo",
     "RunParams",
     "RunToolLog",
+    "ServedToolLog",
     "Store",
     "StoreError",
     "StoredAttempt",
