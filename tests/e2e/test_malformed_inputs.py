@@ -643,6 +643,13 @@ CONFIG = [
         args=CFG,
     ),
     Case(
+        "metrics_folder_missing",
+        "harness.yaml:1: metrics.path",
+        "does not exist; create it",
+        files={"harness.yaml": b"metrics: {path: /no-such-harness-folder/m/harness.prom}\n"},
+        args=CFG,
+    ),
+    Case(
         "step_cap_above_route",
         "harness.yaml:1: step_max_tokens.fix",
         "caps the step anyway",
