@@ -238,6 +238,12 @@ def _task(
     for name, message in _selectable_and_hidden(run.paths, model):
         run.add(own.get(name, line), model.id, name, message)
     runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
+    language = LANGUAGES.get(model.language)
+    if "isolation" in item and language is not None and not language.is_python:
+        run.add(own.get("isolation", line), model.id, "isolation", (
+            f"applies to Python tasks only (where the candidate may run behind a boundary); "
+            f"a {language.title} candidate runs in its tests' own process: remove isolation:"
+        ))  # fmt: skip
     output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
         run.add(own.get("output", line), model.id, "output", message)
