@@ -650,6 +650,13 @@ CONFIG = [
         args=CFG,
     ),
     Case(
+        "judge_cap_above_route",
+        "harness.yaml:1: loop.judge.max_tokens",
+        "caps the judge anyway",
+        files={"harness.yaml": b"loop: {judge: {max_tokens: 999999}}\n"},
+        args=CFG,
+    ),
+    Case(
         "step_cap_above_route",
         "harness.yaml:1: step_max_tokens.fix",
         "caps the step anyway",
