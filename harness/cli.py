@@ -101,6 +101,17 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--examples", nargs="+", help="gold-standard ported examples")
     add.add_argument("--capabilities", help="capability signatures of the target platform")
     add.add_argument("--support", nargs="+", help="files or folders the tests need")
+    add.add_argument(
+        "--hidden-tests",
+        dest="hidden_tests",
+        nargs="+",
+        help="tests run on every candidate but never shown to the model",
+    )
+    add.add_argument(
+        "--isolation",
+        choices=("boundary", "in_process"),
+        help="Python: the candidate behind a boundary (default) or in the tests' process",
+    )
     add.add_argument("--instructions", help="extra text for the write prompt")
     add.add_argument("--max-attempts", type=int, dest="max_attempts", help="attempts at most")
     add.add_argument("--solution", help="a known-good port, used only by --provider sim")
@@ -318,6 +329,8 @@ _ADD_FIELDS = [
     "examples",
     "capabilities",
     "support",
+    "hidden_tests",
+    "isolation",
     "instructions",
     "max_attempts",
     "solution",
