@@ -75,8 +75,8 @@ def test_isolation_on_a_go_task_is_an_error_at_its_line(task_dir: Path) -> None:
     """`isolation:` applies to Python only: on a Go task it is refused naming line and fix;
     without it the Go task loads."""
     write(task_dir / "legacy/add.go", "package add\n\nfunc Add(a, b int) int { return a + b }\n")
-    write(task_dir / "gotests/add_test.go", 'package add\n\nimport "testing"\n\n'
-          "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(1)\n\t}\n}\n")  # fmt: skip
+    test = "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(1)\n\t}\n}\n"
+    write(task_dir / "gotests/add_test.go", 'package add\n\nimport "testing"\n\n' + test)
     plain = write(task_dir / "a.yaml", GO_LIST.format(extra=""))
     asked = write(task_dir / "b.yaml", GO_LIST.format(extra="    isolation: in_process\n"))
 

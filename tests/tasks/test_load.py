@@ -88,7 +88,10 @@ def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
         for p in found
     )
     assert any("task 'typed', field 'output'" in p and ".py file" in p for p in found)
-    assert len(found) == 5
+    assert any(
+        "task 'broken', field 'tests': 'acceptance/nope.py' does not exist" in p for p in found
+    )
+    assert len(found) == 6
 
 
 def test_unknown_task_type_is_an_error_when_types_are_known(task_dir: Path) -> None:
@@ -313,3 +316,17 @@ def test_a_policy_allowance_for_a_task_not_in_the_list_is_an_error_at_its_line(
         2,
         True,
     )
+
+
+def test_a_missing_file_is_reported_in_the_same_pass_as_a_schema_error(task_dir: Path) -> None:
+    """A task with a misspelt key and a reference that does not exist: both problems at
+    once, not the missing file only after the key is fixed."""
+    typo = "output: out/calc_service.py\n    outptu: x"
+    text = VALID.replace("output: out/calc_service.py", typo)
+    text = text.replace("legacy/calc.py", "legacy/gone.py")
+    path = write(task_dir / "tasks.yaml", text)
+
+    with pytest.raises(TaskListError) as info:
+        load_tasks(path)
+
+    assert sorted(p.field for p in info.value.problems) == ["outptu", "reference"]
