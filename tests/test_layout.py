@@ -289,3 +289,11 @@ def test_every_package_states_its_api(package: Path) -> None:
     )
 
     assert (ast.get_docstring(tree) is not None, has_all or not exports) == (True, True)
+
+
+def test_the_task_pipeline_opens_with_run_task() -> None:
+    """docs/architecture.md: pipeline/ reads top to bottom, run_task first."""
+    tree = ast.parse((REPO / "harness" / "pipeline" / "task.py").read_text())
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    assert functions[:2] == ["run_task", "_run"]
