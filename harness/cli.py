@@ -17,9 +17,10 @@ from harness.keys import scrub
 
 if TYPE_CHECKING:
     from harness.config import ScaleConfig
-    from harness.morning import EventFilter, RunFolder, RunStatusView
+    from harness.morning import EventFilter, RunStatusView
     from harness.report import RunSummary
     from harness.runner import RunArgs
+    from harness.store import RunFolder
 
 __all__ = ["main"]
 
@@ -222,8 +223,8 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
 
 
 def _run(ns: argparse.Namespace) -> ExitCode:
+    from harness.console import night_console
     from harness.log import configure_logging
-    from harness.morning import night_console
     from harness.report import render_markdown
     from harness.runner import check_inputs, exit_code
 
@@ -393,7 +394,9 @@ def _both_ways(specs: list) -> ExitCode:
 
 
 def cmd_events(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import EventFilter, find_run, render_events, select_events, show_artefact
+    from harness.console import render_events
+    from harness.morning import EventFilter, select_events, show_artefact
+    from harness.store import find_run
 
     run = find_run(ns.run, ns.run_dir)
     if ns.show:
@@ -416,13 +419,8 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
 def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
     """`events --follow`: each kept event as the night writes it, until the night ends. A
     filter that matched nothing by then is refused as it is without --follow."""
-    from harness.morning import (
-        check_filter,
-        check_pattern,
-        follow_events,
-        render_events,
-        with_attempts,
-    )
+    from harness.console import render_events
+    from harness.morning import check_filter, check_pattern, follow_events, with_attempts
 
     check_pattern(keep)
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -444,7 +442,8 @@ def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
 
 
 def cmd_compare(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import compare_runs, find_run, render_comparison
+    from harness.morning import compare_runs, render_comparison
+    from harness.store import find_run
 
     cmp = compare_runs(find_run(ns.run_a, ns.run_dir), find_run(ns.run_b, ns.run_dir))
     print(json.dumps(cmp.to_json(), indent=2) if ns.json else render_comparison(cmp))
@@ -452,7 +451,8 @@ def cmd_compare(ns: argparse.Namespace) -> ExitCode:
 
 
 def cmd_export(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import export_prefs, find_run
+    from harness.morning import export_prefs
+    from harness.store import find_run
 
     done = export_prefs(
         [find_run(r, ns.run_dir) for r in ns.runs],
@@ -476,7 +476,8 @@ def _running(run) -> int | None:
 
 
 def cmd_status(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import find_run, read_status, render_status
+    from harness.morning import read_status, render_status
+    from harness.store import find_run
 
     run = find_run(ns.run, ns.run_dir)
     if ns.watch:
@@ -488,7 +489,8 @@ def cmd_status(ns: argparse.Namespace) -> ExitCode:
 
 def _watch(run: RunFolder, as_json: bool) -> ExitCode:
     """`status --watch`: the board on a terminal, else a line (or object) per change."""
-    from harness.morning import Board, is_terminal, render_status, watch_status
+    from harness.console import Board, is_terminal
+    from harness.morning import render_status, watch_status
 
     board = Board()
     said: list[str] = []
@@ -506,7 +508,7 @@ def _watch(run: RunFolder, as_json: bool) -> ExitCode:
         if as_json or not is_terminal(sys.stdout):
             watch_status(run, running, line, board)
         else:
-            from harness.morning.screen import WatchBoard
+            from harness.console import WatchBoard
 
             with WatchBoard(board, sys.stdout) as screen:
                 watch_status(run, running, screen.show, board)
@@ -519,7 +521,8 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
     import signal
     import time
 
-    from harness.morning import find_run, read_status, render_status
+    from harness.morning import read_status, render_status
+    from harness.store import find_run
 
     scale = _scale(ns.config) if ns.config is not None else None
     if scale is not None and scale.engine == "temporal":

@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from harness.console import NOT_PASSING, Board, Totals
 from harness.errors import BadInput
-from harness.morning.board import NOT_PASSING, Board, Totals
 from harness.morning.events import follow_events
-from harness.morning.runs import RunFolder
 from harness.results import TaskStatus, money
+from harness.store import RunFolder
 
 __all__ = ["RunStatusView", "read_status", "render_status", "watch_status"]
 

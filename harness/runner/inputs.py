@@ -128,9 +128,8 @@ def _replay(args: RunArgs) -> dict:
     """The replay provider over the recorded run's calls (read now: a bad one exits 2)."""
     if args.provider != "replay" or args.replay_from is None:
         raise BadInput("--provider replay and --replay-from RUN go together; give both")
-    from harness.morning import find_run
     from harness.providers import ReplayProvider
-    from harness.store import RecordingError, read_calls
+    from harness.store import RecordingError, find_run, read_calls
 
     run = find_run(args.replay_from, args.run_dir)
     try:

@@ -19,9 +19,9 @@ from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.budget.ledger import Ledger
 from harness.calls import Caller, Gates, LocalGates, RetryPolicy
 from harness.context import Confinement, Limits, ResultLog, ToolBox
+from harness.deliver import DeliveryError, GitDelivery
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
-from harness.morning import DeliveryError, GitDelivery
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.report import render_metrics, write_metrics
@@ -369,7 +369,7 @@ def _tool_log(args: RunArgs, own: RunToolLog) -> ResultLog:
     recorded night's instead of reading the disk, and keeps what it served in its own."""
     if args.provider != "replay" or args.replay_from is None:
         return own
-    from harness.morning import find_run
+    from harness.store import find_run
 
     return ServedToolLog(FolderToolLog(find_run(args.replay_from, args.run_dir).root), own)
 

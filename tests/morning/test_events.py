@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.morning import EventFilter, find_run, follow_events, render_events, select_events
+from harness.console import render_events
+from harness.morning import EventFilter, follow_events, select_events
+from harness.store import find_run
 
 
 @pytest.fixture
@@ -137,7 +139,7 @@ def test_unknown_task_or_run_is_bad_input(night, capsys):
 
 def test_candidate_file_finds_an_attempt_by_any_suffix(tmp_path):
     """A Go task's attempts are <n>.go; a rejected attempt is still its .rejected.txt."""
-    from harness.morning.runs import RunFolder
+    from harness.store import RunFolder
 
     folder = tmp_path / "run" / "attempts" / "calc"
     folder.mkdir(parents=True)
