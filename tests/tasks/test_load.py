@@ -330,3 +330,22 @@ def test_a_missing_file_is_reported_in_the_same_pass_as_a_schema_error(task_dir:
         load_tasks(path)
 
     assert sorted(p.field for p in info.value.problems) == ["outptu", "reference"]
+
+
+def test_a_credential_file_named_as_an_input_shown_to_the_model_is_an_error(
+    task_dir: Path,
+) -> None:
+    """`examples: [.envrc]` would put a credential file in a prompt: refused at its line by the
+    one secret-file rule (context tools and the sandbox apply it too)."""
+    write(task_dir / ".envrc", "export API_TOKEN=abc\n")
+    path = write(
+        task_dir / "tasks.yaml",
+        VALID.replace("    solution:", "    examples: [.envrc]\n    solution:"),
+    )
+
+    with pytest.raises(TaskListError) as info:
+        load_tasks(path)
+
+    assert [(p.field, "credentials" in p.message) for p in info.value.problems] == [
+        ("examples", True)
+    ]
