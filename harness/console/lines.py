@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.errors import printable
+
 __all__ = ["render_events"]
 
 # Shown in their own columns (or not at all: every line of one run has the same run_id).
@@ -17,8 +19,10 @@ _LEVEL_COLOUR = {"warning": "\033[33m", "error": "\033[31m", "critical": "\033[3
 
 def _value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    if isinstance(value, str) and (not value or any(c in value for c in ' "=\n\t')):
-        text = json.dumps(value)  # one line, and unambiguous where the value has spaces
+    if isinstance(value, str) and (
+        not value or any(c in value for c in ' "=\n\t') or printable(value) != value
+    ):  # one line, unambiguous where the value has spaces, control characters escaped
+        text = json.dumps(value)
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
 
 
