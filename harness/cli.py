@@ -5,19 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.errors import BadInput, ExitCode
+from harness.errors import BadInput, ExitCode, printable
 from harness.keys import scrub
 
 if TYPE_CHECKING:
     from harness.config import ScaleConfig
-    from harness.morning import EventFilter, RunFolder, RunStatusView
+    from harness.morning import EventFilter, RunStatusView
     from harness.report import RunSummary
     from harness.runner import RunArgs
+    from harness.store import RunFolder
 
 __all__ = ["main"]
 
@@ -99,6 +102,17 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--examples", nargs="+", help="gold-standard ported examples")
     add.add_argument("--capabilities", help="capability signatures of the target platform")
     add.add_argument("--support", nargs="+", help="files or folders the tests need")
+    add.add_argument(
+        "--hidden-tests",
+        dest="hidden_tests",
+        nargs="+",
+        help="tests run on every candidate but never shown to the model",
+    )
+    add.add_argument(
+        "--isolation",
+        choices=("boundary", "in_process"),
+        help="Python: the candidate behind a boundary (default) or in the tests' process",
+    )
     add.add_argument("--instructions", help="extra text for the write prompt")
     add.add_argument("--max-attempts", type=int, dest="max_attempts", help="attempts at most")
     add.add_argument("--solution", help="a known-good port, used only by --provider sim")
@@ -184,15 +198,33 @@ def _silence_stdout() -> None:
 def _say(text: str) -> None:
     """Print a command's answer; a reader that stops reading early is not an error."""
     try:
-        sys.stdout.write(scrub(text) + "\n")
+        sys.stdout.write(printable(scrub(text)) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
 
 
+def _tell(text: str) -> None:
+    """A message on stderr: secrets masked, control characters escaped (a path or a key
+    from a file may hold an ESC), so what the terminal shows is what was meant."""
+    print(printable(scrub(text)), file=sys.stderr)
+
+
 def cmd_run(ns: argparse.Namespace) -> ExitCode:
+    """`harness run`. SIGTERM before the pool takes it over (start-up, open) ends the run as
+    SIGINT does: exit 130 (README), never the default 143; the pool installs its own."""
+    if threading.current_thread() is not threading.main_thread():
+        return _run(ns)  # signals reach the main thread only
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _run(ns)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(ns: argparse.Namespace) -> ExitCode:
+    from harness.console import night_console
     from harness.log import configure_logging
-    from harness.morning import night_console
     from harness.report import render_markdown
     from harness.runner import check_inputs, exit_code
 
@@ -207,14 +239,18 @@ def cmd_run(ns: argparse.Namespace) -> ExitCode:
 
         code, text, root = run_night(args, inputs)
         _say(text)
-        print(f"run folder: {root}", file=sys.stderr)
+        _tell(f"run folder: {root}")
         _exit_now(code)
     if isinstance(night, ExitCode):
         return night
     summary, root = night
     _say(render_markdown(summary.to_json()))
-    print(f"run folder: {root}", file=sys.stderr)
+    _tell(f"run folder: {root}")
     return exit_code(summary)
+
+
+def _interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Path]:
@@ -225,7 +261,7 @@ def _local_night(args: RunArgs, inputs: Any) -> ExitCode | tuple[RunSummary, Pat
         lock = RunLock(args.run_dir)
         lock.acquire()
     except LockHeld as exc:
-        print(f"harness: {exc}", file=sys.stderr)
+        _tell(f"harness: {exc}")
         return ExitCode.LOCKED
     except OSError as exc:
         raise BadInput(f"--run-dir {args.run_dir}: cannot lock it: {exc}") from exc
@@ -294,6 +330,8 @@ _ADD_FIELDS = [
     "examples",
     "capabilities",
     "support",
+    "hidden_tests",
+    "isolation",
     "instructions",
     "max_attempts",
     "solution",
@@ -314,11 +352,11 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
         fields = {name: getattr(ns, name) for name in _ADD_FIELDS}
         types = known_types(default_prompts_dir())
         add_task(ns.file, fields, known_types=types, check_write=write_check(None, ns.file))
-        print(f"added task {ns.id!r} to {ns.file}")
+        _say(f"added task {ns.id!r} to {ns.file}")
         return ExitCode.OK
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
     if ns.tasks_command == "validate":
-        print(f"{ns.file}: {len(specs)} task(s), all valid")
+        _say(f"{ns.file}: {len(specs)} task(s), all valid")
         return _both_ways(specs) if ns.both_ways else ExitCode.OK
     for spec in specs:
         refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
@@ -356,7 +394,9 @@ def _both_ways(specs: list) -> ExitCode:
 
 
 def cmd_events(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import EventFilter, find_run, render_events, select_events, show_artefact
+    from harness.console import render_events
+    from harness.morning import EventFilter, select_events, show_artefact
+    from harness.store import find_run
 
     run = find_run(ns.run, ns.run_dir)
     if ns.show:
@@ -379,13 +419,8 @@ def cmd_events(ns: argparse.Namespace) -> ExitCode:
 def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
     """`events --follow`: each kept event as the night writes it, until the night ends. A
     filter that matched nothing by then is refused as it is without --follow."""
-    from harness.morning import (
-        check_filter,
-        check_pattern,
-        follow_events,
-        render_events,
-        with_attempts,
-    )
+    from harness.console import render_events
+    from harness.morning import check_filter, check_pattern, follow_events, with_attempts
 
     check_pattern(keep)
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -407,7 +442,8 @@ def _follow(run: RunFolder, keep: EventFilter, as_json: bool) -> ExitCode:
 
 
 def cmd_compare(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import compare_runs, find_run, render_comparison
+    from harness.morning import compare_runs, render_comparison
+    from harness.store import find_run
 
     cmp = compare_runs(find_run(ns.run_a, ns.run_dir), find_run(ns.run_b, ns.run_dir))
     print(json.dumps(cmp.to_json(), indent=2) if ns.json else render_comparison(cmp))
@@ -415,7 +451,8 @@ def cmd_compare(ns: argparse.Namespace) -> ExitCode:
 
 
 def cmd_export(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import export_prefs, find_run
+    from harness.morning import export_prefs
+    from harness.store import find_run
 
     done = export_prefs(
         [find_run(r, ns.run_dir) for r in ns.runs],
@@ -439,7 +476,8 @@ def _running(run) -> int | None:
 
 
 def cmd_status(ns: argparse.Namespace) -> ExitCode:
-    from harness.morning import find_run, read_status, render_status
+    from harness.morning import read_status, render_status
+    from harness.store import find_run
 
     run = find_run(ns.run, ns.run_dir)
     if ns.watch:
@@ -451,7 +489,8 @@ def cmd_status(ns: argparse.Namespace) -> ExitCode:
 
 def _watch(run: RunFolder, as_json: bool) -> ExitCode:
     """`status --watch`: the board on a terminal, else a line (or object) per change."""
-    from harness.morning import Board, is_terminal, render_status, watch_status
+    from harness.console import Board, is_terminal
+    from harness.morning import render_status, watch_status
 
     board = Board()
     said: list[str] = []
@@ -469,7 +508,7 @@ def _watch(run: RunFolder, as_json: bool) -> ExitCode:
         if as_json or not is_terminal(sys.stdout):
             watch_status(run, running, line, board)
         else:
-            from harness.morning.screen import WatchBoard
+            from harness.console import WatchBoard
 
             with WatchBoard(board, sys.stdout) as screen:
                 watch_status(run, running, screen.show, board)
@@ -482,7 +521,8 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
     import signal
     import time
 
-    from harness.morning import find_run, read_status, render_status
+    from harness.morning import read_status, render_status
+    from harness.store import find_run
 
     scale = _scale(ns.config) if ns.config is not None else None
     if scale is not None and scale.engine == "temporal":
@@ -561,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args))
     except BadInput as exc:
-        print(f"harness: {scrub(str(exc))}", file=sys.stderr)
+        _tell(f"harness: {exc}")
         return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)

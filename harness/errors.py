@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 
-__all__ = ["BadInput", "ExitCode"]
+__all__ = ["BadInput", "ExitCode", "printable"]
+
+# What a terminal would act on rather than show: C0/C1 controls but newline and tab (ESC
+# starts a screen command, CR rewrites the line) and the bidirectional overrides.
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` safe for a terminal: every control character escaped as Python writes it
+    (`\\x1b`), newlines and tabs kept. Every message the CLI prints passes here."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class BadInput(Exception):

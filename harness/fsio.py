@@ -53,7 +53,11 @@ def check_target(
         return f"{path} is a directory; name a file in it, e.g. {Path(path) / 'out'}"
     if not stat.S_ISREG(info.st_mode):
         return f"{path} is not a regular file; remove it or choose another path"
-    if replace or (ours is not None and ours(target)):
+    if replace:
+        return None
+    if ours is None:  # no way to tell who wrote it: say only what is known
+        return f"{path} already exists; pass --force to replace it"
+    if ours(target):
         return None
     return f"{path} already exists and the harness did not write it; pass --force to replace it"
 

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from harness.errors import printable
 from harness.keys import scrub
 
 __all__ = ["ConsoleSink", "close_logging", "configure_logging", "console_view", "redact", "scrub"]
@@ -60,6 +61,24 @@ class _JsonTee:
         return event
 
 
+def _printable(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Processor: every string in the event with its control characters escaped (a path or
+    a key from a file may hold an ESC), for the console and its views."""
+    return {key: _escaped(value) for key, value in event.items()}
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {k: _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_escaped(v) for v in value)
+    return value
+
+
 def configure_logging(events: Path | None = None, *, level: str = "info", console: bool = True):
     """Route every event to `events` (JSON lines) and, at `level` and up, to stderr.
 
@@ -74,6 +93,7 @@ def configure_logging(events: Path | None = None, *, level: str = "info", consol
     ]
     if stream is not None:
         processors.append(_JsonTee(stream))
+    processors.append(_printable)  # the file keeps the values; the terminal gets them escaped
     if console and _views:
         processors.append(_Feed(_views[-1]))
     elif console:

@@ -98,8 +98,8 @@ def _make_safe(value: object, limits: Mapping[str, int]) -> None:
 
 
 def usd(amount: Decimal) -> float:
-    """Decimal dollars → JSON float, rounded to the micro-dollar."""
-    return float(amount.quantize(Decimal("0.000001")))
+    """Decimal dollars → JSON float, rounded to the micro-dollar as money() rounds (half up)."""
+    return float(Decimal(amount).quantize(Decimal("0.000001"), ROUND_HALF_UP))
 
 
 def money(amount: Decimal | float | int) -> str:

@@ -289,3 +289,26 @@ def test_every_package_states_its_api(package: Path) -> None:
     )
 
     assert (ast.get_docstring(tree) is not None, has_all or not exports) == (True, True)
+
+
+def test_the_task_pipeline_opens_with_run_task() -> None:
+    """docs/architecture.md: pipeline/ reads top to bottom, run_task first."""
+    tree = ast.parse((REPO / "harness" / "pipeline" / "task.py").read_text())
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    assert functions[:2] == ["run_task", "_run"]
+
+
+def test_running_a_night_needs_nothing_from_morning() -> None:
+    """morning/ only reads a night back: the runner, the pipeline and scale import none of it
+    (git delivery, the console and finding a run live where the layer table puts them)."""
+    night = ("harness.runner", "harness.pipeline", "harness.scale")
+    found = sorted(
+        f"{module} → {dep}"
+        for module, deps in import_graph().items()
+        if module.startswith(night)
+        for dep in deps
+        if dep == "harness.morning" or dep.startswith("harness.morning.")
+    )
+
+    assert found == []

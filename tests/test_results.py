@@ -139,3 +139,17 @@ def test_a_fix_prompt_and_a_summary_with_any_text_encode(spec, a, b, c) -> None:
 
     (prompt.system + prompt.text).encode("utf-8")
     json.dumps(task.to_json(), ensure_ascii=False).encode("utf-8")
+
+
+def test_the_console_and_summary_json_round_the_last_digit_alike() -> None:
+    """A half micro-dollar rounds up in both: money() for people and usd() for summary.json."""
+    from decimal import Decimal
+
+    from harness.results import money, usd
+
+    amounts = [Decimal("0.0000025"), Decimal("1.2345645"), Decimal("0.0000005")]
+
+    assert ([money(a) for a in amounts], [usd(a) for a in amounts]) == (
+        ["$0.000003", "$1.234565", "$0.000001"],
+        [0.000003, 1.234565, 0.000001],
+    )

@@ -64,8 +64,9 @@ def _provider_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
 
 
 def _no_op_problems(config: HarnessConfig, override: dict[str, Any]) -> list[tuple[Loc, str]]:
-    """Settings the operator wrote that could never take effect: a step's output cap above
-    its route's (the route's caps it), a per-test timeout above the whole run's."""
+    """Settings the operator wrote that could never take effect: a step's or the judge's
+    output cap above its route's (the route's caps it), a per-test timeout above the whole
+    run's."""
     problems: list[tuple[Loc, str]] = []
     written = override.get("step_max_tokens")
     for step in written if isinstance(written, dict) else ():
@@ -78,6 +79,7 @@ def _no_op_problems(config: HarnessConfig, override: dict[str, Any]) -> list[tup
                 f"the step anyway; lower it to at most {route.max_tokens}, or raise the route's"
             )
             problems.append((("step_max_tokens", step), msg))
+    problems += _judge_cap_problems(config, override)
     tests = override.get("tests")
     timeout, per_test = config.tests.timeout_s, config.tests.per_test_timeout_s
     if isinstance(tests, dict) and per_test > timeout:
@@ -88,6 +90,23 @@ def _no_op_problems(config: HarnessConfig, override: dict[str, Any]) -> list[tup
         )
         problems.append((("tests", key), msg))
     return problems
+
+
+def _judge_cap_problems(config: HarnessConfig, override: dict[str, Any]) -> list[tuple[Loc, str]]:
+    """A `loop.judge.max_tokens` the operator wrote above its route's cap, which caps it."""
+    loop = override.get("loop")
+    judge = loop.get("judge") if isinstance(loop, dict) else None
+    tier, tokens = config.loop.judge.tier, config.loop.judge.max_tokens
+    route = config.routes.get(tier)
+    if not isinstance(judge, dict) or "max_tokens" not in judge or route is None:
+        return []
+    if tokens <= route.max_tokens:
+        return []
+    msg = (
+        f"{tokens} is above routes.{tier}.max_tokens ({route.max_tokens}), which caps the "
+        f"judge anyway; lower it to at most {route.max_tokens}, or raise the route's"
+    )
+    return [(("loop", "judge", "max_tokens"), msg)]
 
 
 def _amount_problems(raw: dict[str, Any]) -> list[tuple[Loc, str]]:

@@ -139,6 +139,11 @@ class MetricsConfig(_Strict):
     def _a_file(cls, value: Path | None) -> Path | None:
         if value is not None and value.is_dir():
             raise ValueError(f"{value} is a directory; name the .prom file in it")
+        if value is not None and not value.parent.is_dir():  # never made: it may be at "/"
+            raise ValueError(
+                f"{value}: its folder {value.parent} does not exist; create it (node_exporter's "
+                "textfile directory) or fix the path"
+            )
         return value
 
 

@@ -9,19 +9,14 @@ like a key. A refusal is a reason, never a read. Threat rows: docs/context-and-j
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.keys import is_secret_file
+
 __all__ = ["Confinement", "Refusal"]
 
-# Names that hold credentials by convention: never shown, even inside the roots.
-_KEY_LIKE = re.compile(
-    r"(^\.env(\..*)?$|\.pem$|\.key$|\.p12$|\.pfx$|\.kdbx$|^id_(rsa|dsa|ecdsa|ed25519)"
-    r"|^\.netrc$|^\.npmrc$|^\.pypirc$|^credentials(\.json)?$)",
-    re.IGNORECASE,
-)
 _VCS = ".git"
 
 
@@ -65,7 +60,7 @@ class Confinement:
             return Refusal(f"{rel!r} is outside the folders this run may read")
         if _VCS in target.relative_to(root).parts:
             return Refusal(f"{rel!r} is inside .git/, which is not shown")
-        if _KEY_LIKE.search(target.name):
+        if is_secret_file(target):
             return Refusal(f"{rel!r} is named like a credential file, which is not shown")
         if any(target == w or target.is_relative_to(w) for w in self.withheld):
             return Refusal(f"{rel!r} is withheld from the model (hidden tests, solution, run data)")

@@ -58,8 +58,9 @@ def load_policy(
 ) -> Policy:
     """The operator's policy at `path` (sections it omits keep the shipped default), or the
     shipped default; relative write roots resolve against `task_list_dir`. Raises PolicyError."""
-    model, source = read_policy(path)
+    model, source, task_lines = read_policy(path)
     policy = _compile(model, source, Path(task_list_dir).resolve())
+    policy = dataclasses.replace(policy, js_allowed_at=task_lines)
     policy = policy.with_write_roots(*extra_write_roots)
     log.info(
         "policy_loaded",
@@ -83,6 +84,7 @@ class Policy:
     scar_checks: tuple[ScarCheck, ...] = field(repr=False)
     js_refused: frozenset[str] = field(default=frozenset(), repr=False)
     js_allowed: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    js_allowed_at: Mapping[str, int] = field(default_factory=dict, repr=False)  # task -> line
     # (check, language) pairs already noted as limited: one events-log line per run, since a
     # run loads its policy once (with_write_roots copies share the set).
     noted: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
@@ -95,6 +97,18 @@ class Policy:
     def refused_js_modules(self, task_id: str) -> frozenset[str]:
         """The node built-ins this task's candidates may not load (names without `node:`)."""
         return self.js_refused - self.js_allowed.get(task_id, frozenset())
+
+    def unknown_tasks(self, task_ids: Iterable[str]) -> list[str]:
+        """One problem per `allowed_js_modules` task id that is not in `task_ids`, at its line
+        (an allowance for no task is a typo that would leave the intended task refused)."""
+        known = set(task_ids)
+        return [
+            f"{self.source} line {self.js_allowed_at.get(task, 0)}: allowed_js_modules.{task}: "
+            f"no task with this id in the task list; write one of its ids "
+            f"({', '.join(sorted(known))}) or remove the entry"
+            for task in sorted(self.js_allowed, key=lambda t: self.js_allowed_at.get(t, 0))
+            if task not in known
+        ]
 
     def check_command(self, cmd: str | Sequence[str]) -> Violation | None:
         """The first forbidden thing `cmd` (shell text, or an argv list) would run, if any."""

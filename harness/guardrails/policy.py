@@ -1,7 +1,14 @@
-"""The policy file's schema, read with line numbers and merged over the shipped default."""
+"""The policy file's schema, read with line numbers and merged over the shipped default.
+
+The merge fails closed: an operator's list of rules or names extends the shipped list (an
+entry equal to a shipped one, as in a copy of the shipped file, counts once); a shipped entry
+goes only when `remove_shipped` names it, and a name there that is not shipped is an error.
+`programs` merges by program; `write_roots` and `allowed_js_modules` are the operator's own.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from importlib import resources
@@ -10,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -99,12 +107,25 @@ class ScarCheckModel(_Strict):
         return _regex(value)
 
 
+@functools.cache
+def node_builtins() -> frozenset[str]:
+    """The node built-in modules' names (data/node_builtins.yaml), without `node:`."""
+    text = resources.files("harness.data").joinpath("node_builtins.yaml").read_text()
+    return frozenset(yaml.load(text, Loader=_SHIPPED_LOADER)["node_builtins"])
+
+
 def _js_module(name: str) -> str:
     """A node built-in's name as the policy keeps it: without `node:`."""
     bare = name.removeprefix("node:")
-    if not re.fullmatch(r"[a-z0-9_]+(?:/[a-z0-9_]+)*", bare):
-        raise ValueError(f"{name!r} is not a node built-in module's name (e.g. fs, assert/strict)")
+    if bare not in node_builtins():
+        raise ValueError(
+            f"{name!r} is not a node built-in module (e.g. fs, child_process, assert/strict); "
+            "fix the spelling"
+        )
     return bare
+
+
+JsModule = Annotated[str, AfterValidator(_js_module)]
 
 
 class PolicyFile(_Strict):
@@ -116,18 +137,8 @@ class PolicyFile(_Strict):
     forbidden_calls: list[CallRuleModel] = []
     forbidden_code_patterns: list[PatternModel] = []
     scar_checks: list[ScarCheckModel] = []
-    refused_js_modules: list[str] = []
-    allowed_js_modules: dict[str, list[str]] = {}
-
-    @field_validator("refused_js_modules")
-    @classmethod
-    def _modules(cls, value: list[str]) -> list[str]:
-        return [_js_module(v) for v in value]
-
-    @field_validator("allowed_js_modules")
-    @classmethod
-    def _allowed(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        return {task: [_js_module(v) for v in names] for task, names in value.items()}
+    refused_js_modules: list[JsModule] = []
+    allowed_js_modules: dict[str, list[JsModule]] = {}
 
     @model_validator(mode="after")
     def _allowed_are_refused(self) -> PolicyFile:
@@ -149,13 +160,14 @@ class PolicyFile(_Strict):
         return value
 
 
-def read_policy(path: Path | None) -> tuple[PolicyFile, str]:
-    """The validated policy at `path` over the shipped default (or the default), and its name."""
+def read_policy(path: Path | None) -> tuple[PolicyFile, str, dict[str, int]]:
+    """The validated policy at `path` over the shipped default (or the default), its name,
+    and the line of each task id `allowed_js_modules` names."""
     # harness/data/policy.yaml; tests keep it identical to the repository's guardrails/policy.yaml
     text = resources.files("harness.data").joinpath("policy.yaml").read_text()
     default = yaml.load(text, Loader=_SHIPPED_LOADER)  # shipped, valid: libyaml when installed
     if path is None:
-        return PolicyFile.model_validate(default), "the shipped guardrails policy"
+        return PolicyFile.model_validate(default), "the shipped guardrails policy", {}
     try:
         text = Path(path).read_text()
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -169,13 +181,98 @@ def read_policy(path: Path | None) -> tuple[PolicyFile, str]:
         raise PolicyError(f"{where}: not valid YAML ({problem}); fix the syntax there") from exc
     if not isinstance(data, dict):
         raise PolicyError(f"{path}: expected a mapping of policy sections at the top level")
+    merged = _merged(default, data, path, node)
     try:
-        policy = PolicyFile.model_validate({**default, **data})
+        policy = PolicyFile.model_validate(merged)
     except ValidationError as exc:
         problems = [_problem(path, node, err) for err in exc.errors()]
         raise PolicyError("invalid guardrails policy:\n  " + "\n  ".join(problems)) from exc
     _check_unique_ids(policy, path, node)
-    return policy, str(path)
+    lines = {
+        task: _line(node, ("allowed_js_modules", task)) or 0 for task in policy.allowed_js_modules
+    }
+    return policy, str(path), lines
+
+
+# Sections whose operator entries extend the shipped list, and what names an entry in
+# `remove_shipped`: a rule's id, or the entry itself.
+EXTENDED = {
+    "forbidden_commands": "id",
+    "forbidden_calls": "id",
+    "forbidden_code_patterns": "id",
+    "scar_checks": "id",
+    "refused_js_modules": None,
+    "protected_paths": None,
+}
+REMOVE_KEY = "remove_shipped"
+
+
+def _merged(default: dict, data: dict, path: Path, node: yaml.Node | None) -> dict:
+    """The operator's file over the shipped default: lists extend, `remove_shipped` drops."""
+    removed = _removals(data.get(REMOVE_KEY), default, path, node)
+    merged = {**default, **{k: v for k, v in data.items() if k != REMOVE_KEY}}
+    if isinstance(data.get("programs"), dict):
+        merged["programs"] = {**default.get("programs", {}), **data["programs"]}
+    for section, key in EXTENDED.items():
+        mine = data.get(section, [])
+        if not isinstance(mine, list):
+            continue  # the schema's error to report, at its line
+        kept = [e for e in default.get(section, []) if _name(e, key) not in removed[section]]
+        _check_shipped_ids(section, key, mine, kept, path, node)
+        merged[section] = mine + [e for e in kept if e not in mine]
+    return merged
+
+
+def _name(entry: Any, key: str | None) -> Any:
+    if key is None:
+        return entry.removeprefix("node:") if isinstance(entry, str) else entry
+    return entry.get(key) if isinstance(entry, dict) else None
+
+
+def _removals(value: Any, default: dict, path: Path, node: yaml.Node | None) -> dict[str, set[str]]:
+    """`remove_shipped`: section -> names, each of them a shipped entry of that section."""
+    removed: dict[str, set[str]] = {section: set() for section in EXTENDED}
+    if value is None:
+        return removed
+    where = f"{path} line {_line(node, (REMOVE_KEY,))}"
+    if not isinstance(value, dict):
+        raise PolicyError(f"{where}: {REMOVE_KEY}: expected section: [names]; fix it")
+    for section, names in value.items():
+        where = f"{path} line {_line(node, (REMOVE_KEY, section))}"
+        if section not in EXTENDED:
+            raise PolicyError(
+                f"{where}: {REMOVE_KEY}.{section}: not a shipped list; name one of "
+                f"{', '.join(EXTENDED)}"
+            )
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise PolicyError(f"{where}: {REMOVE_KEY}.{section}: expected a list of names")
+        shipped = {_name(e, EXTENDED[section]) for e in default.get(section, [])}
+        for name in names:
+            if _name(name, None) not in shipped:
+                raise PolicyError(
+                    f"{where}: {REMOVE_KEY}.{section}: {name!r} is not a shipped entry; fix "
+                    f"the spelling or remove it (shipped: {', '.join(sorted(shipped))})"
+                )
+        removed[section] = {_name(n, None) for n in names}
+    return removed
+
+
+def _check_shipped_ids(
+    section: str, key: str | None, mine: list, kept: list, path: Path, node: yaml.Node | None
+) -> None:
+    """An operator rule that reuses a shipped id must be that rule, or the shipped one removed."""
+    if key is None:
+        return
+    shipped = {e[key]: e for e in kept}
+    for i, entry in enumerate(mine):
+        name = _name(entry, key)
+        if name in shipped and entry != shipped[name]:
+            line = _line(node, (section, i, key))
+            raise PolicyError(
+                f"{path} line {line}: {section}[{i}].{key}: {name!r} is a shipped rule; give "
+                f"yours another id, or drop the shipped one with `{REMOVE_KEY}: "
+                f"{{{section}: [{name}]}}`"
+            )
 
 
 def _check_unique_ids(policy: PolicyFile, path: Path, node: yaml.Node | None) -> None:

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.morning.runs import RunFolder
 from harness.results import money
+from harness.store import RunFolder
 
 __all__ = ["Comparison", "compare_runs", "render_comparison"]
 

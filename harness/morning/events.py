@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.errors import BadInput
 from harness.llm import decode_tool_turn
-from harness.morning.runs import STEPS, RunFolder
+from harness.store import STEPS, RunFolder
 
 __all__ = [
     "ARTEFACTS",
@@ -20,18 +20,12 @@ __all__ = [
     "check_filter",
     "check_pattern",
     "follow_events",
-    "render_events",
     "select_events",
     "show_artefact",
     "with_attempts",
 ]
 
 ARTEFACTS = ("prompt", "reply", "code", "tests", "tools")
-# Shown in their own columns (or not at all: every line of one run has the same run_id).
-_COLUMNS = frozenset({"event", "level", "timestamp", "run_id", "task_id", "attempt"})
-_MAX_VALUE = 200
-_RESET, _DIM, _BOLD = "\033[0m", "\033[2m", "\033[1m"
-_LEVEL_COLOUR = {"warning": "\033[33m", "error": "\033[31m", "critical": "\033[31m"}
 
 
 @dataclass(frozen=True)
@@ -105,21 +99,19 @@ def follow_events(
     path: Path, ended: Callable[[], bool], poll_s: float = 0.25
 ) -> Iterator[dict[str, Any]]:
     """Each event of `path` as it is written, like `tail -f`: a line is yielded once its
-    newline is written (a line cut short waits for the rest). It ends when the run has
-    finished (run_finished read after the last run_started) or, once nothing new comes,
-    `ended()` says no night writes the file any more; what was written by then is all read."""
-    pending, offset, finished, last_look = b"", 0, False, False
+    newline is written (a line cut short waits for the rest). It ends once nothing new comes
+    and `ended()` says no night writes the file any more; what was written by then is all
+    read. A run_finished alone never ends it: a resume may already be running that has not
+    written its run_started yet."""
+    pending, offset, last_look = b"", 0, False
     while True:
         chunk = _read_from(path, offset)
         offset += len(chunk)
         *lines, pending = (pending + chunk).split(b"\n")
-        for event in _parsed(lines):
-            if event["event"] in ("run_started", "run_finished"):
-                finished = event["event"] == "run_finished"
-            yield event
+        yield from _parsed(lines)
         if chunk:
             continue
-        if finished or last_look:
+        if last_look:
             return
         last_look = ended()  # one more read after this: what it wrote before it ended
         if not last_look:
@@ -147,49 +139,6 @@ def _parsed(lines: list[bytes]) -> Iterator[dict[str, Any]]:
 
 def _listed(items: list[Any]) -> str:
     return ", ".join(str(i) for i in items) or "(none)"
-
-
-def _value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    if isinstance(value, str) and (not value or any(c in value for c in ' "=\n\t')):
-        text = json.dumps(value)  # one line, and unambiguous where the value has spaces
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
-
-
-def _fields(event: dict[str, Any]) -> str:
-    """key=value for every field not in a column; null and false fields are left out."""
-    return " ".join(
-        f"{key}={_value(value)}"
-        for key, value in event.items()
-        if key not in _COLUMNS and value is not None and value is not False
-        and not (event["event"] == "attempt_finished" and key == "n")
-    )  # fmt: skip
-
-
-def render_events(
-    rows: list[tuple[dict[str, Any], int | None]], colour: bool, widths: tuple[int, int] = (0, 0)
-) -> list[str]:
-    """One aligned line per event: time, level, task, attempt, event, then its fields;
-    `widths`: the least width of the task and event columns (lines rendered one at a time)."""
-    task_w = max((len(str(e.get("task_id") or "")) for e, _ in rows), default=0)
-    name_w = max((len(str(e["event"])) for e, _ in rows), default=0)
-    task_w, name_w = max(task_w, widths[0]), max(name_w, widths[1])
-    lines = []
-    for event, attempt in rows:
-        stamp = str(event.get("timestamp", ""))[11:23] or "-"
-        level = str(event.get("level", "info"))
-        task = str(event.get("task_id") or "").ljust(task_w)
-        number = f"#{attempt}" if attempt is not None else ""
-        name = str(event["event"]).ljust(name_w)
-        fields = _fields(event)
-        if colour:
-            tint = _LEVEL_COLOUR.get(level, "")
-            stamp, name = f"{_DIM}{stamp}{_RESET}", f"{tint or _BOLD}{name}{_RESET}"
-            level = f"{tint}{level[:4].ljust(4)}{_RESET}"
-        else:
-            level = level[:4].ljust(4)
-        lines.append(f"{stamp}  {level}  {task}  {number:>3}  {name}  {fields}".rstrip())
-    return lines
 
 
 def _task(run: RunFolder, task: str | None) -> str:

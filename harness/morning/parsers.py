@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.morning.events import ARTEFACTS
-from harness.morning.runs import STEPS
+from harness.store import STEPS
 
 __all__ = ["add_parsers"]
 

@@ -19,9 +19,8 @@ from harness.errors import BadInput
 from harness.extract import extract_code
 from harness.fsio import check_target, write_atomic
 from harness.llm import RecordedCall
-from harness.morning.runs import RunFolder
 from harness.results import Outcome, TestResult
-from harness.store import RecordingError, StoredAttempt, read_call
+from harness.store import RecordingError, RunFolder, StoredAttempt, read_call
 from harness.tracker import score
 
 __all__ = ["Export", "export_prefs", "meta_path"]

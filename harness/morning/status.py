@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
+from harness.console import NOT_PASSING, Board, Totals
 from harness.errors import BadInput
-from harness.morning.board import NOT_PASSING, Board, Totals
 from harness.morning.events import follow_events
-from harness.morning.runs import RunFolder
 from harness.results import TaskStatus, money
+from harness.store import RunFolder
 
 __all__ = ["RunStatusView", "read_status", "render_status", "watch_status"]
 
@@ -32,8 +32,9 @@ class RunStatusView:
     tasks_done: int
     tasks_passing: int
     tasks_failed: int  # finished and not passing: failed, partial, error, guardrail
-    spent_usd: str
+    spent_usd: str  # what answered calls cost
     cap_usd: str | None
+    held_usd: str = "0"  # reservations of calls still out (a killed night's count as spent)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,7 +59,8 @@ def read_status(run: RunFolder, running: bool) -> RunStatusView:
         if info is None:
             raise BadInput(f"{run.root}: run {run.run_id} is not in the run store beside it")
         results = store.task_results(run.run_id)
-        spent = store.spent(run.run_id)
+        held = store.held(run.run_id)
+        spent = store.spent(run.run_id) - held
     finished = info.finished_at is not None
     state = "finished" if finished else "running" if running else "stopped"
     started = [e for e in run.events() if e["event"] == "run_started"]
@@ -76,6 +78,7 @@ def read_status(run: RunFolder, running: bool) -> RunStatusView:
         tasks_failed=sum(r.status in NOT_PASSING for r in results.values()),
         spent_usd=str(spent),
         cap_usd=str(info.cap_usd) if info.cap_usd is not None else None,
+        held_usd=str(held),
     )
 
 
@@ -84,10 +87,12 @@ def render_status(view: RunStatusView) -> str:
     total = view.tasks_total if view.tasks_total is not None else "?"
     cap = money(Decimal(view.cap_usd)) if view.cap_usd is not None else "no cap"
     state = f"{view.state} ({view.status})" if view.status else view.state
+    held = Decimal(view.held_usd)
+    holding = f", {money(held)} held by calls in flight" if held else ""
     return (
         f"run {view.run_id}: {state} · {view.tasks_done}/{total} tasks done, "
         f"{view.tasks_passing} passing, {view.tasks_failed} failed · "
-        f"spent {money(Decimal(view.spent_usd))} of {cap} · "
+        f"spent {money(Decimal(view.spent_usd))} of {cap}{holding} · "
         f"provider {view.provider} · started {view.started_at}"
     )
 

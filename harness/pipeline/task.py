@@ -31,6 +31,41 @@ __all__ = ["GuardrailStop", "Prior", "TaskEnv", "run_task"]
 log = structlog.get_logger()
 
 
+def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskResult:
+    """Run one task's attempts and ship its best candidate. Known stops become statuses;
+    anything else propagates to the runner's one catch-all."""
+    context, required = task_inputs(spec)
+    task = TaskState(spec, env, context, required, env.workdir(spec), tools=env.toolbox(spec))
+    task.expecting = Background(env.expect_tests, spec)
+    try:
+        return _run(task, prior or Prior())
+    finally:  # nothing the task started outlives it
+        task.expecting.join()
+
+
+def _run(task: TaskState, prior: Prior) -> TaskResult:
+    _restore(task, prior)
+    seed = prior.seed.seed if prior.seed is not None else None
+    status: TaskStatus | None = None
+    cause: StopCause | None = None
+    try:
+        reason = _loop(task)
+    except (GuardrailStop, GuardrailError) as exc:
+        status, reason = TaskStatus.GUARDRAIL, str(exc)
+    except BudgetExceeded as exc:
+        status, reason, cause = _stopped(task), f"budget: {exc}", StopCause.BUDGET
+    except RunStopped as exc:
+        status, reason, cause = _stopped(task), str(exc), exc.cause
+    except PromptTooLong as exc:
+        status, reason, cause = None, str(exc), StopCause.CONTEXT_TOO_LONG
+    except Exception as exc:
+        # Not a stop this loop knows: ship what was already paid for, then let the runner's
+        # one catch-all classify the fault (and halt the run on refused credentials).
+        fault = _ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")
+        raise TaskFault(replace(fault, seed=seed)) from exc
+    return replace(judge_task(task, _ship(task, status, reason, cause)), seed=seed)
+
+
 def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
     """Run the tests on a candidate, update the ratchet, revert the working copy on regression."""
     base = dict(
@@ -154,41 +189,6 @@ def _loop(task: TaskState) -> str:
         if stop:
             return stop
     return f"{task.spec.max_attempts} attempts used"
-
-
-def run_task(spec: TaskSpec, env: TaskEnv, prior: Prior | None = None) -> TaskResult:
-    """Run one task's attempts and ship its best candidate. Known stops become statuses;
-    anything else propagates to the runner's one catch-all."""
-    context, required = task_inputs(spec)
-    task = TaskState(spec, env, context, required, env.workdir(spec), tools=env.toolbox(spec))
-    task.expecting = Background(env.expect_tests, spec)
-    try:
-        return _run(task, prior or Prior())
-    finally:  # nothing the task started outlives it
-        task.expecting.join()
-
-
-def _run(task: TaskState, prior: Prior) -> TaskResult:
-    _restore(task, prior)
-    seed = prior.seed.seed if prior.seed is not None else None
-    status: TaskStatus | None = None
-    cause: StopCause | None = None
-    try:
-        reason = _loop(task)
-    except (GuardrailStop, GuardrailError) as exc:
-        status, reason = TaskStatus.GUARDRAIL, str(exc)
-    except BudgetExceeded as exc:
-        status, reason, cause = _stopped(task), f"budget: {exc}", StopCause.BUDGET
-    except RunStopped as exc:
-        status, reason, cause = _stopped(task), str(exc), exc.cause
-    except PromptTooLong as exc:
-        status, reason, cause = None, str(exc), StopCause.CONTEXT_TOO_LONG
-    except Exception as exc:
-        # Not a stop this loop knows: ship what was already paid for, then let the runner's
-        # one catch-all classify the fault (and halt the run on refused credentials).
-        fault = _ship(task, TaskStatus.ERROR, f"{type(exc).__name__}: {exc}")
-        raise TaskFault(replace(fault, seed=seed)) from exc
-    return replace(judge_task(task, _ship(task, status, reason, cause)), seed=seed)
 
 
 class PromptTooLong(Exception):

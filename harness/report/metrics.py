@@ -166,9 +166,9 @@ def render_metrics(
 def write_metrics(path: Path, text: str) -> None:
     """Write atomically: a synced temp file in the same folder (its name does not end in
     .prom, so the collector skips it), made world-readable because node_exporter usually
-    runs as another user, then renamed over `path`."""
+    runs as another user, then renamed over `path`. Its folder exists (start-up checks it);
+    none is ever made."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

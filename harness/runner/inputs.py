@@ -69,7 +69,7 @@ def _task_list(
         return violation.detail if violation else None
 
     try:
-        return load_tasks(
+        specs = load_tasks(
             path,
             known_types=known_types(prompts_root),
             check_write=check_write,
@@ -79,6 +79,10 @@ def _task_list(
     except TaskListError as exc:
         count = len(exc.problems)
         raise BadInput(f"{count} problem(s) in the task list; nothing ran:\n{exc}") from exc
+    unknown = policy.unknown_tasks(s.id for s in specs)
+    if unknown:
+        raise BadInput("\n".join(unknown))
+    return specs
 
 
 def write_check(policy_path: Path | None, tasks_path: Path) -> Callable[[Path], str | None]:
@@ -132,9 +136,8 @@ def _replay(args: RunArgs) -> dict:
     """The replay provider over the recorded run's calls (read now: a bad one exits 2)."""
     if args.provider != "replay" or args.replay_from is None:
         raise BadInput("--provider replay and --replay-from RUN go together; give both")
-    from harness.morning import find_run
     from harness.providers import ReplayProvider
-    from harness.store import RecordingError, read_calls
+    from harness.store import RecordingError, find_run, read_calls
 
     run = find_run(args.replay_from, args.run_dir)
     try:

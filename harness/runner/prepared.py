@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.budget import Budget
-from harness.morning import GitDelivery
+from harness.deliver import GitDelivery
 from harness.pipeline import TaskEnv
 from harness.runner.batch.night import BatchNight
 from harness.store import RunDir, Store

@@ -19,9 +19,9 @@ from harness.budget import Budget, LedgerError, MemoryLedger
 from harness.budget.ledger import Ledger
 from harness.calls import Caller, Gates, LocalGates, RetryPolicy
 from harness.context import Confinement, Limits, ResultLog, ToolBox
+from harness.deliver import DeliveryError, GitDelivery
 from harness.errors import BadInput
 from harness.log import close_logging, configure_logging
-from harness.morning import DeliveryError, GitDelivery
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.report import render_metrics, write_metrics
@@ -36,11 +36,13 @@ from harness.store import (
     RunDir,
     RunInfo,
     RunParams,
+    RunToolLog,
+    ServedToolLog,
     Store,
     StoreError,
     new_run_id,
 )
-from harness.tasks import TaskSpec, declared_read_roots, inputs_digest
+from harness.tasks import TaskSpec, declared_read_roots, inputs_digest, withheld_by_lists
 
 __all__ = ["open_run"]
 
@@ -362,14 +364,14 @@ def _task_env(
     )
 
 
-def _tool_log(args: RunArgs, own: ResultLog) -> ResultLog:
+def _tool_log(args: RunArgs, own: RunToolLog) -> ResultLog:
     """Where tool results are kept and found again: this run's store; a replay serves the
-    recorded night's instead of reading the disk."""
+    recorded night's instead of reading the disk, and keeps what it served in its own."""
     if args.provider != "replay" or args.replay_from is None:
         return own
-    from harness.morning import find_run
+    from harness.store import find_run
 
-    return FolderToolLog(find_run(args.replay_from, args.run_dir).root)
+    return ServedToolLog(FolderToolLog(find_run(args.replay_from, args.run_dir).root), own)
 
 
 def _toolbox(
@@ -386,9 +388,9 @@ def _toolbox(
     files = (args.tasks, args.run_dir, args.config, args.policy, config.prices)
     files += (config.budget.ledger_path, config.metrics.path)
     withheld += [Path(p) for p in files if p is not None]
-    confinement = Confinement.of(
-        Path(args.tasks).resolve().parent, declared_read_roots(args.tasks), withheld
-    )
+    base, roots = Path(args.tasks).resolve().parent, declared_read_roots(args.tasks)
+    withheld += withheld_by_lists((base, *roots))  # other task lists' hidden inputs too
+    confinement = Confinement.of(base, roots, withheld)
     limits = Limits(
         settings.rounds,
         settings.calls_per_round,

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.fsio import write_atomic
-from harness.morning import RunFolder
 from harness.results import RunStatus
-from harness.store import RunInfo, RunParams, Store, resolve_run
+from harness.store import RunFolder, RunInfo, RunParams, Store, resolve_run
 
 __all__ = ["gather"]
 

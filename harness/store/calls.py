@@ -13,7 +13,7 @@ from harness.store.db import Db
 __all__ = ["RecordedReply", "RunCallLog", "close_call", "open_call", "recorded_reply"]
 
 
-_IN_FLIGHT = "in_flight"
+IN_FLIGHT = "in_flight"
 _CALL_COLUMNS = (
     "run_id, task_id, attempt, step, tier, provider, model, input_tokens, cache_write_tokens,"
     " cache_read_tokens, output_tokens, stop_reason, latency_s, retries, cost_usd, recorded_at,"
@@ -33,7 +33,7 @@ def open_call(db: Db, run_id: str, request: CallRequest, reserved_usd: Decimal) 
     """
     route = request.route
     row = (run_id, request.task_id, request.attempt, request.step, route.tier)
-    row += (route.provider, route.model, 0, 0, 0, 0, _IN_FLIGHT, 0.0, 0)
+    row += (route.provider, route.model, 0, 0, 0, 0, IN_FLIGHT, 0.0, 0)
     row += (str(reserved_usd), _now(), request.prompt.sha256)
     with db.tx() as conn:
         cursor = conn.execute(
@@ -69,7 +69,7 @@ def recorded_reply(db: Db, run_id: str, request: CallRequest) -> RecordedReply |
         " output_tokens, stop_reason, latency_s, cost_usd, reply, detail FROM calls"
         " WHERE run_id=? AND task_id=? AND attempt=? AND step=? AND prompt_sha256=?"
         " AND reply IS NOT NULL AND stop_reason NOT IN (?, ?) ORDER BY id DESC LIMIT 1",
-        (*key, _IN_FLIGHT, StopReason.ERROR.value),
+        (*key, IN_FLIGHT, StopReason.ERROR.value),
     )
     if not rows:
         return None

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 from harness.llm import CallRequest, Completion, RecordedReply
 from harness.results import AttemptRecord, RunStatus, TaskResult, TaskStatus, TestResult, Totals
 from harness.store.batches import BatchLog
-from harness.store.calls import RunCallLog, close_call, open_call, recorded_reply
+from harness.store.calls import IN_FLIGHT, RunCallLog, close_call, open_call, recorded_reply
 from harness.store.db import Db
 from harness.store.toolresults import RunToolLog
 from harness.tracker import score
@@ -176,6 +176,13 @@ class Store:
     def batch_log(self, run_id: str) -> BatchLog:
         """The run's batches and their entries (batch mode), bound to one run."""
         return BatchLog(self._db, run_id)
+
+    def held(self, run_id: str) -> Decimal:
+        """The reservations of the run's calls still open (sent, not yet answered): money
+        held, spent only if the vendor bills it; a resume counts them as spent."""
+        sql = "SELECT cost_usd FROM calls WHERE run_id=? AND stop_reason=?"
+        rows = self._db.read(sql, (run_id, IN_FLIGHT))
+        return sum((Decimal(c) for (c,) in rows), Decimal(0))
 
     def spent(self, run_id: str, task_id: str | None = None) -> Decimal:
         """Exact sum of recorded call costs for the run (or one of its tasks)."""

@@ -12,7 +12,7 @@ from harness.fsio import write_log
 from harness.llm import ToolResult
 from harness.store.db import Db
 
-__all__ = ["FolderToolLog", "RunToolLog"]
+__all__ = ["FolderToolLog", "RunToolLog", "ServedToolLog"]
 
 
 def _dumps(results: tuple[ToolResult, ...]) -> str:
@@ -90,3 +90,32 @@ class FolderToolLog:
         reads: dict[str, str],
     ) -> None:
         pass  # a recording is never written to
+
+
+@dataclass(frozen=True)
+class ServedToolLog:
+    """A replay's tool results: served from the recorded run folder and kept in the replay's
+    own run as they are served, so its record (`events --show tools`, a resume) holds what
+    the model was given; a round the recording lacks is run and recorded as usual."""
+
+    recording: FolderToolLog
+    own: RunToolLog
+
+    def recorded(self, task_id: str, attempt: int, step: str) -> tuple[ToolResult, ...] | None:
+        found = self.own.recorded(task_id, attempt, step)  # a resumed replay
+        if found is not None:
+            return found
+        found = self.recording.recorded(task_id, attempt, step)
+        if found is not None:
+            self.own.record(task_id, attempt, step, found, {})
+        return found
+
+    def record(
+        self,
+        task_id: str,
+        attempt: int,
+        step: str,
+        results: tuple[ToolResult, ...],
+        reads: dict[str, str],
+    ) -> None:
+        self.own.record(task_id, attempt, step, results, reads)

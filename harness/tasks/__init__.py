@@ -15,6 +15,7 @@ from harness.tasks.load import (
     declared_read_roots,
     load_tasks,
 )
+from harness.tasks.withheld import withheld_by_lists
 from harness.tasks.yamlfile import YamlDoc, YamlError, read_yaml
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "inputs_digest",
     "load_tasks",
     "read_yaml",
+    "withheld_by_lists",
 ]

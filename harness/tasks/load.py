@@ -227,17 +227,27 @@ def _task(
         run.add(line, task_id, "", msg)
         return None
     own = key_lines(node)
+    merged = merge_defaults(defaults, item)
     try:
-        model = TaskModel.model_validate(merge_defaults(defaults, item))
+        model = TaskModel.model_validate(merged)
     except ValidationError as exc:
+        named = set()
         for name, message in explain(exc):
+            named.add(name)
             if name not in bad or name in item:  # a bad default was reported at its own line
                 run.add(own.get(name, line), task_id, name, message)
+        _check_inputs(run, task_id, _input_fields(merged, named), item, own)  # the same pass
         return None
-    inputs = _check_inputs(run, model, item, own)
+    inputs = _check_inputs(run, model.id, _Fields.of(model), item, own)
     for name, message in _selectable_and_hidden(run.paths, model):
         run.add(own.get(name, line), model.id, name, message)
     runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
+    language = LANGUAGES.get(model.language)
+    if "isolation" in item and language is not None and not language.is_python:
+        run.add(own.get("isolation", line), model.id, "isolation", (
+            f"applies to Python tasks only (where the candidate may run behind a boundary); "
+            f"a {language.title} candidate runs in its tests' own process: remove isolation:"
+        ))  # fmt: skip
     output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
         run.add(own.get("output", line), model.id, "output", message)
@@ -275,15 +285,45 @@ def _sayer(run: _Pass, task_id: str, item: dict[str, Any], own: Mapping[str, int
     return say
 
 
+def _input_fields(merged: Mapping[str, Any], named: set[str]) -> _Fields:
+    """The input fields of a task whose schema failed elsewhere, those that are paths: their
+    files are still checked, so one pass reports both kinds of problem."""
+
+    def paths(name: str) -> Any:
+        value = merged.get(name)
+        listed = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return value if (isinstance(value, str) or listed) and name not in named else None
+
+    language, isolation = merged.get("language", "python"), merged.get("isolation")
+    return _Fields(
+        language if isinstance(language, str) else "",
+        isolation if isinstance(isolation, str) else None,
+        {name: paths(name) for name in _INPUTS},
+    )
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """What _check_inputs reads of a task: its language, isolation and input paths."""
+
+    language: str
+    isolation: str | None
+    values: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, model: TaskModel) -> _Fields:
+        return cls(model.language, model.isolation, {n: getattr(model, n) for n in _INPUTS})
+
+
 def _check_inputs(
-    run: _Pass, model: TaskModel, item: dict[str, Any], own: Mapping[str, int]
+    run: _Pass, task_id: str, model: _Fields, item: dict[str, Any], own: Mapping[str, int]
 ) -> dict[Path, str]:
     """Every input file of the task, checked; a default's problem is reported at its line."""
     inputs: dict[Path, str] = {}
     language = LANGUAGES.get(model.language)
     is_python = language is not None and language.is_python
     for name in _INPUTS:
-        value = getattr(model, name)
+        value = model.values[name]
         for rel in value if isinstance(value, list) else [value] if value else []:
             mine = name in item and rel in _listed(item[name])
             problem = run.paths.check_input(
@@ -294,7 +334,7 @@ def _check_inputs(
                 boundary=(model.isolation or ISOLATION_DEFAULT) == "boundary",
             )
             if problem and mine:
-                run.add(own[name], model.id, name, problem)
+                run.add(own[name], task_id, name, problem)
             elif problem:
                 run.add(run.doc.line("defaults", name), "", f"defaults.{name}", problem)
             target = run.paths.resolve(rel)

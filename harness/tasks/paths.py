@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.extract import Language
 from harness.fsio import parent_problem
+from harness.keys import is_secret_file
 from harness.pyast import parse_module
 from harness.tasks.yamlfile import file_kind
 
@@ -131,6 +132,11 @@ class Paths:
             return f"{rel!r} is a directory; name the file(s) in it, e.g. {rel.rstrip('/')}/x.py"
         if not stat.S_ISREG(info.st_mode):
             return f"{rel!r} is {file_kind(info.st_mode)}, not a regular file; name a regular file"
+        if shown and is_secret_file(target):
+            return (
+                f"{rel!r} is named like a file that holds credentials, and it would be shown to "
+                "the model; copy what the port needs into a file of another name"
+            )
         return self._text(rel, target, info.st_size) if shown else None
 
     def _text(self, rel: str, target: Path, size: int) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from harness.keys import is_secret_file
 from harness.tasks import TaskSpec
 
 __all__ = [
@@ -102,6 +103,8 @@ def read_pristine(task: TaskSpec) -> Pristine:
         if not source.exists():
             raise SandboxError(f"task {task.id}: input {source} does not exist")
         for path in _walk(source) if source.is_dir() else (source,):
+            if path != source and is_secret_file(path.resolve()):
+                continue  # a credential file inside a folder: never copied into a sandbox
             files[_place(path, task.base_dir)] = path.read_bytes()
             origins.append(str(path.resolve()))
             if n >= len(task.tests) + len(task.hidden_tests):

@@ -6,29 +6,14 @@ as the tests see them, and never carries one of the harness's own secrets.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import replace
 from pathlib import Path
 
-from harness import keys
+from harness.keys import MASK, secret_values
 from harness.testrun.channel import Watch
 from harness.testrun.score import Settlement, Verdict
 
 __all__ = ["output_tail", "output_text", "relativize", "stop_text", "stuck_reason"]
-
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASS|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|DSN|DATABASE_URL|"
-    r"^(AWS|GOOGLE|GCP|ANTHROPIC|GEMINI|OPENAI|AZURE|GITHUB|GH|HF)_",
-    re.IGNORECASE,
-)
-
-
-def secret_values() -> list[str]:
-    """Values of the harness's own secret-looking variables (never given to the sandbox),
-    and of every variable a key was read from (keys.declare: an endpoint's api_key_env)."""
-    named = {v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)}
-    return sorted(named | set(keys.secret_values()), key=len, reverse=True)
 
 
 def relativize(tally: Settlement, root: Path) -> None:
@@ -39,7 +24,7 @@ def relativize(tally: Settlement, root: Path) -> None:
     def strip(text: str) -> str:
         text = text.replace(prefix, "")
         for value in secrets_:
-            text = text.replace(value, "[REDACTED]")
+            text = text.replace(value, MASK)
         return text
 
     tally.outputs = [strip(o) for o in tally.outputs]

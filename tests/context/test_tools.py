@@ -113,3 +113,24 @@ def test_calls_past_the_round_limit_are_refused(box):
     results = box.run(calls)
 
     assert [r.is_error for r in results] == [False] * 5 + [True]
+
+
+@pytest.mark.parametrize(
+    "name", [".envrc", ".git-credentials", ".pgpass", ".aws/credentials", ".kube/config"]
+)
+def test_a_credential_file_inside_the_roots_is_never_read_or_listed(box, name):
+    """Files that hold credentials by convention are refused by name and left out of listings
+    and greps (the one rule of harness.keys)."""
+    path = box.confinement.base / "lib" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("password=hunter2-secret\n")
+
+    read = ask(box, "read_file", path=f"lib/{name}")
+    listed = ask(box, "list_dir", path="lib", depth=2)
+    found = ask(box, "grep", path="lib", text="hunter2")
+
+    assert (read.is_error, name in listed.content, "hunter2" in found.content) == (
+        True,
+        False,
+        False,
+    )

@@ -198,6 +198,26 @@ def test_replay_with_the_read_files_deleted_reproduces_the_night(tmp_path: Path)
     assert served and all(ok and recorded for _, _, ok, recorded in served)
 
 
+def test_a_replay_records_the_tool_results_it_served(tmp_path: Path, capsys):
+    """The replay run keeps every round's results as it served them: its tools files equal
+    the recording's, and `events --show tools` of the replay prints no `error:`."""
+    tasks, runs = make(tmp_path / "t"), tmp_path / "runs"
+    _, first, _ = night(tasks, runs)
+    recorded_root = runs / first["run_id"]
+
+    _, _, root = night(tasks, runs, "--provider", "replay", "--replay-from", first["run_id"])
+    capsys.readouterr()
+    main(["events", str(root), "--show", "tools", "--task", "calc", "--attempt", "1"])
+    shown = capsys.readouterr().out
+
+    def kept(folder: Path) -> dict[str, str]:
+        files = sorted(folder.glob("calls/*/*.tools.json"))
+        return {str(p.relative_to(folder)): p.read_text() for p in files}
+
+    assert (kept(root), "error:" in shown) == (kept(recorded_root), False)
+    assert kept(root)
+
+
 def test_carry_over_looks_again_when_a_read_file_changed(tmp_path: Path):
     """A passed task is up to date the next night while what its tools read is unchanged;
     once the example it read changes, it is not."""

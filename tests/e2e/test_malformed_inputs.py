@@ -643,6 +643,20 @@ CONFIG = [
         args=CFG,
     ),
     Case(
+        "metrics_folder_missing",
+        "harness.yaml:1: metrics.path",
+        "does not exist; create it",
+        files={"harness.yaml": b"metrics: {path: /no-such-harness-folder/m/harness.prom}\n"},
+        args=CFG,
+    ),
+    Case(
+        "judge_cap_above_route",
+        "harness.yaml:1: loop.judge.max_tokens",
+        "caps the judge anyway",
+        files={"harness.yaml": b"loop: {judge: {max_tokens: 999999}}\n"},
+        args=CFG,
+    ),
+    Case(
         "step_cap_above_route",
         "harness.yaml:1: step_max_tokens.fix",
         "caps the step anyway",

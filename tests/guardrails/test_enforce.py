@@ -277,4 +277,4 @@ def test_rules_come_from_the_policy_not_the_code(tmp_path: Path) -> None:
     policy = load_policy(path, task_list_dir=tmp_path)
 
     assert _rule(policy, "sudo docker push registry/app:1") == "no-docker-push"
-    assert _rule(policy, "git push -f") is None  # the section replaced the shipped rules
+    assert _rule(policy, "git push -f") == "git-force-push"  # the shipped rules stay

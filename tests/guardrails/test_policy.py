@@ -184,3 +184,67 @@ def test_allowing_a_module_that_is_not_refused_is_an_error_naming_it(tmp_path: P
 
     assert "allowed_js_modules.t: path not in refused_js_modules" in message
     assert "remove it" in message
+
+
+def test_an_operator_list_extends_the_shipped_one(tmp_path: Path) -> None:
+    """`refused_js_modules: [punycode]` adds punycode; every shipped entry stays refused."""
+    policy = load_policy(
+        _write(tmp_path, "refused_js_modules: [punycode]\n"), task_list_dir=tmp_path
+    )
+
+    assert policy.refused_js_modules("t") == TODAYS_JS_REFUSED | {"punycode"}
+
+
+def test_a_misspelt_module_is_an_error_with_its_line_and_the_shipped_list_stays(
+    tmp_path: Path,
+) -> None:
+    """A typo (`child_proces`) is refused naming file, line and fix; it never drops `fs`."""
+    path = _write(tmp_path, "version: 1\nrefused_js_modules: [child_proces]\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(path, task_list_dir=tmp_path)
+
+    assert f"{path} line 2: refused_js_modules[0]: 'child_proces' is not a node built-in" in str(
+        info.value
+    )
+
+
+def test_an_operator_rule_adds_to_the_shipped_commands(tmp_path: Path) -> None:
+    """An operator's forbidden_commands entry forbids its command; git push -f stays forbidden."""
+    text = "forbidden_commands:\n  - {id: no-docker-push, command: [docker, push], reason: CI}\n"
+    policy = load_policy(_write(tmp_path, text), task_list_dir=tmp_path)
+
+    assert [
+        getattr(policy.check_command(c), "rule", None) for c in ("docker push x", "git push -f")
+    ] == [
+        "no-docker-push",
+        "git-force-push",
+    ]
+
+
+def test_remove_shipped_drops_a_named_shipped_entry(tmp_path: Path) -> None:
+    """`remove_shipped` is the one way to drop shipped entries: by id for rules, by name else."""
+    text = "remove_shipped:\n  refused_js_modules: [process]\n  forbidden_commands: [git-clean]\n"
+    policy = load_policy(_write(tmp_path, text), task_list_dir=tmp_path)
+
+    assert (policy.refused_js_modules("t"), policy.check_command("git clean -fd")) == (
+        TODAYS_JS_REFUSED - {"process"},
+        None,
+    )
+
+
+def test_removing_what_is_not_shipped_is_an_error_with_its_line(tmp_path: Path) -> None:
+    """A misspelt removal is refused (never silently ignored), naming the line and the fix."""
+    message = _error(tmp_path, "remove_shipped:\n  forbidden_commands: [git-clen]\n")
+
+    assert "line 2: remove_shipped.forbidden_commands: 'git-clen' is not a shipped entry" in message
+
+
+def test_a_changed_shipped_rule_under_its_own_id_is_an_error(tmp_path: Path) -> None:
+    """Redefining a shipped id would silently weaken it: the error says to remove it first."""
+    text = (
+        "forbidden_commands:\n  - {id: git-clean, command: [git, clean], flags: [-x], reason: r}\n"
+    )
+    message = _error(tmp_path, text)
+
+    assert "line 2: forbidden_commands[0].id: 'git-clean' is a shipped rule" in message
+    assert "remove_shipped" in message

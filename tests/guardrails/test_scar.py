@@ -96,11 +96,12 @@ def test_policy_regex_checks_are_added(policy: Policy) -> None:
     assert _checks(policy, code) == ["tls-verify-off", "todo-left", "print-debugging"]
 
 
-def test_operator_scar_checks_replace_the_shipped_ones(tmp_path: Path) -> None:
-    """An operator's scar_checks section is used instead of the shipped regexes."""
+def test_operator_scar_checks_extend_the_shipped_ones(tmp_path: Path) -> None:
+    """An operator's scar_checks add to the shipped regexes; `remove_shipped` drops one."""
     path = tmp_path / "policy.yaml"
     path.write_text(
         "scar_checks:\n  - {id: no-sleep, pattern: 'time\\.sleep\\(', message: sleeps}\n"
+        "remove_shipped: {scar_checks: [print-debugging]}\n"
     )
     policy = load_policy(path, task_list_dir=tmp_path)
 

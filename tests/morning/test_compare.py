@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.morning import compare_runs, find_run
+from harness.morning import compare_runs
+from harness.store import find_run
 
 
 def summary(folder: Path, *tasks: dict, spent: float = 1.0) -> Path:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.morning import EventFilter, find_run, follow_events, render_events, select_events
+from harness.console import render_events
+from harness.morning import EventFilter, follow_events, select_events
+from harness.store import find_run
 
 
 @pytest.fixture
@@ -137,7 +139,7 @@ def test_unknown_task_or_run_is_bad_input(night, capsys):
 
 def test_candidate_file_finds_an_attempt_by_any_suffix(tmp_path):
     """A Go task's attempts are <n>.go; a rejected attempt is still its .rejected.txt."""
-    from harness.morning.runs import RunFolder
+    from harness.store import RunFolder
 
     folder = tmp_path / "run" / "attempts" / "calc"
     folder.mkdir(parents=True)
@@ -175,13 +177,15 @@ def _line(name: str, **fields: object) -> bytes:
 
 def _writer(path: Path, pieces: list[bytes]):
     """An `ended` callback that writes the next piece each time the follower finds nothing
-    new (and says the night still runs): appends happen exactly while it is following."""
+    new (and says the night still runs): appends happen exactly while it is following; once
+    every piece is written, the night has ended."""
     left = list(pieces)
 
     def ended() -> bool:
-        if left:
-            with open(path, "ab") as out:
-                out.write(left.pop(0))
+        if not left:
+            return True
+        with open(path, "ab") as out:
+            out.write(left.pop(0))
         return False
 
     return ended
@@ -211,6 +215,20 @@ def test_follow_reads_past_an_earlier_sessions_end_to_the_resumed_nights_end(
     seen = [e["event"] for e in follow_events(path, _writer(path, [_line("run_finished")]), 0)]
 
     assert seen == ["run_started", "run_finished", "run_started", "run_finished"]
+
+
+def test_follow_of_a_resumed_night_follows_it_past_the_earlier_sessions_end(
+    tmp_path: Path,
+) -> None:
+    """The file ends at an earlier session's run_finished while a resume already runs (it
+    has not written its run_started yet): following waits for the resumed night's end."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_line("run_started") + _line("run_finished"))
+    resumed = [_line("run_started") + _line("task_finished", task_id="a"), _line("run_finished")]
+
+    seen = [e["event"] for e in follow_events(path, _writer(path, resumed), 0)]
+
+    assert seen == ["run_started", "run_finished", "run_started", "task_finished", "run_finished"]
 
 
 def test_follow_of_a_killed_night_ends_once_what_it_wrote_is_read(tmp_path: Path) -> None:

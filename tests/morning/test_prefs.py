@@ -127,3 +127,17 @@ def test_no_contrast_no_pair():
         _pair([reply(1, 2, 0, "0.1")]),
         _pair([reply(1, 2, 0, "0.1"), reply(2, 2, 0, "0.1")]),
     ) == (None, None)
+
+
+def test_exporting_again_to_the_same_file_asks_for_force_and_never_says_it_is_not_ours(
+    example_nights, tmp_path, capsys
+):
+    """A second export to the file the first wrote is refused until --force without the
+    false claim that the harness did not write it; with --force it is replaced (exit 0)."""
+    argv = ["export", "prefs", str(example_nights(2)), "--out", str(tmp_path / "prefs.jsonl")]
+
+    codes = (main(argv), main(argv), main([*argv, "--force"]), main([*argv, "--force"]))
+
+    err = capsys.readouterr().err
+    assert codes == (0, 2, 0, 0)
+    assert ("pass --force" in err, "did not write" in err) == (True, False)

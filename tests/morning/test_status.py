@@ -143,3 +143,33 @@ def test_status_and_events_leave_the_store_file_as_it_was(example_nights, capsys
     )
 
     assert (codes, (db.stat().st_mtime_ns, db.read_bytes())) == ((0, 0, 0), before)
+
+
+def test_status_shows_a_call_in_flight_as_held_not_as_spent(
+    example_nights, tmp_path: Path, capsys
+) -> None:
+    """A call still out is held at its reservation, shown apart from the spend: spent stays
+    what the finished calls cost (the board's number), held is the reservation."""
+    from harness.llm import CallRequest, Prompt, Route
+    from harness.store import Store
+
+    runs = tmp_path / "runs"
+    shutil.copytree(example_nights(2).parent, runs, symlinks=True)
+    summary = json.loads((runs / "latest" / "summary.json").read_text())
+    store = Store.open(runs / "harness.db")
+    request = CallRequest(
+        Route("mid", "sim", "sim-mid", 1000), Prompt("s", "a", "b"), "x", "fix", 9
+    )
+    store.open_call(summary["run_id"], request, Decimal("2.5"))
+    store.close()
+    capsys.readouterr()  # the night's own output, when the fixture ran it just now
+
+    view = _status(capsys, runs)
+    main(["status", str(runs)])
+    line = capsys.readouterr().out
+
+    assert (usd(Decimal(view["spent_usd"])), view["held_usd"]) == (
+        summary["budget"]["spent_usd"],
+        "2.5",
+    )
+    assert "$2.50 held" in line

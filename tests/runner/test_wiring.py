@@ -10,7 +10,9 @@ import pytest
 
 from harness.config import load_config
 from harness.guardrails import load_policy
-from harness.runner.wiring import _sandbox
+from harness.llm import ToolCall
+from harness.runner import RunArgs, check_inputs
+from harness.runner.wiring import _sandbox, _toolbox
 from tests._foreign import candidate, js_task, needs_node
 from tests._night import Task, events, run_cli, write_tasks
 
@@ -75,3 +77,31 @@ def test_a_policy_allowance_reaches_the_sandbox_for_its_task_only(tmp_path: Path
 
     assert (allowed.rejected, allowed.passed, allowed.total) == (False, 3, 3)
     assert other.rejected and "may not load the module 'node:fs'" in (other.error or "")
+
+
+def test_context_tools_never_read_another_task_lists_hidden_inputs(tmp_path: Path) -> None:
+    """Two task lists side by side: the tools of the night of one refuse the other's hidden
+    tests, its solution and the list itself, and still read a plain file of the folder."""
+    tasks = write_tasks(tmp_path / "tasks", [Task("calc", max_attempts=1)])
+    folder = tasks.parent
+    (folder / "other" / "hidden").mkdir(parents=True)
+    (folder / "other" / "hidden" / "test_secret.py").write_text("EXPECTED = 41\n")
+    (folder / "other" / "sol.py").write_text("SOLVED = 1\n")
+    (folder / "other.yaml").write_text(
+        "defaults: {hidden_tests: [other/hidden/test_secret.py]}\ntasks:\n  - id: other\n"
+        "    reference: legacy/calc.py\n    tests: acceptance/test_calc.py\n"
+        "    output: out/other_service.py\n    solution: other/sol.py\n"
+    )
+    (folder / "notes.txt").write_text("plain\n")
+    config = tmp_path / "on.yaml"
+    config.write_text("loop: {context_tools: {enabled: true}}\n")
+    args = RunArgs(tasks=tasks, provider="sim", config=config, run_dir=tmp_path / "runs")
+    inputs = check_inputs(args)
+    box = _toolbox(args, inputs, None)(inputs.specs[0])  # type: ignore[arg-type]
+    paths = ["other/hidden/test_secret.py", "other/sol.py", "other.yaml", "notes.txt"]
+
+    results = box.run(
+        tuple(ToolCall(f"c{i}", "read_file", f'{{"path": "{p}"}}') for i, p in enumerate(paths))
+    )
+
+    assert [r.is_error for r in results] == [True, True, True, False]

@@ -143,6 +143,16 @@ def test_added_task_keeps_its_language_fields(tasks_file: Path, capsys) -> None:
     )
 
 
+def test_added_task_keeps_its_isolation_and_hidden_tests(tasks_file: Path) -> None:
+    """--isolation and --hidden-tests reach the task list and load back as given."""
+    write(tasks_file.parent / "hidden" / "test_more.py", "def test_x():\n    assert True\n")
+
+    _add(tasks_file, "--isolation", "in_process", "--hidden-tests", "hidden/test_more.py")
+
+    spec = load_tasks(tasks_file)[-1]
+    assert (spec.isolation, [p.name for p in spec.hidden_tests]) == ("in_process", ["test_more.py"])
+
+
 def test_results_path_flag_is_refused_with_what_replaced_it(tasks_file: Path, capsys) -> None:
     """`tasks add --results-path` exits 2 saying to put {results} in the command; no file change."""
     before = tasks_file.read_bytes()

@@ -59,3 +59,31 @@ def test_property_tests_are_refused_only_in_process(task_dir: Path) -> None:
         load_tasks(in_process)
 
     assert "give the task `isolation: boundary`" in str(info.value)
+
+
+GO_LIST = """
+tasks:
+  - id: add_go
+    language: go
+    reference: legacy/add.go
+    tests: [gotests/add_test.go]
+    output: gout/add.go
+{extra}"""
+
+
+def test_isolation_on_a_go_task_is_an_error_at_its_line(task_dir: Path) -> None:
+    """`isolation:` applies to Python only: on a Go task it is refused naming line and fix;
+    without it the Go task loads."""
+    write(task_dir / "legacy/add.go", "package add\n\nfunc Add(a, b int) int { return a + b }\n")
+    test = "func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(1)\n\t}\n}\n"
+    write(task_dir / "gotests/add_test.go", 'package add\n\nimport "testing"\n\n' + test)
+    plain = write(task_dir / "a.yaml", GO_LIST.format(extra=""))
+    asked = write(task_dir / "b.yaml", GO_LIST.format(extra="    isolation: in_process\n"))
+
+    load_tasks(plain)
+    with pytest.raises(TaskListError) as info:
+        load_tasks(asked)
+
+    assert "b.yaml:7: task 'add_go', field 'isolation': applies to Python tasks only" in str(
+        info.value
+    )

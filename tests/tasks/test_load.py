@@ -88,7 +88,10 @@ def test_every_problem_is_reported_at_once(task_dir: Path) -> None:
         for p in found
     )
     assert any("task 'typed', field 'output'" in p and ".py file" in p for p in found)
-    assert len(found) == 5
+    assert any(
+        "task 'broken', field 'tests': 'acceptance/nope.py' does not exist" in p for p in found
+    )
+    assert len(found) == 6
 
 
 def test_unknown_task_type_is_an_error_when_types_are_known(task_dir: Path) -> None:
@@ -297,3 +300,52 @@ def test_a_test_file_broken_after_a_valid_load_is_refused(task_dir: Path) -> Non
     [message] = problems(path)
 
     assert "is not valid Python (line 3: invalid syntax)" in message
+
+
+def test_a_policy_allowance_for_a_task_not_in_the_list_is_an_error_at_its_line(
+    task_dir: Path, capsys
+) -> None:
+    """`allowed_js_modules: {calc_jss: [fs]}` names no task: exit 2 naming file, line, fix."""
+    path = write(task_dir / "tasks.yaml", VALID)
+    policy = write(task_dir / "policy.yaml", "version: 1\nallowed_js_modules:\n  calc_jss: [fs]\n")
+
+    code = main(["tasks", "validate", str(path), "--policy", str(policy)])
+
+    err = capsys.readouterr().err
+    assert (code, f"{policy} line 3: allowed_js_modules.calc_jss: no task with this id" in err) == (
+        2,
+        True,
+    )
+
+
+def test_a_missing_file_is_reported_in_the_same_pass_as_a_schema_error(task_dir: Path) -> None:
+    """A task with a misspelt key and a reference that does not exist: both problems at
+    once, not the missing file only after the key is fixed."""
+    typo = "output: out/calc_service.py\n    outptu: x"
+    text = VALID.replace("output: out/calc_service.py", typo)
+    text = text.replace("legacy/calc.py", "legacy/gone.py")
+    path = write(task_dir / "tasks.yaml", text)
+
+    with pytest.raises(TaskListError) as info:
+        load_tasks(path)
+
+    assert sorted(p.field for p in info.value.problems) == ["outptu", "reference"]
+
+
+def test_a_credential_file_named_as_an_input_shown_to_the_model_is_an_error(
+    task_dir: Path,
+) -> None:
+    """`examples: [.envrc]` would put a credential file in a prompt: refused at its line by the
+    one secret-file rule (context tools and the sandbox apply it too)."""
+    write(task_dir / ".envrc", "export API_TOKEN=abc\n")
+    path = write(
+        task_dir / "tasks.yaml",
+        VALID.replace("    solution:", "    examples: [.envrc]\n    solution:"),
+    )
+
+    with pytest.raises(TaskListError) as info:
+        load_tasks(path)
+
+    assert [(p.field, "credentials" in p.message) for p in info.value.problems] == [
+        ("examples", True)
+    ]

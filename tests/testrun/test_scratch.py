@@ -42,6 +42,17 @@ def test_pristine_inputs_mirror_the_task_folder(tmp_path: Path) -> None:
     assert pristine.tests == ("tests/test_svc.py",)
 
 
+def test_a_credential_file_in_a_support_folder_never_reaches_the_sandbox(tmp_path: Path) -> None:
+    """`.envrc`, `.pgpass`, `.git-credentials` and `.aws/credentials` inside a support folder
+    are left out of the scratch tree (the one secret-file rule of harness.keys)."""
+    task = make(tmp_path)
+    for rel in (".envrc", ".pgpass", ".git-credentials", ".aws/credentials"):
+        (tmp_path / "data" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / rel).write_text("export TOKEN=sk-live-123\n")
+
+    assert [rel for rel, _ in read_pristine(task).files] == ["data/rows.csv", "tests/test_svc.py"]
+
+
 def test_digest_changes_with_content(tmp_path: Path) -> None:
     """The inputs' digest (the expected-ids cache key) follows every byte."""
     task = make(tmp_path)

@@ -17,8 +17,8 @@ from pathlib import Path
 import structlog
 
 from harness.config import GitDeliverConfig
+from harness.deliver.git import DeliveryError, Git, repo_state
 from harness.fsio import write_atomic
-from harness.morning.git import DeliveryError, Git, repo_state
 from harness.results import TaskResult, TaskStatus, sha256
 from harness.tasks import TaskSpec
 

@@ -1,5 +1,5 @@
 """The board on a terminal, drawn with rich: `harness run`'s live board (warnings above it)
-and `harness status --watch`'s; night_console picks it or the lines of morning.board."""
+and `harness status --watch`'s; night_console picks it or the lines of console.board."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from harness.log import ConsoleSink, console_view
-from harness.morning.board import (
+from harness.console.board import (
     Board,
     BoardView,
     LineView,
@@ -27,6 +26,7 @@ from harness.morning.board import (
     shown,
     totals_line,
 )
+from harness.log import ConsoleSink, console_view
 
 __all__ = ["LiveBoard", "WatchBoard", "night_console", "render_board"]
 

@@ -14,10 +14,8 @@ import structlog
 from rich.console import Console
 
 from harness.cli import main
+from harness.console import Board, LineView, LiveBoard, night_console, render_board
 from harness.log import close_logging, configure_logging, console_view
-from harness.morning import Board
-from harness.morning.board import LineView
-from harness.morning.screen import LiveBoard, night_console, render_board
 from harness.results import money
 from tests._night import Task, write_tasks
 

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import BadInput
-from harness.store import Store, StoredAttempt, StoreError, resolve_run
+from harness.store.db import StoreError
+from harness.store.rundir import resolve_run
+from harness.store.store import Store, StoredAttempt
 
-__all__ = ["RunFolder", "find_run"]
+__all__ = ["STEPS", "RunFolder", "find_run"]
 
 STEPS = ("write", "review", "rewrite", "fix", "judge")  # judge: the principle judge (loop.judge)
 

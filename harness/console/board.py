@@ -1,5 +1,5 @@
 """The live view of a night: its events folded into a Board (tasks running, totals), drawn by
-morning.screen on a terminal (`harness run`, `harness status --watch`); off a terminal
+console.screen on a terminal (`harness run`, `harness status --watch`); off a terminal
 (LineView), one concise line per finished task instead."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, TextIO
 
-from harness.morning.events import render_events
+from harness.console.lines import render_events
 from harness.results import TaskStatus, money
 
 __all__ = [
