@@ -1,0 +1,60 @@
+"""Honest shapes behind the value boundary: a module that defines its own exceptions,
+dataclasses with methods, value classes, a custom tzinfo, context managers and module state
+passes exactly what plain pytest passes (tests/testrun/shapes)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.tasks import TaskSpec
+from harness.testrun import TestLimits, run_tests
+from harness.testrun.launch import bwrap_works
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not bwrap_works(), reason="the boundary needs bubblewrap"),
+]
+
+HERE = Path(__file__).parent / "shapes"
+LIMITS = TestLimits(timeout_s=120, per_test_timeout_s=20, collect_timeout_s=60)
+
+
+def _task(root: Path) -> TaskSpec:
+    return TaskSpec(
+        id="inventory",
+        base_dir=root,
+        reference=(),
+        tests=(root / "acceptance" / "test_inventory.py",),
+        output=root / "out" / "inventory.py",
+        isolation="boundary",
+    )
+
+
+def test_every_honest_shape_passes_behind_the_boundary_as_in_plain_pytest(
+    tmp_path: Path,
+) -> None:
+    """Per test, the boundary's outcome equals plain pytest's, and plain pytest passes all."""
+    shutil.copytree(HERE / "acceptance", tmp_path / "acceptance")
+    code = (HERE / "inventory_solution.py").read_text()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "inventory.py").write_text(code)
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "acceptance"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "plain"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    result = run_tests(_task(tmp_path), code, limits=LIMITS)
+    failing = [c.nodeid for c in result.cases if c.outcome.value != "passed"]
+
+    assert (plain.returncode, failing, result.passed, result.tampered) == (0, [], 14, False), (
+        plain.stdout[-2000:] + result.output[-4000:]
+    )
