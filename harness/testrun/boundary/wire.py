@@ -199,6 +199,18 @@ class Side(codec.Hooks):
             exc.__cause__ = CandidateTraceback(tb[-8000:])
         return exc
 
+    def exception_type(self, ref: list, mro: Any) -> type:
+        """The class an arriving exception is rebuilt as (the test side adds its own)."""
+        if ref[:1] == ["b"] and len(ref) == 3:
+            return self.exception_class(ref[1], ref[2], mro)
+        if ref[:1] == ["r"]:
+            found = self.handle(ref)
+            if isinstance(found, type) and issubclass(found, BaseException):
+                return found
+        if ref[:1] == ["k"] and len(ref) == 3 and type(ref[2]) is dict:
+            return self.exception_class(ref[2].get("module"), ref[2].get("qualname"), mro)
+        return self.exception_class("?", "Error", mro)
+
     # --- handles --------------------------------------------------------------------------
 
     def export(self, value: Any) -> list:
