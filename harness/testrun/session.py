@@ -233,9 +233,7 @@ def _start_candidate(
 ) -> launch.Child:
     """One candidate process holding the socket `sock` (the broker's `start`)."""
     lim, root = run.limits, folder / "root"
-    plan = launch.make_plan(
-        run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid, shared=shared
-    )
+    plan = launch.make_plan(run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid, shared=shared)
     if run.command_guard is not None:
         run.command_guard(plan.argv)
     config = {

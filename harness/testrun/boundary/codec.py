@@ -109,6 +109,10 @@ class Hooks:
     def function(self, node: list) -> Any:
         raise CodecError("a function arrived where none can be")
 
+    def live(self, node: list, value: Any) -> Any:
+        """A module-level container of the other side: by default, its value."""
+        return value
+
     def named(self, ref: Any) -> tuple[str, str]:
         """(module, qualname) of a `["b", module, qualname]` reference."""
         if type(ref) is not list or len(ref) != 3 or ref[0] != "b":
@@ -458,6 +462,8 @@ def _dec_record(node: list, hooks: Hooks, depth: int, many: Any) -> Any:
         return hooks.enum_member(ref, base, decoded, _str(name))
     if tag in ("h", "r"):
         return hooks.handle(node)
+    if tag == "lv":
+        return hooks.live(node, _dec(node[3], hooks, depth + 1))
     if tag in ("k", "b"):
         return hooks.class_node(node)
     if tag == "fn":

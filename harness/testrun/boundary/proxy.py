@@ -282,6 +282,14 @@ class TestSide(wire.Side):
                 return cls
         return super().exception_type(ref, mro)
 
+    def live(self, node: list, value: Any) -> Any:
+        if type(node[1]) is not int:
+            raise codec.CodecError("a malformed live container arrived")
+        key = (self.generation, node[1])
+        if key not in self.remotes:
+            self.remotes[key] = remote.live(self, node[1], node[2], value)
+        return self.remotes[key]
+
     def handle(self, node: list) -> Any:
         meta = node[2] if node[0] == "h" and len(node) == 3 and type(node[2]) is dict else {}
         cls_node = meta.get("cls")

@@ -496,3 +496,84 @@ def _signature(side: Any, params: Any, returns: Any) -> inspect.Signature | None
 
 
 __all__ = ["FORWARDERS", "RemoteMeta", "RemoteObject", "RemoteRecord", "generate", "ref_of"]
+
+
+# --- module state: live containers -------------------------------------------------------------
+
+_MUTATORS = {
+    list: ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse"),
+    dict: ("pop", "popitem", "clear", "update", "setdefault"),
+    set: (
+        "add",
+        "discard",
+        "remove",
+        "pop",
+        "clear",
+        "update",
+        "difference_update",
+        "intersection_update",
+        "symmetric_difference_update",
+    ),
+}
+_ITEM_MUTATORS = ("__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__")
+_READERS = ("__len__", "__iter__", "__contains__", "__getitem__", "__eq__", "__ne__", "__repr__")
+_READERS += ("copy", "index", "count", "get", "keys", "values", "items", "__or__", "__and__")
+_READERS += ("__sub__", "__le__", "__lt__", "__ge__", "__gt__", "issubset", "issuperset")
+
+
+def _live_mutator(base: type, name: str) -> Any:
+    def method(self: Any, *args: Any) -> Any:
+        ref = ref_of(self)
+        result = ref[0].invoke(ref, "meth", args, name=name)
+        _refresh(self)
+        return self if name.startswith("__i") else result
+
+    method.__name__ = name
+    return method
+
+
+def _live_reader(base: type, name: str) -> Any:
+    inner = getattr(base, name)
+
+    def method(self: Any, *args: Any) -> Any:
+        _refresh(self)
+        return inner(self, *args)
+
+    method.__name__ = name
+    return method
+
+
+def _refresh(obj: Any) -> None:
+    """The local copy takes the candidate's current value."""
+    ref = ref_of(obj)
+    value = ref[0].request("peek", h=ref[0].current_id(ref))[0]
+    base = type(obj).__mro__[1]
+    if base is list:
+        list.__setitem__(obj, slice(None), value)
+    else:
+        base.clear(obj)
+        base.update(obj, value)
+
+
+def _live_class(base: type) -> type:
+    ns: dict[str, Any] = {"__slots__": ("_boundary_ref",), "__hash__": None}
+    for name in (*_MUTATORS[base], *[n for n in _ITEM_MUTATORS if hasattr(base, n)]):
+        ns[name] = _live_mutator(base, name)
+    for name in _READERS:
+        if hasattr(base, name) and name not in ns:
+            ns[name] = _live_reader(base, name)
+    return type(f"Live{base.__name__.capitalize()}", (base,), ns)
+
+
+LIVE = {base.__name__: _live_class(base) for base in (list, dict, set)}
+
+
+def live(side: Any, hid: int, kind: Any, value: Any) -> Any:
+    """A module-level container of the candidate's: reads see its current value, changes are
+    made to it (a test that adds to `module.REGISTRY` changes the candidate's)."""
+    cls = LIVE.get(kind) if type(kind) is str else None
+    if cls is None or type(value) is not cls.__mro__[1]:
+        raise codec.CodecError("a malformed live container arrived")
+    obj = cls(value)
+    object.__setattr__(obj, "_boundary_ref", (side, side.generation, hid, None))
+    return obj

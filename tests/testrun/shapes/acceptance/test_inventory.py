@@ -7,9 +7,8 @@ import inspect
 import pickle
 import types
 
-import pytest
-
 import inventory
+import pytest
 from inventory import InvalidQuantity, Money, Outer, Version, recording, take
 
 NAME = take.__name__  # read at collection, as QuixBugs' suites do
@@ -104,3 +103,8 @@ def test_module_state_read_after_a_call():
 def test_tmp_path_is_the_same_folder_on_both_sides(tmp_path):
     written = inventory.write_note(tmp_path, "hi")
     assert (written, (tmp_path / "note.txt").read_text()) == (tmp_path / "note.txt", "hi")
+
+
+def test_a_module_level_container_the_tests_change_is_the_candidates():
+    inventory.UNCOUNTABLES.add("ors")
+    assert (inventory.is_uncountable("ors"), "ors" in inventory.UNCOUNTABLES) == (True, True)
