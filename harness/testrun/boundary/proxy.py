@@ -27,11 +27,7 @@ _REPLACED = "this object belonged to a candidate process that was replaced"
 def configure(broker_fd: int, support: list[str]) -> None:
     """Called once by the sandbox bootstrap of a boundary run, before pytest starts."""
     _state["side"] = TestSide(broker_fd, frozenset(support))
-
-
-def active_side() -> TestSide:
-    """This process's test side (set up by `configure`)."""
-    return _state["side"]
+    remote.ACTIVE.append(_state["side"])
 
 
 def module(name: str) -> types.ModuleType:
