@@ -160,7 +160,8 @@ class _Judge:
             if isinstance(judged, str):
                 self.verdict.tamper.append(judged)
             else:
-                self.verdict.settled[nodeid] = TestCase(nodeid, *judged)
+                uncarried = phases.get("call", {}).get("uncarried") is True
+                self.verdict.settled[nodeid] = TestCase(nodeid, *judged, uncarried=uncarried)
         self.verdict.in_flight = None
 
 

@@ -48,6 +48,11 @@ class CodecError(Exception):
     """A value that cannot cross (a cycle, too deep) or a message that is not well formed."""
 
 
+class CarryError(CodecError):
+    """A value of this side the boundary cannot carry (a cycle, nested too deep): when the
+    tests' value, the test's failure is the boundary's, not the candidate's."""
+
+
 # The prefix of the names the test side's generated classes keep their own state under.
 RESERVED_PREFIX = "_boundary"
 
@@ -188,7 +193,7 @@ class _Encoder:
 
     def enc(self, value: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
-            raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels cannot cross")
+            raise CarryError(f"a value nested deeper than {MAX_DEPTH} levels cannot cross")
         t = type(value)
         if value is None or t is bool or t is str:
             return ["v", value]
@@ -200,7 +205,7 @@ class _Encoder:
         if scalar is not None:
             return scalar
         if id(value) in self.path:
-            raise CodecError("a value that contains itself (a cycle) cannot cross the boundary")
+            raise CarryError("a value that contains itself (a cycle) cannot cross the boundary")
         self.path.add(id(value))
         try:
             return self.compound(value, t, depth)

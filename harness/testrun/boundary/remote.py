@@ -90,14 +90,22 @@ class RemoteMeta(type):
         return side.class_request(owner, "get", name=name)
 
     def __setattr__(cls, name: str, value: Any) -> None:
-        if name.startswith("_") or "_boundary_key" not in vars(cls):
+        if _local(cls, name):
             return super().__setattr__(name, value)
         _side(cls).class_request(cls, "set", (value,), name=name)
 
     def __delattr__(cls, name: str) -> None:
-        if name.startswith("_") or "_boundary_key" not in vars(cls):
+        if _local(cls, name):
             return super().__delattr__(name)
         _side(cls).class_request(cls, "del", name=name)
+
+
+def _local(cls: type, name: str) -> bool:
+    """A class attribute set here: a private one, on a class the tests derived, or while the
+    class is being made (a support base's `__init_subclass__`)."""
+    if name.startswith("_") or "_boundary_key" not in vars(cls):
+        return True
+    return id(cls) not in _side(cls).origin
 
 
 class RemoteObject(metaclass=RemoteMeta):

@@ -180,6 +180,7 @@ def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder:
                 "msg": msg,
                 "details": details,
                 "dur": round_(duration, 4),
+                "uncarried": ("harness_uncarried", True) in list_(report.user_properties),
             },
         )
 
