@@ -58,3 +58,36 @@ def test_every_honest_shape_passes_behind_the_boundary_as_in_plain_pytest(
     assert (plain.returncode, failing, result.passed, result.tampered) == (0, [], 15, False), (
         plain.stdout[-2000:] + result.output[-4000:]
     )
+
+
+def test_a_value_the_boundary_cannot_carry_is_its_own_outcome_never_the_candidates(
+    tmp_path: Path,
+) -> None:
+    """A list that holds itself cannot cross: the test counts as failed, is marked uncarried,
+    is left out of what a fix prompt is fed, and the task is listed for a human."""
+    from harness.pipeline.task import _uncarried
+
+    (tmp_path / "acceptance").mkdir()
+    (tmp_path / "acceptance" / "test_loop.py").write_text(
+        "from loop import length\n\n\n"
+        "def test_a_cycle():\n    a = []\n    a.append(a)\n    assert length(a) == 1\n\n\n"
+        "def test_plain():\n    assert length([1, 2]) == 2\n"
+    )
+    task = TaskSpec(
+        id="loop",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "acceptance" / "test_loop.py",),
+        output=tmp_path / "out" / "loop.py",
+        isolation="boundary",
+    )
+
+    result = run_tests(task, "def length(x):\n    return len(x)\n", limits=LIMITS)
+    marked = [(c.nodeid.rpartition("::")[2], c.uncarried) for c in result.cases]
+
+    assert (marked, result.passed, result.failing(), len(_uncarried(result))) == (
+        [("test_a_cycle", True), ("test_plain", False)],
+        1,
+        (),
+        1,
+    )
