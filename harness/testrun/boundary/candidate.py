@@ -258,6 +258,8 @@ class CandidateSide(wire.Side):
             return pickle.loads(data[0] if data else b""), None
         if op == "xget":
             return getattr(self.target(message), wire.str_of(message.get("n"))), None
+        if op == "names":  # a module's public names, for `import *` and dir()
+            return public_names(self.target(message)), None
         if op == "peek":  # a live container's value, by value
             return self.target(message), None
         value, back = super().perform(message)
@@ -334,6 +336,13 @@ class Live:
 
 # Classes that are neither the candidate's nor shared: generic handles.
 _PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
+
+
+def public_names(module: Any) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if isinstance(names, list | tuple) and all(type(n) is str for n in names):
+        return list(names)
+    return [n for n in vars(module) if type(n) is str and not n.startswith("_")]
 
 
 def state_of(obj: Any) -> dict:

@@ -32,7 +32,8 @@ from typing import Any
 
 MAX_DEPTH = 200
 _BIG = 1 << 62
-# defaultdict factories that cross by name: builtins only, never a callable the sender wrote.
+# defaultdict factories that cross by name: builtins. Any other factory crosses as the sender's
+# function or handle, so calling it runs the sender's code in the sender's process.
 _FACTORIES = {f.__name__: f for f in (list, dict, set, int, str, float, tuple, frozenset, bool)}
 _KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
 _PATHS = {pathlib.PosixPath: "p", pathlib.PurePosixPath: "pp"}
@@ -226,8 +227,10 @@ class _Encoder:
                 {dict: "d", collections.OrderedDict: "o", collections.Counter: "c"}[t],
                 self.pairs(value.items(), depth),
             ]
-        if t is collections.defaultdict and _factory_name(value.default_factory) is not None:
-            return ["dd", _factory_name(value.default_factory), self.pairs(value.items(), depth)]
+        if t is collections.defaultdict:
+            name = _factory_name(value.default_factory)
+            factory = name if name is not None else self.enc(value.default_factory, depth + 1)
+            return ["dd", factory, self.pairs(value.items(), depth)]
         if t is _KEYS or t is _VALUES:
             return ["vk" if t is _KEYS else "vv", self.many(value, depth)]
         if t is _ITEMS:
@@ -411,9 +414,14 @@ def _dec(node: Any, hooks: Hooks, depth: int) -> Any:
         kind = {"d": dict, "o": collections.OrderedDict, "c": collections.Counter}[tag]
         return kind(pairs(node[1])) if tag != "c" else collections.Counter(dict(pairs(node[1])))
     if tag == "dd":
-        factory = _FACTORIES.get(_str(node[1])) if node[1] else None
-        if node[1] and factory is None:
-            raise CodecError("a defaultdict with a factory that is not a builtin arrived")
+        if type(node[1]) is list:  # the sender's own factory: a function or handle, forwarded
+            factory = _dec(node[1], hooks, depth + 1)
+            if not callable(factory):
+                raise CodecError("a defaultdict whose factory cannot be called arrived")
+        else:
+            factory = _FACTORIES.get(_str(node[1])) if node[1] else None
+            if node[1] and factory is None:
+                raise CodecError("a defaultdict with a factory that is not a builtin arrived")
         return collections.defaultdict(factory, pairs(node[2]))
     if tag == "vk":
         return dict.fromkeys(many(node[1])).keys()

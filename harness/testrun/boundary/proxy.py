@@ -355,9 +355,19 @@ class CandidateModule(types.ModuleType):
         object.__setattr__(self, "_boundary_side", side)
 
     def __getattr__(self, attr: str) -> Any:
+        if attr == "__all__":  # `from module import *`
+            return self._boundary_names()
         if attr.startswith("__"):
             raise AttributeError(attr)
         return self._boundary_side.module_attr(self.__name__, attr)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*_MODULE_DICT.__get__(self), *self._boundary_names()})
+
+    def _boundary_names(self) -> list[str]:
+        side = self._boundary_side
+        names = side.request("names", h=side.module_id(self.__name__))[0]
+        return [n for n in names if type(n) is str and n.isidentifier()]
 
     def __setattr__(self, attr: str, value: Any) -> None:
         if attr.startswith("__"):

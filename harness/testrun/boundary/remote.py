@@ -33,7 +33,7 @@ import keyword
 import types
 from typing import Any
 
-from . import codec
+from . import codec, wire
 
 # Stdlib classes a candidate class may derive from that the test side resolves by name.
 STDLIB_BASES: dict[tuple[str, str], type] = {
@@ -174,7 +174,10 @@ class RemoteRecord(metaclass=RemoteMeta):
 
 
 def _forward(obj: Any, name: str, *args: Any) -> Any:
-    return _side(type(obj)).self_call(obj, name, args, {})
+    try:
+        return _side(type(obj)).self_call(obj, name, args, {})
+    except wire.Stop:
+        raise StopIteration from None
 
 
 def _checked(name: str, kind: type | tuple) -> Any:

@@ -60,7 +60,7 @@ class CandidateTraceback(Exception):
         return f"raised in the candidate process:\n{self.text}"
 
 
-class _Stop(Exception):
+class Stop(Exception):
     """Internal: the other side's iterator is exhausted."""
 
 
@@ -310,7 +310,7 @@ class Side(codec.Hooks):
         if "x" in message:
             raise codec.decode(message["x"], self)
         if message.get("stop"):
-            raise _Stop
+            raise Stop
         back = message.get("sb")
         return codec.decode(message.get("v"), self), back if type(back) is list else []
 
@@ -539,7 +539,7 @@ class Handle:
     def __next__(self) -> Any:
         try:
             return _send(self, "next")
-        except _Stop:
+        except Stop:
             raise StopIteration from None
 
     def __len__(self) -> int:

@@ -1,5 +1,6 @@
 """A ported module of the shapes a user has every day (the honest candidate)."""
 
+import collections
 import contextlib
 import dataclasses
 import datetime as dt
@@ -125,3 +126,15 @@ def write_note(folder, text):
 
 def is_uncountable(word):
     return word in UNCOUNTABLES
+
+
+def _private():
+    return 0
+
+
+def lengths():
+    return collections.defaultdict(lambda: float("inf"), {1: 2})
+
+
+def keys_iter():
+    return iter({}.keys())

@@ -108,3 +108,19 @@ def test_tmp_path_is_the_same_folder_on_both_sides(tmp_path):
 def test_a_module_level_container_the_tests_change_is_the_candidates():
     inventory.UNCOUNTABLES.add("ors")
     assert (inventory.is_uncountable("ors"), "ors" in inventory.UNCOUNTABLES) == (True, True)
+
+
+def test_star_import_and_dir_list_the_public_names():
+    names = {}
+    exec("from inventory import *", names)
+    assert ("take" in names, "_private" in names, "Money" in dir(inventory)) == (True, False, True)
+
+
+def test_a_defaultdict_with_the_candidates_factory():
+    found = inventory.lengths()
+    assert (found == {1: 2}, found[7]) == (True, float("inf"))
+
+
+def test_next_on_an_exhausted_candidate_iterator_raises_stop_iteration():
+    with pytest.raises(StopIteration):
+        next(inventory.keys_iter())
