@@ -91,3 +91,34 @@ def test_a_value_the_boundary_cannot_carry_is_its_own_outcome_never_the_candidat
         (),
         1,
     )
+
+
+def test_a_failed_subtest_fails_its_test_as_plain_pytest_reports_it(tmp_path: Path) -> None:
+    """unittest's subTest (pytest's own subtests): a failed subtest fails the test, a test whose
+    subtests all pass passes; no honest suite is called tampered for using them."""
+    (tmp_path / "acceptance").mkdir()
+    (tmp_path / "acceptance" / "test_sub.py").write_text(
+        "import unittest\n\nfrom mod import f\n\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_a(self):\n"
+        "        for i in range(3):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertNotEqual(i, f())\n\n"
+        "    def test_b(self):\n"
+        "        for i in range(2):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertEqual(f(), 1)\n"
+    )
+    task = TaskSpec(
+        id="sub",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "acceptance" / "test_sub.py",),
+        output=tmp_path / "out" / "mod.py",
+        isolation="boundary",
+    )
+
+    result = run_tests(task, "def f():\n    return 1\n", limits=LIMITS)
+    outcomes = [(c.nodeid.rpartition("::")[2], c.outcome.value) for c in result.cases]
+
+    assert (outcomes, result.tampered) == ([("test_a", "failed"), ("test_b", "passed")], False)
