@@ -203,6 +203,7 @@ _ATTEMPT_KEYS = (
     *("n", "kind", "passed", "failed", "errors", "total", "cost_usd", "regressed"),
     *("extraction_error", "improved", "tier", "review", "tampered", "test_error", "skipped"),
     "fallbacks",
+    "uncarried",
 )
 _SEED_KEYS = ("source", "run_id", *_COUNTERS)
 
@@ -223,6 +224,7 @@ class AttemptRecord(Counts):
     test_error: str | None = None
     # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
     fallbacks: tuple[str, ...] = ()
+    uncarried: int = 0  # tests the value boundary could not carry a value of
 
     def __post_init__(self) -> None:
         _make_safe(self, {"extraction_error": TEXT_CHARS, "test_error": TEXT_CHARS})
@@ -389,6 +391,9 @@ class TestCase:
     details: str = ""
     hidden: bool = False  # from the task's hidden tests: scored, never shown to a model
     by_suite: bool = False
+    # The value boundary could not carry a value of the test's (a cycle, nested too deep):
+    # scored as failed, never fed to a model as the candidate's bug, listed for a human.
+    uncarried: bool = False
 
     def __post_init__(self) -> None:
         # The one door candidate text comes in by: whatever a test printed, raised or was
@@ -486,5 +491,11 @@ class TestResult:
         its doing), in run order: what a fix prompt is fed (a hidden test's name, message or
         traceback never reaches a model)."""
         return tuple(
-            c for c in self.cases if c.counts and c.outcome is not Outcome.PASSED and not c.hidden
+            c
+            for c in self.cases
+            if c.counts and c.outcome is not Outcome.PASSED and not c.hidden and not c.uncarried
         )
+
+    def uncarried(self) -> tuple[TestCase, ...]:
+        """The cases the value boundary could not carry a value of (not the candidate's)."""
+        return tuple(c for c in self.cases if c.uncarried and c.outcome is not Outcome.PASSED)

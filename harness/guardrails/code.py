@@ -116,6 +116,8 @@ class CodeChecker:
         if callee in _CODE_SINKS and depth < 3:
             for text in folder.strings(node.args[0], 0) if node.args else []:
                 for inner in self.check(text, check, depth + 1) if DYN not in text else []:
+                    if inner.rule == "unparseable-code":
+                        continue  # a string that does not parse raises before it runs anything
                     yield Violation(
                         inner.rule, f"line {line}: code given to {callee}: {inner.detail}"
                     )

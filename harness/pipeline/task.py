@@ -108,6 +108,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         improved=improved,
         tampered=result.tampered,
         test_error=result.error,
+        uncarried=len(result.uncarried()),
     )
     return _record(task, record, attempt.code, result)
 
@@ -220,6 +221,7 @@ def _ship(
             warnings = env.scar_tissue(best.code, spec.language)
     result = best.result if best else None
     warnings = [*warnings, *_hidden_trails(result), *_detection_guarded(spec, result)]
+    warnings += _uncarried(result)
     if status is None:
         status = _status(result)
     return TaskResult(
@@ -237,6 +239,19 @@ def _ship(
         hidden_passed=result.hidden_passed if result else 0,
         hidden_total=result.hidden_total if result else 0,
     )
+
+
+def _uncarried(result: TestResult | None) -> list[str]:
+    """Tests the value boundary could not carry a value of: the suite's, not the candidate's."""
+    cases = result.uncarried() if result is not None else ()
+    if not cases:
+        return []
+    names = ", ".join(c.nodeid for c in cases[:5]) + (" ..." if len(cases) > 5 else "")
+    return [
+        f"the value boundary could not carry a value in {len(cases)} test(s) ({names}); they "
+        "count as failed and were not sent to the model: check the values, or give the task "
+        "isolation: in_process (docs/boundary.md)"
+    ]
 
 
 def _hidden_trails(result: TestResult | None) -> list[str]:

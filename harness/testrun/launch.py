@@ -183,10 +183,12 @@ def make_plan(
     max_procs: int,
     uid: int | None,
     memory_mb: int = _LAUNCH_MEMORY_MB,
+    shared: Path | None = None,
 ) -> Plan:
     """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
     run's throwaway uid (None when not root), `memory_mb` the whole launch's memory cap where
-    a memory cgroup can be made."""
+    a memory cgroup can be made, `shared` a folder mounted writable at its own path (the
+    boundary's: the tests' temporary folders, shared with the candidate's processes)."""
     marker = secrets.token_hex(16)
     boot = str(run_dir / "boot" / "boot.py")
     # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
@@ -195,7 +197,8 @@ def make_plan(
     group = cgroup.create(max_procs, owner, memory_mb) if uid is not None else None
     if kind == "bwrap":
         argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
-        for path in cgroup.companions(group) if group is not None else ():
+        binds = [*(cgroup.companions(group) if group is not None else ()), *filter(None, [shared])]
+        for path in binds:
             at = argv.index("--chdir")
             argv[at:at] = [*_mkdirs(str(path)), "--bind", str(path), str(path)]
         python = (sys.executable, *PYTHON_FLAGS, boot)

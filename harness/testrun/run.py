@@ -313,7 +313,11 @@ def _launch_split(run: Run) -> Settlement:
     parts.append((hidden, frozenset(i for i in run.expected if i.startswith(prefixes))))
     tally = Settlement()
     for tests, expected in (p for p in parts if p[0]):
-        pristine = replace(run.pristine, tests=tests)
+        # The visible launch's tree holds no hidden test file: the candidate could not read
+        # one there even through an object the tests passed in.
+        left_out = set(hidden) - set(tests)
+        files = tuple(f for f in run.pristine.files if f[0] not in left_out)
+        pristine = replace(run.pristine, tests=tests, files=files)
         _fold(tally, launch_all(replace(run, pristine=pristine, expected=expected)))
     return tally
 

@@ -86,7 +86,7 @@ def _well_formed(rec: dict[str, Any] | None) -> bool:
     if not isinstance(rec, dict) or not isinstance(rec.get("k"), str):
         return False
     kind = rec["k"]
-    if kind in ("start", "finish", "phase") and not isinstance(rec.get("id"), str):
+    if kind in ("start", "finish", "phase", "subtest") and not isinstance(rec.get("id"), str):
         return False
     if kind == "phase" and (rec.get("when") not in _PHASES or rec.get("outcome") not in _OUTCOMES):
         return False
@@ -99,6 +99,7 @@ class _Judge:
         self.nonce, self.selected = nonce, selected
         self.verdict = Verdict()
         self.phases: dict[str, dict[str, dict[str, Any]]] = {}
+        self.subfailed: dict[str, dict[str, Any]] = {}  # the first failed subtest of a test
         self.seq = 0
 
     def take(self, rec: dict[str, Any] | None) -> None:
@@ -117,6 +118,9 @@ class _Judge:
             self._start(rec["id"])
         elif kind == "phase":
             self._phase(rec)
+        elif kind == "subtest":
+            if rec.get("failed") is True and rec["id"] in self.selected:
+                self.subfailed.setdefault(rec["id"], rec)
         elif kind == "finish":
             self._finish(rec.get("id"))
         elif kind == "tamper":
@@ -157,10 +161,14 @@ class _Judge:
         complete = "setup" in phases and "teardown" in phases
         if complete and ("call" in phases or phases["setup"]["outcome"] != "passed"):
             judged = _outcome(phases)
+            sub = self.subfailed.get(nodeid or "")
+            if sub is not None and not isinstance(judged, str) and judged[0] is Outcome.PASSED:
+                judged = (Outcome.FAILED, *_message(sub, "a subtest failed"))
             if isinstance(judged, str):
                 self.verdict.tamper.append(judged)
             else:
-                self.verdict.settled[nodeid] = TestCase(nodeid, *judged)
+                uncarried = phases.get("call", {}).get("uncarried") is True
+                self.verdict.settled[nodeid] = TestCase(nodeid, *judged, uncarried=uncarried)
         self.verdict.in_flight = None
 
 

@@ -30,7 +30,7 @@ from harness.testrun.scratch import (
 __all__ = ["Run", "launch_all"]
 
 MAX_LAUNCHES = 8
-_BOUNDARY_FILES = ("__init__.py", "codec.py", "wire.py", "candidate.py", "proxy.py")
+_BOUNDARY_FILES = ("__init__.py", "codec.py", "wire.py", "remote.py", "candidate.py", "proxy.py")
 # What the tests' tree holds at the candidate's place in boundary mode: no candidate code.
 PROXY_STUB = (
     '"""The candidate, reached across the boundary (written by the harness)."""\n'
@@ -190,6 +190,7 @@ def launch_all(run: Run) -> Settlement:
         _prepare(run_dir, uid)
         if run.boundary:
             cand_dir = _candidate_folder(run, uid)
+            _shared_folder(run_dir, uid)
         _launch_loop(run, run_dir, root, tally, uid, cand_dir)
         try:
             problems = verify_tree(root, files)
@@ -206,6 +207,17 @@ def launch_all(run: Run) -> Settlement:
     return tally
 
 
+def _shared_folder(run_dir: Path, uid: int | None) -> Path:
+    """Boundary mode: the folder under which pytest makes the tests' temporary folders
+    (`tmp_path`), mounted writable at the same path into the candidate's sandbox too, so a
+    path the tests pass crosses as a value and means the same folder on both sides."""
+    shared = run_dir / "shared"
+    shared.mkdir(mode=0o700, exist_ok=True)
+    if uid is not None:
+        os.chown(shared, uid, uid)
+    return shared
+
+
 def _candidate_folder(run: Run, uid: int | None) -> Path:
     """Boundary mode: the candidate's own run folder, its tree the candidate and the support
     files only. Its sandbox mounts this folder's tree, never the tests' one."""
@@ -216,10 +228,12 @@ def _candidate_folder(run: Run, uid: int | None) -> Path:
     return folder
 
 
-def _start_candidate(run: Run, folder: Path, uid: int | None, sock: int) -> launch.Child:
+def _start_candidate(
+    run: Run, folder: Path, uid: int | None, shared: Path, sock: int
+) -> launch.Child:
     """One candidate process holding the socket `sock` (the broker's `start`)."""
     lim, root = run.limits, folder / "root"
-    plan = launch.make_plan(run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid)
+    plan = launch.make_plan(run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid, shared=shared)
     if run.command_guard is not None:
         run.command_guard(plan.argv)
     config = {
@@ -238,9 +252,14 @@ def _launch_loop(
     lim = run.limits
     deadline = time.monotonic() + lim.timeout_s
     args = _pytest_args(run, run_dir, root)
+    shared = run_dir / "shared" if cand_dir is not None else None
+    if shared is not None:
+        args.append(f"--basetemp={shared / 'pytest'}")
     only: list[str] | None = None
     for n in range(MAX_LAUNCHES):
-        plan = launch.make_plan(run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid)
+        plan = launch.make_plan(
+            run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, shared=shared
+        )
         config = _config(run, plan, root, args, only)
         if run.command_guard is not None:
             run.command_guard(plan.argv)
@@ -270,7 +289,8 @@ def _launch_once(
     if cand_dir is None:
         child = launch.spawn(plan, root, config)
         return watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
-    broker = Broker(functools.partial(_start_candidate, run, cand_dir, uid))
+    shared = root.parent / "shared"
+    broker = Broker(functools.partial(_start_candidate, run, cand_dir, uid, shared))
     try:
         assert broker.test_fd is not None
         support = support_modules(run.pristine, run.candidate_rel)

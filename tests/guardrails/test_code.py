@@ -208,3 +208,12 @@ def test_other_languages_get_the_regex_checks_and_a_note(policy: Policy) -> None
 def test_unparseable_go_is_not_a_python_syntax_violation(policy: Policy) -> None:
     """Go code is never fed to Python's parser: no unparseable-code violation."""
     assert policy.check_code("package x\n\nfunc F() int { return 1 }\n", "go") == []
+
+
+def test_a_string_given_to_exec_that_does_not_parse_is_not_refused(policy: Policy) -> None:
+    """six's Python 2 branch: exec of a string that is not Python 3 raises SyntaxError before
+    it runs anything, so it is no violation (a forbidden call inside a parsing string still is)."""
+    code = 'import sys\nif sys.version_info[0] == 2:\n    exec("raise tp, value, tb")\n'
+    bad = 'exec("import os; os.system(\'rm -rf /\')")\n'
+
+    assert (_rules(policy, code), _rules(policy, bad) != []) == ([], True)

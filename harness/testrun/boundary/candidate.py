@@ -1,27 +1,374 @@
-"""The candidate process's main loop: import the candidate when asked, answer requests.
+"""The candidate process: its end of the boundary, and its main loop.
 
 Runs in a sandbox of its own whose file system holds the candidate, the support files and
 this package, never a test file. Everything it sends is checked on the test side, so nothing
 here needs defending against the candidate: it may rewrite all of it and gain nothing but the
-values it could send anyway. Output, log records and warnings ride along with each message.
-Standard library only (copied into the sandbox).
+values it could send anyway. What it adds to `wire.Side`:
+
+- classes and functions as nodes that describe them by value (name, qualified name, doc,
+  signature, bases, fields, members, which protocol methods the class defines), sent in full
+  once per connection and by id after that, from which the test side generates its own;
+- the instance state of an object (`state`) for the test side's structural equality;
+- `xcall`: a method called on an object sent by value (a record) or by id, the object's
+  new state sent back;
+- copy-back at every crossing: each list, dict or set the test side passed in is watched
+  while the candidate keeps it, and its new value rides along with every message.
+
+Output, log records and warnings ride along with each message. Standard library only.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import dataclasses
+import enum
+import importlib
+import inspect
+import json
 import logging
 import os
+import pickle
 import socket
 import sys
+import types
 import warnings
+from typing import Any
 
-from . import wire
+from . import codec, remote, wire
+
+# The protocol methods the test side may forward (remote.FORWARDERS has one for each).
+PROTOCOLS = (
+    *("__len__", "__iter__", "__next__", "__reversed__", "__contains__"),
+    *("__getitem__", "__setitem__", "__delitem__", "__call__", "__enter__", "__exit__"),
+    *("__str__", "__repr__", "__format__", "__bool__", "__int__", "__float__", "__index__"),
+    *("__lt__", "__le__", "__gt__", "__ge__", "__fspath__", "__neg__", "__pos__", "__abs__"),
+    *("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__"),
+    *("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__and__", "__or__", "__xor__"),
+)
+_KINDS = (
+    (lambda c: issubclass(c, BaseException), "exception"),
+    (lambda c: isinstance(c, enum.EnumMeta), "enum"),
+    (dataclasses.is_dataclass, "dataclass"),
+    (lambda c: c.__bases__[:1] == (tuple,) and type(vars(c).get("_fields")) is tuple, "tuple"),
+)
+
+
+def _own_classes(cls: type) -> list[type]:
+    """The classes of `cls`'s MRO whose dicts are the candidate's (not object's or builtins')."""
+    return [k for k in cls.__mro__ if k.__module__ != "builtins"]
+
+
+def _defines(cls: type, name: str) -> bool:
+    return any(name in vars(k) for k in _own_classes(cls))
+
+
+def _member_kind(value: Any) -> str:
+    if isinstance(value, property):
+        return "property"
+    if isinstance(value, staticmethod | classmethod):
+        return "class"
+    return "method" if callable(value) else "data"
+
+
+class CandidateSide(wire.Side):
+    """The trusting side: imports what it is asked to, rebuilds any class by name."""
+
+    def __init__(self, sock: socket.socket | None, support: frozenset[str]) -> None:
+        super().__init__(sock, support, strict=False)
+        self.sent: set[int] = set()  # ids of classes and functions described in full
+        self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
+
+    # --- classes by name: the candidate's own, any module ----------------------------------
+
+    def local_class(self, module: Any, qualname: Any) -> type | None:
+        if type(module) is not str or type(qualname) is not str or "<" in qualname:
+            return None
+        try:
+            found: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except Exception:
+            return None
+        return found if isinstance(found, type) else None
+
+    def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
+        local = self.referred(ref)
+        if local is not None and dataclasses.is_dataclass(local):
+            return local
+        return super().record_class(self.as_named(ref), names, frozen)
+
+    def tuple_class(self, ref: Any, names: tuple) -> type:
+        local = self.referred(ref)
+        if local is not None and issubclass(local, tuple):
+            return local
+        return super().tuple_class(self.as_named(ref), names)
+
+    def enum_member(self, ref: Any, base: str, members: list, name: str) -> Any:
+        local = self.referred(ref)
+        if isinstance(local, enum.EnumMeta) and name in local.__members__:
+            return local.__members__[name]
+        return super().enum_member(self.as_named(ref), base, members, name)
+
+    def referred(self, ref: Any) -> type | None:
+        if type(ref) is list and ref[:1] == ["r"]:
+            found = self.handle(ref)
+            return found if isinstance(found, type) else None
+        if type(ref) is list and len(ref) == 3 and ref[0] == "b":
+            return self.local_class(ref[1], ref[2])
+        return None
+
+    def as_named(self, ref: Any) -> list:
+        found = self.referred(ref)
+        if found is not None:
+            return ["b", found.__module__, found.__qualname__]
+        return ref
+
+    # --- classes and functions as nodes -------------------------------------------------------
+
+    def is_shared(self, cls: type) -> bool:
+        """A builtin class, or a support module's: the test side has its own of that name."""
+        module, qualname = cls.__module__, cls.__qualname__
+        if module == "builtins":
+            return getattr(builtins, qualname, None) is cls
+        if remote.STDLIB_BASES.get((module, qualname)) is cls:
+            return True
+        return module in self.support and self.local_class(module, qualname) is cls
+
+    def class_ref(self, cls: type) -> list:
+        if self.is_shared(cls):
+            return ["b", cls.__module__, cls.__qualname__]
+        hid = self.export(cls)[1]
+        if id(cls) in self.sent:
+            return ["k", hid]
+        self.sent.add(id(cls))
+        return ["k", hid, self.class_meta(cls)]
+
+    def class_value(self, cls: type) -> list:
+        return self.class_ref(cls)
+
+    def class_meta(self, cls: type) -> dict:
+        kind = next((name for test, name in _KINDS if test(cls)), "plain")
+        meta: dict[str, Any] = {
+            "module": str(cls.__module__),
+            "qualname": str(cls.__qualname__),
+            "doc": cls.__doc__ if type(cls.__doc__) is str else None,
+            "kind": kind,
+            "bases": [self.class_ref(b) for b in cls.__bases__ if b is not object],
+            "ops": [name for name in PROTOCOLS if _defines(cls, name)],
+            "eq": _defines(cls, "__eq__") and cls.__eq__ is not object.__eq__,
+            "hashable": cls.__hash__ is not None,
+            "init": _defines(cls, "__init__"),
+            "members": self.members(cls),
+        }
+        if kind == "dataclass":
+            params = cls.__dataclass_params__  # type: ignore[attr-defined]
+            meta["fields"] = [f.name for f in dataclasses.fields(cls)]
+            meta["params"] = [params.eq, params.order, params.frozen, params.unsafe_hash]
+        elif kind == "tuple":
+            meta["fields"] = list(cls._fields)  # type: ignore[attr-defined]
+        elif kind == "enum":
+            meta["base"] = "int" if issubclass(cls, int) else "str" if issubclass(cls, str) else ""
+            meta["fields"] = [
+                [n, codec.encode(m.value, self)]
+                for n, m in cls.__members__.items()  # type: ignore[attr-defined]
+                if n == m.name
+            ]
+        return meta
+
+    def members(self, cls: type) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for klass in reversed(_own_classes(cls)):
+            for name, value in vars(klass).items():
+                if type(name) is str and name.isidentifier() and not name.startswith("__"):
+                    found[name] = _member_kind(value)
+        return dict(list(found.items())[:500])
+
+    def function_node(self, fn: Any) -> list:
+        hid = self.export(fn)[1]
+        if id(fn) in self.sent:
+            return ["fn", hid]
+        if not isinstance(fn, types.MethodType):
+            self.sent.add(id(fn))
+        qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "function")
+        meta = {
+            "module": str(getattr(fn, "__module__", None) or ""),
+            "qualname": str(qualname),
+            "doc": fn.__doc__ if type(fn.__doc__) is str else None,
+            "params": self.params(fn),
+            "returns": self.returns(fn),
+            "bound": isinstance(fn, types.MethodType | types.BuiltinMethodType)
+            and not isinstance(getattr(fn, "__self__", None), types.ModuleType),
+            "coroutine": inspect.iscoroutinefunction(fn),
+        }
+        return ["fn", hid, meta]
+
+    def params(self, fn: Any) -> list | None:
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        out = []
+        for p in signature.parameters.values():
+            default = None
+            if p.default is not p.empty:
+                try:
+                    default = codec.encode(p.default, self)
+                except (codec.CodecError, RecursionError):
+                    default = ["v", repr(p.default)[:200]]
+            note = None if p.annotation is p.empty else _annotation(p.annotation)
+            out.append([p.name, int(p.kind), default, note])
+        return out
+
+    def returns(self, fn: Any) -> str | None:
+        try:
+            note = inspect.signature(fn).return_annotation
+        except (TypeError, ValueError):
+            return None
+        return None if note is inspect.Signature.empty else _annotation(note)
+
+    def export(self, value: Any) -> list:
+        if type(value) is Live:
+            hid = super().export(value.value)[1]
+            kind = type(value.value).__name__
+            return ["lv", hid, kind, codec.encode(value.value, self)]
+        node = super().export(value)
+        cls = type(value)
+        plain = isinstance(value, type) or cls in codec.FUNCTIONS or self.is_shared(cls)
+        if not plain and cls.__module__ not in _PLAIN_MODULES:
+            node[2]["cls"] = self.class_ref(cls)
+        return node
+
+    # --- requests only the candidate serves ------------------------------------------------
+
+    def perform(self, message: dict) -> tuple[Any, list | None]:
+        op = message.get("q")
+        if op == "xcall":
+            return self.xcall(message)
+        if op == "state":
+            return state_of(self.target(message)), None
+        if op == "init":
+            args, kwargs = self.arguments(message)
+            self.target(message).__init__(*args, **kwargs)
+            return None, None
+        if op == "dump":
+            return pickle.dumps(self.target(message)), None
+        if op == "load":
+            data = self.arguments(message)[0]
+            return pickle.loads(data[0] if data else b""), None
+        if op == "xget":
+            return getattr(self.target(message), wire.str_of(message.get("n"))), None
+        if op == "names":  # a module's public names, for `import *` and dir()
+            return public_names(self.target(message)), None
+        if op == "peek":  # a live container's value, by value
+            return self.target(message), None
+        value, back = super().perform(message)
+        owner = self.exports.get(message.get("h"))
+        if op == "get" and type(value) in (list, dict, set) and type(owner) is types.ModuleType:
+            return Live(value), back  # module state: the tests change this one
+        return value, back
+
+    def target(self, message: dict) -> Any:
+        if "s" in message:
+            return codec.decode(message["s"], self)
+        hid = message.get("h")
+        if type(hid) is not int or hid not in self.exports:
+            raise wire.BoundaryError("a request for an object this side never exported")
+        return self.exports[hid]
+
+    def xcall(self, message: dict) -> tuple[Any, list | None]:
+        """A method of an object called by name (a protocol method or a public one); an
+        object sent by value goes back too, as its state may have changed."""
+        target = self.target(message)
+        name = wire.str_of(message.get("n"))
+        args, kwargs = self.arguments(message)
+        if name == "__exit__":
+            exc = args[0] if args else None
+            result = target.__exit__(type(exc) if exc else None, exc, None)
+        else:
+            result = getattr(target, name)(*args, **kwargs)
+        back = [codec.encode(target, self)] if "s" in message else None
+        return result, back
+
+    def arguments(self, message: dict) -> tuple[list, dict]:
+        args, kwargs = super().arguments(message)
+        for entry in wire.list_of(message.get("t")):  # containers to watch for copy-back
+            if type(entry) is list and len(entry) == 2 and type(entry[1]) is int:
+                key, tid = entry
+                value = args[key] if type(key) is int and key < len(args) else kwargs.get(key)
+                if type(value) in (list, dict, set):
+                    self.tracked[tid] = [value, codec.encode(value, self)]
+        return args, kwargs
+
+    def send(self, message: dict) -> None:
+        if self.tracked:
+            changed, dropped = self.changes()
+            if changed:
+                message = {**message, "cb": changed}
+            if dropped:
+                message = {**message, "dr": dropped}
+        super().send(message)
+
+    def changes(self) -> tuple[list, list]:
+        """Watched containers whose value changed, and those nothing here holds any more."""
+        changed, dropped = [], []
+        for tid, entry in list(self.tracked.items()):
+            try:
+                now = codec.encode(entry[0], self)
+            except (codec.CodecError, RecursionError):
+                now = entry[1]
+            if json.dumps(now) != json.dumps(entry[1]):
+                entry[1] = now
+                changed.append([tid, now])
+            # Held only by this table, the loop and getrefcount's own argument.
+            if sys.getrefcount(entry[0]) <= 3:
+                dropped.append(tid)
+                del self.tracked[tid]
+        return changed, dropped
+
+
+class Live:
+    """A module-level list, dict or set read by the tests: crosses as a live container."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+# Classes that are neither the candidate's nor shared: generic handles.
+_PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
+
+
+def public_names(module: Any) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if isinstance(names, list | tuple) and all(type(n) is str for n in names):
+        return list(names)
+    return [n for n in vars(module) if type(n) is str and not n.startswith("_")]
+
+
+def state_of(obj: Any) -> dict:
+    """An instance's state: its __dict__ and slots, by name."""
+    found: dict[str, Any] = {}
+    with contextlib.suppress(TypeError):
+        found.update(vars(obj))
+    for klass in type(obj).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                found[name] = getattr(obj, name)
+    return found
+
+
+def _annotation(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, type):
+        return value.__qualname__ if value.__module__ == "builtins" else value.__name__
+    return repr(value)[:200]
 
 
 def serve(fd: int, support: list[str]) -> None:
     """Answer the test side on the socket `fd` until it closes; then exit at once."""
-    side = wire.Side(socket.socket(fileno=fd), frozenset(support), strict=False)
+    side = CandidateSide(socket.socket(fileno=fd), frozenset(support))
     sys.stdout = wire.Capture(side, "o")  # type: ignore[assignment]
     sys.stderr = wire.Capture(side, "e")  # type: ignore[assignment]
     root = logging.getLogger()

@@ -2,12 +2,14 @@
 
 A value crosses by value only when its type is exactly a builtin (checked with `type(x) is`,
 never isinstance), a container of such values, a dataclass / named tuple / enum instance (as a
-structural record of its fields), or one of a fixed allow-list of standard-library value types
-rebuilt from their fields. Anything else crosses as a handle: the receiving side gets an
-opaque proxy, never an object whose class the sender wrote. Records are rebuilt by the
-receiver from classes it makes itself (`Mirrors`), so a sender's `__eq__`, `__hash__`,
-`__bool__` or metaclass never reaches the other side. Not pickle or marshal: decoding reads
-nothing but tagged JSON lists. Standard library only (copied into the sandbox).
+structural record of its fields, with a reference to its class), or one of a fixed allow-list
+of standard-library value types rebuilt from their fields (`slice`, `range` and paths among
+them). Classes and functions cross as class and function nodes (`Hooks.class_ref`,
+`Hooks.function_node`); anything else crosses as a handle. The receiver rebuilds records from
+classes it makes itself or already owns, so a sender's `__eq__`, `__hash__`, `__bool__` or
+metaclass never reaches the other side. Names that cross (fields, members) are identifiers
+checked against one rule (`field_names`). Not pickle or marshal: decoding reads nothing but
+tagged JSON lists. Standard library only (copied into the sandbox).
 """
 
 from __future__ import annotations
@@ -22,26 +24,61 @@ import fractions
 import json
 import keyword
 import math
+import pathlib
+import types
 import uuid
 import zoneinfo
 from typing import Any
 
 MAX_DEPTH = 200
 _BIG = 1 << 62
-# defaultdict factories that cross by name: builtins only, never a callable the sender wrote.
+# defaultdict factories that cross by name: builtins. Any other factory crosses as the sender's
+# function or handle, so calling it runs the sender's code in the sender's process.
 _FACTORIES = {f.__name__: f for f in (list, dict, set, int, str, float, tuple, frozenset, bool)}
 _KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
+_PATHS = {pathlib.PosixPath: "p", pathlib.PurePosixPath: "pp"}
+FUNCTIONS = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+)
 
 
 class CodecError(Exception):
     """A value that cannot cross (a cycle, too deep) or a message that is not well formed."""
 
 
-class Hooks:
-    """What a side supplies: how its objects become handles, how handles and records come back.
+class CarryError(CodecError):
+    """A value of this side the boundary cannot carry (a cycle, nested too deep): when the
+    tests' value, the test's failure is the boundary's, not the candidate's."""
 
-    The defaults make mirror classes for records (cached, so equal records are equal and enum
-    members are identical) and refuse handles; wire.Side overrides them."""
+
+# The prefix of the names the test side's generated classes keep their own state under.
+RESERVED_PREFIX = "_boundary"
+
+
+def field_names(names: Any) -> tuple[str, ...]:
+    """Record field and member names: identifiers, no keyword, no dunder (`__x`), no sunder
+    (`_x_`, enum's hooks), none under the prefix a generated class keeps its state in; so a
+    field or member never replaces generated code with a value the sender chose."""
+    ok = type(names) is list and all(type(n) is str and n.isidentifier() for n in names)
+    if not ok or len(set(names)) != len(names):
+        raise CodecError("a record's field names are not identifiers")
+    for n in names:
+        sunder = len(n) > 2 and n[0] == n[-1] == "_"
+        if keyword.iskeyword(n) or n.startswith(("__", RESERVED_PREFIX)) or sunder:
+            raise CodecError(f"a record field or member may not be named {n[:40]!r}")
+    return tuple(names)
+
+
+class Hooks:
+    """What a side supplies: how its objects become handles, how classes, handles and records
+    come back.
+
+    The defaults refer to classes by module and qualified name and make mirror classes for
+    records (cached, so equal records are equal and enum members are identical); they refuse
+    handles, classes and functions. wire.Side overrides them."""
 
     def __init__(self) -> None:
         self._classes: dict[tuple, type] = {}
@@ -61,7 +98,35 @@ class Hooks:
     def exception_node(self, value: BaseException, encoder: Any, depth: int) -> list:
         return self.export(value)
 
-    def record_class(self, module: str, qualname: str, names: tuple, frozen: bool) -> type:
+    def class_ref(self, cls: type) -> list:
+        """How a record's class is named in its node."""
+        return ["b", cls.__module__, cls.__qualname__]
+
+    def class_value(self, cls: type) -> list:
+        """A class sent as a value (`mod.Error`, `type(x)`)."""
+        return self.export(cls)
+
+    def function_node(self, fn: Any) -> list:
+        return self.export(fn)
+
+    def class_node(self, node: list) -> Any:
+        raise CodecError("a class arrived where none can be")
+
+    def function(self, node: list) -> Any:
+        raise CodecError("a function arrived where none can be")
+
+    def live(self, node: list, value: Any) -> Any:
+        """A module-level container of the other side: by default, its value."""
+        return value
+
+    def named(self, ref: Any) -> tuple[str, str]:
+        """(module, qualname) of a `["b", module, qualname]` reference."""
+        if type(ref) is not list or len(ref) != 3 or ref[0] != "b":
+            raise CodecError("a malformed class reference arrived")
+        return _str(ref[1]), _str(ref[2])
+
+    def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
+        module, qualname = self.named(ref)
         key = ("dc", module, qualname, names, frozen)
         if key not in self._classes:
             # Built as this module's class, then renamed: dataclasses compiles its methods
@@ -74,7 +139,8 @@ class Hooks:
             self._classes[key] = cls
         return self._classes[key]
 
-    def tuple_class(self, module: str, qualname: str, names: tuple) -> type:
+    def tuple_class(self, ref: Any, names: tuple) -> type:
+        module, qualname = self.named(ref)
         key = ("nt", module, qualname, names)
         if key not in self._classes:
             cls = collections.namedtuple(_ident(qualname), names, module=module)  # type: ignore[misc]
@@ -82,32 +148,30 @@ class Hooks:
             self._classes[key] = cls
         return self._classes[key]
 
-    def enum_member(self, module: str, qualname: str, base: str, members: list, name: str) -> Any:
-        key = ("en", module, qualname, base, tuple((n, repr(v)) for n, v in members))
-        if key not in self._classes:
-            mixin = {"int": int, "str": str}.get(base)
-            bases = (mixin, enum.Enum) if mixin else (enum.Enum,)
-            cls = enum.Enum(
-                _ident(qualname), members, module=module, type=bases[0] if mixin else None
-            )
-            cls.__qualname__ = qualname
-            self._classes[key] = cls
-        try:
-            return self._classes[key][name]
-        except KeyError:
-            raise CodecError(f"enum {qualname} has no member {name!r}") from None
+    def enum_member(self, ref: Any, base: str, members: list, name: str) -> Any:
+        module, qualname = self.named(ref)
+        return mirror_enum(self._classes, module, qualname, base, members, name)
+
+
+def mirror_enum(
+    cache: dict, module: str, qualname: str, base: str, members: list, name: str
+) -> Any:
+    """The member `name` of a mirror enum made from (name, value) pairs, cached by shape."""
+    key = ("en", module, qualname, base, tuple((n, repr(v)) for n, v in members))
+    if key not in cache:
+        mixin = {"int": int, "str": str}.get(base)
+        cls = enum.Enum(_ident(qualname), members, module=module, type=mixin)
+        cls.__qualname__ = qualname
+        cache[key] = cls
+    try:
+        return cache[key][name]
+    except KeyError:
+        raise CodecError(f"enum {qualname} has no member {name!r}") from None
 
 
 def _ident(qualname: str) -> str:
     name = qualname.rpartition(".")[2]
     return name if name.isidentifier() and not keyword.iskeyword(name) else "Record"
-
-
-def _names(names: Any) -> tuple[str, ...]:
-    ok = type(names) is list and all(type(n) is str and n.isidentifier() for n in names)
-    if not ok or len(set(names)) != len(names) or any(keyword.iskeyword(n) for n in names):
-        raise CodecError("a record's field names are not identifiers")
-    return tuple(names)
 
 
 # --- encoding -------------------------------------------------------------------------------
@@ -130,7 +194,7 @@ class _Encoder:
 
     def enc(self, value: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
-            raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels cannot cross")
+            raise CarryError(f"a value nested deeper than {MAX_DEPTH} levels cannot cross")
         t = type(value)
         if value is None or t is bool or t is str:
             return ["v", value]
@@ -142,7 +206,7 @@ class _Encoder:
         if scalar is not None:
             return scalar
         if id(value) in self.path:
-            raise CodecError("a value that contains itself (a cycle) cannot cross the boundary")
+            raise CarryError("a value that contains itself (a cycle) cannot cross the boundary")
         self.path.add(id(value))
         try:
             return self.compound(value, t, depth)
@@ -163,8 +227,10 @@ class _Encoder:
                 {dict: "d", collections.OrderedDict: "o", collections.Counter: "c"}[t],
                 self.pairs(value.items(), depth),
             ]
-        if t is collections.defaultdict and _factory_name(value.default_factory) is not None:
-            return ["dd", _factory_name(value.default_factory), self.pairs(value.items(), depth)]
+        if t is collections.defaultdict:
+            name = _factory_name(value.default_factory)
+            factory = name if name is not None else self.enc(value.default_factory, depth + 1)
+            return ["dd", factory, self.pairs(value.items(), depth)]
         if t is _KEYS or t is _VALUES:
             return ["vk" if t is _KEYS else "vv", self.many(value, depth)]
         if t is _ITEMS:
@@ -173,6 +239,12 @@ class _Encoder:
             return self.clock(value, t, depth)
         if t is dt.timezone:
             return ["tz", self.enc(value.utcoffset(None), depth + 1), value.tzname(None)]
+        if t is slice:
+            return ["sl", self.many((value.start, value.stop, value.step), depth)]
+        if isinstance(value, type):
+            return self.hooks.class_value(value)
+        if t in FUNCTIONS:
+            return self.hooks.function_node(value)
         return self.record(value, t, depth)
 
     def clock(self, value: Any, t: type, depth: int) -> list:
@@ -186,21 +258,17 @@ class _Encoder:
 
     def record(self, value: Any, t: type, depth: int) -> list:
         hooks = self.hooks
-        if type(t) is type and dataclasses.is_dataclass(t):
+        if isinstance(t, type) and dataclasses.is_dataclass(t):
             frozen = t.__dataclass_params__.frozen  # type: ignore[attr-defined]
             if frozen or not hooks.is_support(t.__module__):  # support objects are handles
                 fields = [f.name for f in dataclasses.fields(t)]
                 values = [self.enc(object.__getattribute__(value, n), depth + 1) for n in fields]
-                return ["dc", t.__module__, t.__qualname__, fields, values, frozen]
-        if type(t) is type and t.__bases__ == (tuple,) and type(t.__dict__.get("_fields")) is tuple:
+                return ["dc", hooks.class_ref(t), fields, values, frozen]
+        bases = t.__bases__ if isinstance(t, type) else ()
+        if len(bases) == 1 and bases[0] is tuple and type(t.__dict__.get("_fields")) is tuple:
             fields = list(t._fields)  # type: ignore[attr-defined]
-            return [
-                "nt",
-                t.__module__,
-                t.__qualname__,
-                fields,
-                self.many(tuple.__iter__(value), depth),
-            ]
+            values = self.many(tuple.__iter__(value), depth)
+            return ["nt", hooks.class_ref(t), fields, values]
         if isinstance(t, enum.EnumMeta) and t.__members__:
             return self.member(value, t, depth)
         if isinstance(value, BaseException):
@@ -212,7 +280,7 @@ class _Encoder:
         members = [
             [n, self.enc(m.value, depth + 1)] for n, m in t.__members__.items() if n == m.name
         ]
-        return ["en", t.__module__, t.__qualname__, base, members, value.name]
+        return ["en", self.hooks.class_ref(t), base, members, value.name]
 
 
 def _canonical(node: Any) -> str:
@@ -243,6 +311,10 @@ def _scalar(value: Any, t: type) -> list | None:
         return ["td", [value.days, value.seconds, value.microseconds]]
     if t is zoneinfo.ZoneInfo:
         return ["zi", value.key]
+    if t is range:
+        return ["rg", [value.start, value.stop, value.step]]
+    if t in _PATHS:
+        return ["pa", _PATHS[t], str(value)]
     return None
 
 
@@ -297,6 +369,8 @@ _SIMPLE = {
     "da": lambda n, h, d: dt.date(*_ints(n[1], 3)),
     "td": lambda n, h, d: dt.timedelta(*_ints(n[1], 3)),
     "zi": lambda n, h, d: zoneinfo.ZoneInfo(_str(n[1])),
+    "rg": lambda n, h, d: range(*_ints(n[1], 3)),
+    "pa": lambda n, h, d: {"p": pathlib.PosixPath, "pp": pathlib.PurePosixPath}[n[1]](_str(n[2])),
 }
 
 
@@ -340,9 +414,14 @@ def _dec(node: Any, hooks: Hooks, depth: int) -> Any:
         kind = {"d": dict, "o": collections.OrderedDict, "c": collections.Counter}[tag]
         return kind(pairs(node[1])) if tag != "c" else collections.Counter(dict(pairs(node[1])))
     if tag == "dd":
-        factory = _FACTORIES.get(_str(node[1])) if node[1] else None
-        if node[1] and factory is None:
-            raise CodecError("a defaultdict with a factory that is not a builtin arrived")
+        if type(node[1]) is list:  # the sender's own factory: a function or handle, forwarded
+            factory = _dec(node[1], hooks, depth + 1)
+            if not callable(factory):
+                raise CodecError("a defaultdict whose factory cannot be called arrived")
+        else:
+            factory = _FACTORIES.get(_str(node[1])) if node[1] else None
+            if node[1] and factory is None:
+                raise CodecError("a defaultdict with a factory that is not a builtin arrived")
         return collections.defaultdict(factory, pairs(node[2]))
     if tag == "vk":
         return dict.fromkeys(many(node[1])).keys()
@@ -350,10 +429,12 @@ def _dec(node: Any, hooks: Hooks, depth: int) -> Any:
         return dict(enumerate(many(node[1]))).values()
     if tag == "vi":
         return dict(pairs(node[1])).items()
+    if tag == "sl":
+        return slice(*many(node[1])[:3])
     if tag in ("dt", "tm"):
         tz = _dec(node[2], hooks, depth + 1)
-        if tz is not None and type(tz) not in (dt.timezone, zoneinfo.ZoneInfo):
-            raise CodecError("a time zone that is not a timezone or ZoneInfo arrived")
+        if tz is not None and not isinstance(tz, dt.tzinfo):
+            raise CodecError("a time zone that is not a tzinfo arrived")
         fields = _ints(node[1], 8 if tag == "dt" else 5)
         *parts, fold = fields
         cls = dt.datetime if tag == "dt" else dt.time
@@ -369,31 +450,37 @@ def _dec(node: Any, hooks: Hooks, depth: int) -> Any:
 def _dec_record(node: list, hooks: Hooks, depth: int, many: Any) -> Any:
     tag = node[0]
     if tag == "dc":
-        _, module, qualname, names, values, frozen = node
-        names = _names(names)
+        _, ref, names, values, frozen = node
+        names = field_names(names)
         values = many(values)
         if len(values) != len(names) or type(frozen) is not bool:
             raise CodecError("a malformed record arrived")
-        cls = hooks.record_class(_str(module), _str(qualname), names, frozen)
+        cls = hooks.record_class(ref, names, frozen)
         obj = object.__new__(cls)
         for name, value in zip(names, values, strict=True):
             object.__setattr__(obj, name, value)
         return obj
     if tag == "nt":
-        _, module, qualname, names, values = node
-        names, values = _names(names), many(values)
+        _, ref, names, values = node
+        names, values = field_names(names), many(values)
         if len(values) != len(names):
             raise CodecError("a malformed named tuple arrived")
-        return hooks.tuple_class(_str(module), _str(qualname), names)(*values)
+        return hooks.tuple_class(ref, names)(*values)
     if tag == "en":
-        _, module, qualname, base, members, name = node
+        _, ref, base, members, name = node
         if type(members) is not list or base not in ("", "int", "str"):
             raise CodecError("a malformed enum arrived")
         decoded = [(_str(m[0]), _dec(m[1], hooks, depth + 1)) for m in members]
-        _names([n for n, _ in decoded])
-        return hooks.enum_member(_str(module), _str(qualname), base, decoded, _str(name))
+        field_names([n for n, _ in decoded])
+        return hooks.enum_member(ref, base, decoded, _str(name))
     if tag in ("h", "r"):
         return hooks.handle(node)
+    if tag == "lv":
+        return hooks.live(node, _dec(node[3], hooks, depth + 1))
+    if tag in ("k", "b"):
+        return hooks.class_node(node)
+    if tag == "fn":
+        return hooks.function(node)
     if tag == "x":
         return hooks.exception(node)
     raise CodecError(f"an unknown value tag {tag[:20]!r} arrived")

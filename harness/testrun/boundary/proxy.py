@@ -11,19 +11,23 @@ Standard library only (copied into the sandbox).
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import socket
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import codec, wire
+from . import codec, remote, wire
 
 _state: dict[str, Any] = {}
+_REPLACED = "this object belonged to a candidate process that was replaced"
 
 
 def configure(broker_fd: int, support: list[str]) -> None:
     """Called once by the sandbox bootstrap of a boundary run, before pytest starts."""
     _state["side"] = TestSide(broker_fd, frozenset(support))
+    remote.ACTIVE.append(_state["side"])
 
 
 def module(name: str) -> types.ModuleType:
@@ -32,15 +36,37 @@ def module(name: str) -> types.ModuleType:
 
 
 class TestSide(wire.Side):
-    """The strict side, with a candidate process that can be replaced."""
+    """The strict side, with a candidate process that can be replaced. Classes and functions
+    of the candidate's are generated here once per name (remote.py) and found again by name
+    in a new candidate process."""
 
-    def __init__(self, broker_fd: int, support: frozenset[str]) -> None:
+    def __init__(self, broker_fd: int | None, support: frozenset[str]) -> None:
         super().__init__(None, support, strict=True)
-        self.broker = socket.socket(fileno=broker_fd)
+        self.broker = socket.socket(fileno=broker_fd) if broker_fd is not None else None
         self.modules: dict[str, int] = {}
+        self.names: set[str] = set()  # the candidate modules the tests imported
+        self.generated: dict[tuple, Any] = {}  # key -> class or function made here
+        self.key_refs: dict[tuple, tuple[int, int]] = {}  # key -> (generation, id)
+        self.by_id: dict[tuple[int, int], Any] = {}  # (generation, id) -> class or function
+        self.origin: dict[int, tuple] = {}  # id(made here) -> key or (generation, id)
+        self.watched: dict[int, Any] = {}  # tid -> a container passed to the candidate
 
     def take_relays(self, message: dict) -> None:
         wire.replay(self, message)
+        for entry in wire.list_of(message.get("cb"))[:10_000]:
+            if type(entry) is list and len(entry) == 2 and entry[0] in self.watched:
+                _refill(self.watched[entry[0]], codec.decode(entry[1], self))
+        for tid in wire.list_of(message.get("dr"))[:10_000]:
+            self.watched.pop(tid, None) if type(tid) is int else None
+
+    def watch(self, value: Any) -> int | None:
+        if type(value) not in (list, dict, set):
+            return None
+        tid = len(self.watched) + 1
+        while tid in self.watched:
+            tid += 1
+        self.watched[tid] = value
+        return tid
 
     def broken(self) -> None:
         if self.sock is not None:
@@ -48,6 +74,8 @@ class TestSide(wire.Side):
         self.sock = None
 
     def connect(self) -> None:
+        if self.broker is None:
+            raise wire.BoundaryError("no broker to ask for a candidate process")
         self.broker.sendall(b"n")
         _, fds, _, _ = socket.recv_fds(self.broker, 16, 1)
         if not fds:
@@ -58,10 +86,12 @@ class TestSide(wire.Side):
         self.export_ids.clear()
         self.remotes.clear()
         self.modules.clear()
+        self.watched.clear()
 
     def module_id(self, name: str) -> int:
         if self.sock is None:
             self.connect()
+        self.names.add(name)
         if name not in self.modules:
             value, _ = self.request("import", n=name)
             self.modules[name] = wire._ref(value)[2]
@@ -70,9 +100,9 @@ class TestSide(wire.Side):
     def module_attr(self, name: str, attr: str) -> Any:
         hid = self.module_id(name)
         value, _ = self.request("get", h=hid, n=attr)
-        if isinstance(value, wire.Handle):
-            side, generation, vid, _ = wire._ref(value)
-            object.__setattr__(value, "_boundary_ref", (side, generation, vid, (name, attr)))
+        ref = remote.ref_of(value)
+        if ref is not None and ref[3] is None:
+            object.__setattr__(value, "_boundary_ref", (*ref[:3], (name, attr)))
         return value
 
     def current_id(self, ref: tuple) -> int:
@@ -85,6 +115,206 @@ class TestSide(wire.Side):
                 "earlier test hung or crashed"
             )
         return wire._ref(self.module_attr(*origin))[2]
+
+    # --- classes by name on this side: builtins, support modules, a few stdlib bases ---------
+
+    def local_class(self, module: Any, qualname: Any) -> type | None:
+        found = remote.STDLIB_BASES.get((module, qualname)) if type(module) is str else None
+        return found or super().local_class(module, qualname)
+
+    def base_class(self, ref: Any) -> type | None:
+        if type(ref) is list and ref[:1] == ["b"] and len(ref) == 3:
+            return self.local_class(ref[1], ref[2])
+        return self.class_node(ref)
+
+    # --- the candidate's classes and functions, made here ------------------------------------
+
+    def class_node(self, node: list) -> Any:
+        if node[0] == "b":
+            found = self.local_class(*node[1:3]) if len(node) == 3 else None
+            if found is None:
+                raise codec.CodecError("a class this side does not have arrived by name")
+            return found
+        hid = node[1] if len(node) in (2, 3) else None
+        if type(hid) is not int:
+            raise codec.CodecError("a malformed class arrived")
+        if len(node) == 2:
+            if (self.generation, hid) not in self.by_id:
+                raise codec.CodecError("a class arrived by an id never described")
+            return self.by_id[(self.generation, hid)]
+        key = remote.meta_key(node[2])
+        cls = self.generated.get(key)
+        if cls is None:
+            cls = remote.generate(self, key, node[2])
+            self.generated[key] = cls
+            self.origin[id(cls)] = key
+        self.key_refs[key] = (self.generation, hid)
+        self.by_id[(self.generation, hid)] = cls
+        return cls
+
+    def function(self, node: list) -> Any:
+        hid = node[1] if len(node) in (2, 3) else None
+        if type(hid) is not int:
+            raise codec.CodecError("a malformed function arrived")
+        if len(node) == 2:
+            if (self.generation, hid) not in self.by_id:
+                raise codec.CodecError("a function arrived by an id never described")
+            return self.by_id[(self.generation, hid)]
+        meta = node[2] if type(node[2]) is dict else {}
+        module, qualname = str(meta.get("module"))[:200], str(meta.get("qualname"))[:200]
+        named = not meta.get("bound") and "<" not in qualname and module in self.names
+        key = ("fn", module, qualname)
+        target: tuple = key if named else (self.generation, hid)
+        fn = self.generated.get(key) if named else None
+        if fn is None:
+            fn = remote.make_function(self, meta, target)
+            self.origin[id(fn)] = target
+            if named:
+                self.generated[key] = fn
+        if named:
+            self.key_refs[key] = (self.generation, hid)
+        self.by_id[(self.generation, hid)] = fn
+        return fn
+
+    def resolve(self, target: tuple) -> int:
+        """The id a class or function made here has in the current candidate process."""
+        if len(target) == 2:  # (generation, id): no name to find it again by
+            if self.sock is None or target[0] != self.generation:
+                raise wire.BoundaryError(_REPLACED)
+            return target[1]
+        ref = self.key_refs.get(target)
+        if ref is not None and ref[0] == self.generation and self.sock is not None:
+            return ref[1]
+        module, qualname = (target[1], target[2]) if target[0] == "fn" else target[:2]
+        if module not in self.names:
+            raise wire.BoundaryError(_REPLACED)
+        head, *rest = qualname.split(".")
+        found = self.module_attr(module, head)
+        for part in rest:
+            found = getattr(found, part)
+        ref = self.key_refs.get(target)
+        if ref is None or ref[0] != self.generation:
+            raise wire.BoundaryError(f"{qualname} is no longer in the candidate's module")
+        return ref[1]
+
+    def class_request(self, cls: type, op: str, args: tuple = (), kwargs: Any = None,
+                      name: Any = None) -> Any:  # fmt: skip
+        hid = self.resolve(self.origin[id(cls)])
+        fields = {"h": hid, **self.call_fields(args, kwargs or {})}
+        if name is not None:
+            fields["n"] = name
+        return self.request(op, **fields)[0]
+
+    def function_call(self, target: tuple, args: tuple, kwargs: dict) -> Any:
+        fields = {"h": self.resolve(target), **self.call_fields(args, kwargs)}
+        return self.request("call", **fields)[0]
+
+    def self_call(self, obj: Any, name: str, args: tuple, kwargs: dict, op: str = "xcall") -> Any:
+        """A method of a candidate object (a proxy by id, a record by value)."""
+        ref = remote.ref_of(obj)
+        fields = self.call_fields(args, kwargs)
+        if ref is not None:
+            fields["h"] = self.current_id(ref)
+        else:
+            if self.sock is None:
+                self.connect()
+            fields["s"] = codec.encode(obj, self)
+        value, back = self.request("xcall" if op == "xcall" else "xget", n=name, **fields)
+        if back and ref is None:
+            _refill_record(obj, codec.decode(back[0], self))
+        return value
+
+    def state(self, obj: Any) -> Any:
+        ref = remote.ref_of(obj)
+        return self.request("state", h=self.current_id(ref))[0]
+
+    # --- values of this side going to the candidate ---------------------------------------
+
+    def export(self, value: Any) -> list:
+        target = self.origin.get(id(value))
+        if target is not None and self.generated.get(target) is value:
+            return ["r", self.resolve(target)]
+        if target is not None and len(target) == 2 and self.by_id.get(target) is value:
+            return ["r", self.resolve(target)]
+        ref = remote.ref_of(value)
+        if ref is not None and ref[0] is self:
+            return ["r", self.current_id(ref)]
+        return super().export(value)
+
+    def class_ref(self, cls: type) -> list:
+        if id(cls) in self.origin:
+            return ["r", self.resolve(self.origin[id(cls)])]
+        return super().class_ref(cls)
+
+    def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
+        if type(ref) is list and ref[:1] == ["k"]:
+            cls = self.class_node(ref)
+            fields = tuple(f.name for f in dataclasses.fields(cls)) if isinstance(cls, type) else ()
+            if not dataclasses.is_dataclass(cls) or fields != names:
+                raise codec.CodecError("a record does not match its class")
+            return cls
+        return super().record_class(ref, names, frozen)
+
+    def tuple_class(self, ref: Any, names: tuple) -> type:
+        if type(ref) is list and ref[:1] == ["k"]:
+            cls = self.class_node(ref)
+            if not issubclass(cls, tuple) or getattr(cls, "_fields", None) != names:
+                raise codec.CodecError("a named tuple does not match its class")
+            return cls
+        return super().tuple_class(ref, names)
+
+    def enum_member(self, ref: Any, base: str, members: list, name: str) -> Any:
+        if type(ref) is list and ref[:1] == ["k"]:
+            cls = self.class_node(ref)
+            if not isinstance(cls, enum.EnumMeta) or name not in cls.__members__:
+                raise codec.CodecError("an enum member does not match its class")
+            return cls.__members__[name]
+        return super().enum_member(ref, base, members, name)
+
+    def exception_type(self, ref: list, mro: Any) -> type:
+        if ref[:1] == ["k"]:
+            cls = self.class_node(ref)
+            if isinstance(cls, type) and issubclass(cls, Exception):
+                return cls
+        return super().exception_type(ref, mro)
+
+    def live(self, node: list, value: Any) -> Any:
+        if type(node[1]) is not int:
+            raise codec.CodecError("a malformed live container arrived")
+        key = (self.generation, node[1])
+        if key not in self.remotes:
+            self.remotes[key] = remote.live(self, node[1], node[2], value)
+        return self.remotes[key]
+
+    def handle(self, node: list) -> Any:
+        meta = node[2] if node[0] == "h" and len(node) == 3 and type(node[2]) is dict else {}
+        cls_node = meta.get("cls")
+        if type(cls_node) is not list or cls_node[:1] != ["k"]:
+            return super().handle(node)
+        cls = self.class_node(cls_node)
+        if not (isinstance(cls, type) and issubclass(cls, remote.RemoteObject)):
+            return super().handle(node)
+        key = (self.generation, node[1])
+        if key not in self.remotes:
+            obj = remote.new_proxy(cls)
+            object.__setattr__(obj, "_boundary_ref", (self, self.generation, node[1], None))
+            self.remotes[key] = obj
+        return self.remotes[key]
+
+
+def _refill(original: Any, value: Any) -> None:
+    """Copy-back: `original` (the tests' list, dict or set) takes the candidate's value."""
+    if type(original) is list and type(value) is list:
+        original[:] = value
+    elif type(original) in (dict, set) and type(value) is type(original):
+        original.clear()
+        original.update(value)
+
+
+def _refill_record(record: Any, new: Any) -> None:
+    if type(new) is type(record) and dataclasses.is_dataclass(record):
+        for field in dataclasses.fields(record):
+            object.__setattr__(record, field.name, getattr(new, field.name))
 
 
 _MODULE_DICT = types.ModuleType.__dict__["__dict__"]
@@ -125,9 +355,19 @@ class CandidateModule(types.ModuleType):
         object.__setattr__(self, "_boundary_side", side)
 
     def __getattr__(self, attr: str) -> Any:
+        if attr == "__all__":  # `from module import *`
+            return self._boundary_names()
         if attr.startswith("__"):
             raise AttributeError(attr)
         return self._boundary_side.module_attr(self.__name__, attr)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*_MODULE_DICT.__get__(self), *self._boundary_names()})
+
+    def _boundary_names(self) -> list[str]:
+        side = self._boundary_side
+        names = side.request("names", h=side.module_id(self.__name__))[0]
+        return [n for n in names if type(n) is str and n.isidentifier()]
 
     def __setattr__(self, attr: str, value: Any) -> None:
         if attr.startswith("__"):

@@ -60,7 +60,7 @@ class CandidateTraceback(Exception):
         return f"raised in the candidate process:\n{self.text}"
 
 
-class _Stop(Exception):
+class Stop(Exception):
     """Internal: the other side's iterator is exhausted."""
 
 
@@ -108,37 +108,38 @@ class Side(codec.Hooks):
             return None
         return found if isinstance(found, type) else None
 
-    def record_class(self, module: str, qualname: str, names: tuple, frozen: bool) -> type:
-        local = self.local_class(module, qualname)
+    def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
+        local = self.local_class(*self.named(ref))
         if (
             local is not None
             and dataclasses.is_dataclass(local)
             and tuple(f.name for f in dataclasses.fields(local)) == names
         ):
             return local
-        return super().record_class(module, qualname, names, frozen)
+        return super().record_class(ref, names, frozen)
 
-    def tuple_class(self, module: str, qualname: str, names: tuple) -> type:
-        local = self.local_class(module, qualname)
+    def tuple_class(self, ref: Any, names: tuple) -> type:
+        local = self.local_class(*self.named(ref))
         if (
             local is not None
             and issubclass(local, tuple)
             and local.__dict__.get("_fields") == names
         ):
             return local
-        return super().tuple_class(module, qualname, names)
+        return super().tuple_class(ref, names)
 
-    def enum_member(self, module: str, qualname: str, base: str, members: list, name: str) -> Any:
-        local = self.local_class(module, qualname)
+    def enum_member(self, ref: Any, base: str, members: list, name: str) -> Any:
+        local = self.local_class(*self.named(ref))
         if local is not None and issubclass(local, enum.Enum) and name in local.__members__:
             return local.__members__[name]
-        return super().enum_member(module, qualname, base, members, name)
+        return super().enum_member(ref, base, members, name)
 
     # --- exceptions -----------------------------------------------------------------------
 
     def exception_node(self, value: BaseException, encoder: Any, depth: int) -> list:
         cls = type(value)
         mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
+        ref = self.class_ref(cls) if not self.strict else ["b", cls.__module__, cls.__qualname__]
         args = []
         for arg in value.args[:16]:
             try:
@@ -153,7 +154,7 @@ class Side(codec.Hooks):
                 except (codec.CodecError, RecursionError):
                     continue
         tb = "".join(traceback.format_exception(value))[-8000:] if not self.strict else ""
-        return ["x", cls.__module__, cls.__qualname__, mro, args, tb, attrs]
+        return ["x", ref, mro, args, tb, attrs, _safe_str(value)[:MAX_TEXT]]
 
     def exception_class(self, module: Any, qualname: Any, mro: Any) -> type:
         """This side's class for an exception of the other side (see the module docstring)."""
@@ -175,16 +176,18 @@ class Side(codec.Hooks):
         return self._classes[key]
 
     def exception(self, node: list) -> BaseException:
-        if len(node) != 7 or type(node[6]) is not list:
+        if len(node) != 7 or type(node[5]) is not list or type(node[1]) is not list:
             raise codec.CodecError("a malformed exception arrived")
-        _, module, qualname, mro, args, tb, attrs = node
-        cls = self.exception_class(module, qualname, mro)
+        _, ref, mro, args, tb, attrs, text = node
+        cls = self.exception_type(ref, mro)
         values = [codec.decode(a, self) for a in args] if type(args) is list else []
         try:
-            exc = cls(*values)
+            exc = type.__call__(cls, *values)  # built here, never by the class's metaclass
         except Exception:
             exc = cls.__new__(cls)
             exc.args = tuple(values)
+        if type(text) is str and getattr(cls, "_boundary_key", None) is not None:
+            object.__setattr__(exc, "_boundary_text", text)
         for entry in attrs[:32]:  # instance attributes (an error's `field`), as values
             if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
                 name = entry[0]
@@ -195,6 +198,18 @@ class Side(codec.Hooks):
             # would break an honest pattern anchored with `$`.
             exc.__cause__ = CandidateTraceback(tb[-8000:])
         return exc
+
+    def exception_type(self, ref: list, mro: Any) -> type:
+        """The class an arriving exception is rebuilt as (the test side adds its own)."""
+        if ref[:1] == ["b"] and len(ref) == 3:
+            return self.exception_class(ref[1], ref[2], mro)
+        if ref[:1] == ["r"]:
+            found = self.handle(ref)
+            if isinstance(found, type) and issubclass(found, BaseException):
+                return found
+        if ref[:1] == ["k"] and len(ref) == 3 and type(ref[2]) is dict:
+            return self.exception_class(ref[2].get("module"), ref[2].get("qualname"), mro)
+        return self.exception_class("?", "Error", mro)
 
     # --- handles --------------------------------------------------------------------------
 
@@ -295,8 +310,8 @@ class Side(codec.Hooks):
         if "x" in message:
             raise codec.decode(message["x"], self)
         if message.get("stop"):
-            raise _Stop
-        back = message.get("cb")
+            raise Stop
+        back = message.get("sb")
         return codec.decode(message.get("v"), self), back if type(back) is list else []
 
     def answer(self, message: dict) -> None:
@@ -306,7 +321,7 @@ class Side(codec.Hooks):
             value, back = self.perform(message)
             reply["v"] = codec.encode(value, self)
             if back:
-                reply["cb"] = back
+                reply["sb"] = back
         except StopIteration:
             reply["stop"] = True
         except codec.CodecError as exc:
@@ -318,20 +333,20 @@ class Side(codec.Hooks):
     def perform(self, message: dict) -> tuple[Any, list | None]:
         op, hid = message.get("q"), message.get("h")
         if op == "import" and not self.strict:
-            return importlib.import_module(_str(message.get("n"))), None
+            return importlib.import_module(str_of(message.get("n"))), None
         if type(hid) is not int or hid not in self.exports:
             raise BoundaryError("a request for an object this side never exported")
         target = self.exports[hid]
         if op in ("call", "meth"):
             return self.call(target, message)
-        args = [codec.decode(a, self) for a in _list(message.get("a"))]
+        args = [codec.decode(a, self) for a in list_of(message.get("a"))]
         if op == "get":
-            return self.allowed(getattr(target, self.name(message))), None
+            return self.allowed(getattr(target, self.granted(target, message, False))), None
         if op == "set":
-            setattr(target, self.name(message), *args[:1])
+            setattr(target, self.granted(target, message, True), *args[:1])
             return None, None
         if op == "del":
-            delattr(target, self.name(message))
+            delattr(target, self.granted(target, message, True))
             return None, None
         if op == "exit":
             exc = args[0] if args else None
@@ -342,7 +357,22 @@ class Side(codec.Hooks):
 
     def name(self, message: dict) -> str:
         name = message.get("n")
-        return _check_name(name) if self.strict else _str(name)
+        return _check_name(name) if self.strict else str_of(name)
+
+    def granted(self, target: Any, message: dict, write: bool) -> str:
+        """The attribute name of a request, if the object grants it. The tests' objects grant
+        the candidate their public data and methods, never a rewrite of what their class
+        defines (a mock's assertions, a method), and a mock grants its child attributes only,
+        not its own machinery (`assert_*`, `reset_mock`, `return_value`, `call_args`)."""
+        name = self.name(message)
+        if not self.strict:
+            return name
+        defined = hasattr(type(target), name)
+        if write and defined:
+            raise AttributeError(f"{name!r} is its class's: the candidate may not replace it")
+        if defined and type(target).__module__ == "unittest.mock":
+            raise AttributeError(f"{name!r} is a mock's own machinery, not granted")
+        return name
 
     def allowed(self, value: Any) -> Any:
         if self.strict and isinstance(value, _HIDDEN_TYPES):
@@ -350,24 +380,15 @@ class Side(codec.Hooks):
         return value
 
     def call(self, target: Any, message: dict) -> tuple[Any, list | None]:
-        args = [codec.decode(a, self) for a in _list(message.get("a"))]
-        kwargs = {_str(k): codec.decode(v, self) for k, v in _pairs(message.get("k"))}
+        args, kwargs = self.arguments(message)
         if message.get("q") == "meth":
             target = self.allowed(getattr(target, self.name(message)))
-        result = target(*args, **kwargs)
-        return result, self.copy_back(message, args, kwargs)
+        return target(*args, **kwargs), None
 
-    def copy_back(self, message: dict, args: list, kwargs: dict) -> list | None:
-        """Top-level list, dict and set arguments the callee changed, to update in place."""
-        changed = []
-        sent = dict(enumerate(_list(message.get("a"))))
-        sent.update(dict(_pairs(message.get("k"))))
-        for key, value in [*enumerate(args), *kwargs.items()]:
-            if type(value) in (list, dict, set):
-                now = codec.encode(value, self)
-                if now != sent.get(key):
-                    changed.append([key, now])
-        return changed or None
+    def arguments(self, message: dict) -> tuple[list, dict]:
+        args = [codec.decode(a, self) for a in list_of(message.get("a"))]
+        kwargs = {str_of(k): codec.decode(v, self) for k, v in _pairs(message.get("k"))}
+        return args, kwargs
 
     def serve_forever(self) -> None:
         while True:
@@ -376,34 +397,29 @@ class Side(codec.Hooks):
     # --- requests from handles ----------------------------------------------------------
 
     def invoke(self, ref: tuple, op: str, args: tuple = (), kwargs: Any = None, name: Any = None):
-        hid = self.current_id(ref)
-        fields: dict[str, Any] = {"h": hid, "a": [codec.encode(a, self) for a in args]}
-        if kwargs:
-            fields["k"] = [[k, codec.encode(v, self)] for k, v in kwargs.items()]
+        fields = {"h": self.current_id(ref), **self.call_fields(args, kwargs or {})}
         if name is not None:
             fields["n"] = name
-        result, back = self.request(op, **fields)
-        if back:
-            _apply_copy_back(self, back, args, kwargs or {})
-        return result
+        return self.request(op, **fields)[0]
+
+    def call_fields(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """Arguments as value nodes, and the containers among them to copy back."""
+        fields: dict[str, Any] = {"a": [codec.encode(a, self) for a in args]}
+        if kwargs:
+            fields["k"] = [[k, codec.encode(v, self)] for k, v in kwargs.items()]
+        watched = [[k, self.watch(v)] for k, v in [*enumerate(args), *kwargs.items()]]
+        watched = [w for w in watched if w[1] is not None]
+        if watched:
+            fields["t"] = watched
+        return fields
+
+    def watch(self, value: Any) -> int | None:
+        """Hook: the test side numbers the lists, dicts and sets it passes (copy-back)."""
+        return None
 
     def current_id(self, ref: tuple) -> int:
         """Hook: the test side re-finds module attributes after a candidate was replaced."""
         return ref[2]
-
-
-def _apply_copy_back(side: Side, back: list, args: tuple, kwargs: dict) -> None:
-    for entry in back:
-        if type(entry) is not list or len(entry) != 2:
-            continue
-        key, node = entry
-        original = args[key] if type(key) is int and key < len(args) else kwargs.get(key)
-        value = codec.decode(node, side)
-        if type(original) is list and type(value) is list:
-            original[:] = value
-        elif type(original) in (dict, set) and type(value) is type(original):
-            original.clear()
-            original.update(value)
 
 
 _OPS = {
@@ -455,13 +471,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _str(value: Any) -> str:
+def str_of(value: Any) -> str:
     if type(value) is not str:
         raise BoundaryError("a malformed name arrived")
     return value
 
 
-def _list(value: Any) -> list:
+def list_of(value: Any) -> list:
     if value is None:
         return []
     if type(value) is not list:
@@ -470,7 +486,7 @@ def _list(value: Any) -> list:
 
 
 def _pairs(value: Any) -> list:
-    items = _list(value)
+    items = list_of(value)
     if any(type(p) is not list or len(p) != 2 or type(p[0]) is not str for p in items):
         raise BoundaryError("malformed keyword arguments arrived")
     return items
@@ -523,7 +539,7 @@ class Handle:
     def __next__(self) -> Any:
         try:
             return _send(self, "next")
-        except _Stop:
+        except Stop:
             raise StopIteration from None
 
     def __len__(self) -> int:
@@ -676,11 +692,11 @@ def replay(side: Side, message: dict) -> None:
         text = message.get(key)
         if type(text) is str:
             stream.write(text[-MAX_TEXT:])
-    for entry in _list(message.get("lg"))[:1000]:
+    for entry in list_of(message.get("lg"))[:1000]:
         if type(entry) is list and len(entry) == 3 and type(entry[1]) is int:
             name, level, text = (str(e)[:MAX_TEXT] for e in entry)
             logging.getLogger(name).log(int(level), text)
-    for entry in _list(message.get("wn"))[:1000]:
+    for entry in list_of(message.get("wn"))[:1000]:
         if type(entry) is list and len(entry) == 4:
             cls = side.exception_class(entry[0], entry[1], entry[2])
             category = cls if issubclass(cls, Warning) else UserWarning

@@ -10,6 +10,7 @@ and pytest.
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,6 +74,16 @@ class Recorder:
             raise
         self._send(("body", item.nodeid, "ok"))
         return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator:
+        """Boundary mode: a test failed by a value the boundary could not carry says so."""
+        report = yield
+        codec = sys.modules.get("harness_boundary.codec")
+        failed = call.excinfo.type if call.excinfo is not None else None
+        if codec is not None and failed is not None and issubclass(failed, codec.CarryError):
+            report.user_properties.append(("harness_uncarried", True))
+        return report
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -20,6 +20,11 @@ from typing import Any
 
 from _pytest.reports import CollectReport, TestReport
 
+try:  # pytest 9's built-in subtests (unittest's subTest, the `subtests` fixture)
+    from _pytest.subtests import SubtestReport
+except ImportError:  # pragma: no cover - an older pytest has none
+    SubtestReport = None
+
 _OUTCOMES = ("passed", "failed", "skipped")
 
 
@@ -106,6 +111,7 @@ def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder:
         parts.semantics.intact,
     )
     protected, max_text = frozenset(parts.protected), 20_000
+    sub_type = SubtestReport
     report_type, collect_type, type_, float_, round_, vars_ = (
         TestReport,
         CollectReport,
@@ -162,6 +168,8 @@ def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder:
         purge()
 
     def phase(report: Any, message: Any, details: Any) -> None:
+        if sub_type is not None and type_(report) is sub_type:
+            return subtest(report, message, details)
         if type_(report) is not report_type:
             return tamper("a test report of a foreign type reached the recorder")
         reason = check(report.nodeid) or wrapped_intact()
@@ -180,8 +188,19 @@ def _handlers(parts: SimpleNamespace, emit: Any, tamper: Any, text: Any, holder:
                 "msg": msg,
                 "details": details,
                 "dur": round_(duration, 4),
+                "uncarried": ("harness_uncarried", True) in list_(report.user_properties),
             },
         )
+
+    def subtest(report: Any, message: Any, details: Any) -> None:
+        """A subtest's result: a failed one fails its test, as plain pytest's report says."""
+        reason = check(report.nodeid) or wrapped_intact()
+        if reason:
+            tamper(reason)
+        outcome = text(report.outcome)
+        msg, details = words(message, details) if outcome == "failed" else ("", "")
+        emit("subtest", {"id": text(report.nodeid), "failed": outcome == "failed", "msg": msg,
+                         "details": details})  # fmt: skip
 
     def end(status: Any) -> None:
         """After pytest.main: pytest has undone its own patches; every record is out already,

@@ -1,0 +1,3 @@
+"""The task folders under tests/testrun are inputs of tests, not tests."""
+
+collect_ignore = ["shapes"]
