@@ -341,9 +341,13 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
 def _validate_by_running(path: Path, specs: list) -> ExitCode:
     """`tasks validate`: the list read, then every Python task's tests collected against a
     stub (a file that cannot be is bad input) and run both ways where code exists to run."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from harness.testrun import collection_problems, problems_text
 
-    problems = [line for spec in specs for line in problems_text(spec, collection_problems(spec))]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        found = pool.map(lambda spec: problems_text(spec, collection_problems(spec)), specs)
+        problems = [line for lines in found for line in lines]
     if problems:
         raise BadInput("\n".join(problems))
     print(f"{path}: {len(specs)} task(s), all valid")
@@ -366,14 +370,20 @@ def _runnable(spec) -> str | None:
 def _both_ways(specs: list) -> ExitCode:
     """Each Python task with code to run, both isolation modes: a boundary task whose tests
     differ is bad input (its list must say in_process, or the tests change)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from harness.testrun import isolation_differences
 
-    bad = False
-    for spec in specs:
+    def differences(spec) -> list | None:
         code = _runnable(spec)
-        if code is None:
+        return None if code is None else isolation_differences(spec, code)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        answers = list(pool.map(differences, specs))
+    bad = False
+    for spec, found in zip(specs, answers, strict=True):
+        if found is None:
             continue
-        found = isolation_differences(spec, code)
         for diff in found:
             print(
                 f"{spec.id}: {diff.nodeid}: in_process {diff.in_process} | boundary {diff.boundary}"
