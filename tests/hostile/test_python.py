@@ -421,7 +421,8 @@ def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_pat
 
 # Honest code that rebinds what is its own: a support module recording warnings (the stdlib
 # rebinds warnings' internals), a support module and the candidate each counting in a global
-# of their own, and tempfile naming its first file (tempfile rebinds its own global).
+# of their own, a support module standing in for time.sleep, and tempfile naming its first
+# file (tempfile rebinds its own global).
 HONEST_REBINDING = {
     "support_warnings": (
         {"test_quiet.py": "import calc\nfrom helpers import quiet\n\n\ndef test_add():\n"
@@ -450,6 +451,14 @@ HONEST_REBINDING = {
         {},
         "registry.py",
         "good_registry",
+    ),
+    "support_patches_library": (
+        {"test_sleep.py": "import time\n\nimport calc\nimport clock\n\n\ndef test_add():\n"
+         "    clock.no_sleep()\n    time.sleep(5)\n    assert calc.add(2, 2) == 4\n"},
+        {"clock.py": "import time\n\n\ndef _skip(seconds):\n    pass\n\n\n"
+         "def no_sleep():\n    time.sleep = _skip\n"},
+        "calc.py",
+        "good_calc",
     ),
     "stdlib_internals": (
         {"test_temp.py": "import tempfile\n\nimport calc\n\n\ndef test_add():\n"
