@@ -85,10 +85,17 @@ def _tasks_parser(commands: argparse._SubParsersAction) -> None:
     validate.add_argument("file", type=Path, help="the task list (YAML)")
     validate.add_argument("--policy", type=Path, help="guardrails policy the outputs must obey")
     validate.add_argument(
+        "--static",
+        action="store_true",
+        help="only read the list: collect no test and run none (by default each Python task's "
+        "tests are collected against a stub, and run both ways against its solution or "
+        "Python reference; answers are remembered by content)",
+    )
+    validate.add_argument(
         "--both-ways",
         action="store_true",
-        help="run each Python task's tests against its solution in_process and behind the "
-        "boundary, and name every test whose result differs",
+        help="(the default) run each Python task's tests against its solution, or a Python "
+        "reference, in_process and behind the boundary, and name every test whose result differs",
     )
     listing = task_commands.add_parser("list", help="list a task list's tasks")
     listing.add_argument("file", type=Path, help="the task list (YAML)")
@@ -356,8 +363,10 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
         return ExitCode.OK
     specs = load_task_list(ns.file, policy_path=getattr(ns, "policy", None))
     if ns.tasks_command == "validate":
-        _say(f"{ns.file}: {len(specs)} task(s), all valid")
-        return _both_ways(specs) if ns.both_ways else ExitCode.OK
+        if ns.static:
+            _say(f"{ns.file}: {len(specs)} task(s), all valid")
+            return ExitCode.OK
+        return _validate_by_running(ns.file, specs)
     for spec in specs:
         refs = ", ".join(os.path.relpath(p, spec.base_dir) for p in spec.reference)
         print(
@@ -367,16 +376,52 @@ def cmd_tasks(ns: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _validate_by_running(path: Path, specs: list) -> ExitCode:
+    """`tasks validate`: the list read, then every Python task's tests collected against a
+    stub (a file that cannot be is bad input) and run both ways where code exists to run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.testrun import collection_problems, problems_text
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        found = pool.map(lambda spec: problems_text(spec, collection_problems(spec)), specs)
+        problems = [line for lines in found for line in lines]
+    if problems:
+        raise BadInput("\n".join(problems))
+    print(f"{path}: {len(specs)} task(s), all valid")
+    return _both_ways(specs)
+
+
+def _runnable(spec) -> str | None:
+    """The code a Python task's tests can be run against before any night: its solution, or
+    else its one reference when that is Python too."""
+    if spec.language != "python" or spec.test_command:
+        return None
+    if spec.solution is not None:
+        return spec.solution.read_text(encoding="utf-8")
+    python = [p for p in spec.reference if p.suffix == ".py"]
+    return (
+        python[0].read_text(encoding="utf-8") if len(spec.reference) == len(python) == 1 else None
+    )
+
+
 def _both_ways(specs: list) -> ExitCode:
-    """Each Python task with a solution, both isolation modes: a boundary task whose tests
+    """Each Python task with code to run, both isolation modes: a boundary task whose tests
     differ is bad input (its list must say in_process, or the tests change)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from harness.testrun import isolation_differences
 
+    def differences(spec) -> list | None:
+        code = _runnable(spec)
+        return None if code is None else isolation_differences(spec, code)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        answers = list(pool.map(differences, specs))
     bad = False
-    for spec in specs:
-        if spec.language != "python" or spec.test_command or spec.solution is None:
+    for spec, found in zip(specs, answers, strict=True):
+        if found is None:
             continue
-        found = isolation_differences(spec, spec.solution.read_text(encoding="utf-8"))
         for diff in found:
             print(
                 f"{spec.id}: {diff.nodeid}: in_process {diff.in_process} | boundary {diff.boundary}"

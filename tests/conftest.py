@@ -37,12 +37,20 @@ def fixture_prices() -> PriceTable:
     return load_prices(FIXTURE_PRICES)
 
 
+@pytest.fixture(scope="session")
+def _check_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of remembered checks for the session: answers are keyed by content."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
 def _private_state(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _check_cache: Path
 ) -> None:
-    """Keep the per-user day ledger of every test out of the real home directory."""
+    """Keep the per-user day ledger and the remembered checks of every test out of the real
+    home directory."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_check_cache))
 
 
 def write(path: Path, text: str) -> Path:

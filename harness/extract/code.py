@@ -43,9 +43,10 @@ class Extraction:
 
 
 def extract_code(
-    reply: str, required_names: Collection[str] = (), language: str = "python"
+    reply: str, required_names: Collection[str] = (), language: str = "python", reference: str = ""
 ) -> Extraction:
-    """Take the candidate module in `language` out of a model reply; never raises.
+    """Take the candidate module in `language` out of a model reply; never raises. Text the
+    `reference` (the task's reference sources) also has is never taken for a placeholder.
 
     Of several python blocks the pick is the one that parses, then defines most of the
     names the tests import, then is largest: models put the complete module in the largest
@@ -58,7 +59,7 @@ def extract_code(
     except UnicodeEncodeError as exc:  # no source file can hold it, nor any parser read it
         return Extraction(None, f"the reply is not valid Unicode: {exc.reason} at {exc.start}")
     if not lang.is_python:
-        return Extraction(*extract_foreign(reply, required, lang))
+        return Extraction(*extract_foreign(reply, required, lang, reference))
     blocks = [_parse(text) for text in _candidate_texts(reply)]
     parsed = [(text, tree) for text, tree, _ in blocks if tree is not None]
     if not parsed:
@@ -66,7 +67,7 @@ def extract_code(
         return Extraction(None, errors[-1][2] if errors else NO_CODE)
     scored = [(code, tree, _missing(code, tree, required)) for code, tree in parsed]
     code, tree, missing = max(scored, key=lambda s: (-len(s[2]), len(s[0])))
-    reason = find_placeholder(code, tree) or _missing_reason(missing)
+    reason = find_placeholder(code, tree, reference) or _missing_reason(missing)
     return Extraction(None, reason) if reason else Extraction(code, None)
 
 

@@ -38,7 +38,7 @@ def required_foreign(
 
 
 def extract_foreign(
-    reply: str, required: frozenset[str], language: Language
+    reply: str, required: frozenset[str], language: Language, reference: str = ""
 ) -> tuple[str | None, str | None]:
     """(code, None) or (None, reason); of several blocks the one that parses, then defines
     most of what the tests need, then is largest."""
@@ -51,7 +51,7 @@ def extract_foreign(
         return None, errors[-1][2] if errors else no_code(language)
     scored = [(text, tree, _missing(grammar, tree, required)) for text, tree in parsed]
     code, tree, missing = max(scored, key=lambda s: (-len(s[2]), len(s[0])))
-    reason = find_foreign_placeholder(code, tree)
+    reason = find_foreign_placeholder(code, tree, reference)
     if reason is None and missing:
         reason = f"missing names the tests use: {', '.join(missing)}"
     return (None, reason) if reason else (code, None)

@@ -14,7 +14,7 @@ import tokenize
 
 from harness.pyast import dotted
 
-__all__ = ["find_placeholder", "suspicious_comment"]
+__all__ = ["find_placeholder", "in_reference", "suspicious_comment"]
 
 # Comments that stand for code the model left out. Anchored and specific on purpose: a
 # rejected candidate costs an attempt, so "# Other helpers" or "# REST client" must pass.
@@ -46,8 +46,9 @@ _STUB_BASES = frozenset({"Protocol", "ABC", "ABCMeta"})
 _BLOCKS = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def find_placeholder(code: str, tree: ast.Module) -> str | None:
+def find_placeholder(code: str, tree: ast.Module, reference: str = "") -> str | None:
     """The first placeholder as a reason: a telltale comment or a lone `...` for omitted code.
+    A line whose text the `reference` also has is never one: the port kept it.
 
     Cheap text checks come first: tokenizing and walking a module cost more than the rest of
     extraction, and most candidates have no suspicious comment and no `...` at all.
@@ -62,10 +63,11 @@ def find_placeholder(code: str, tree: ast.Module) -> str | None:
         found += [
             (line, "") for line, text in _comments(code) if suspicious_comment(text, line in stubs)
         ]
+    lines = code.split("\n")
+    found = [f for f in found if not in_reference(lines[f[0] - 1] if f[0] else "", reference)]
     if not found:
         return None
     line, context = min(found)
-    lines = code.split("\n")
     text = lines[line - 1].strip() if 0 < line <= len(lines) else "..."
     snippet = text if len(text) <= 60 else text[:57] + "..."
     return f"placeholder at line {line}: {snippet!r}{context}"
@@ -76,6 +78,30 @@ def suspicious_comment(comment: str, in_stub: bool = True) -> bool:
     code left out; a TODO only counts `in_stub`, a body that is not written yet."""
     text = comment.split("\n", 1)[0].lstrip("#").strip()
     return bool(_PLACEHOLDER.search(text) or (in_stub and _TODO.search(text)))
+
+
+_MARKERS = re.compile(r"#|//|/\*|--|;")
+_EDGES = "#/*-;! \t"
+
+
+def _words(text: str) -> str:
+    """A line's text without comment markers at its ends and with its spaces collapsed."""
+    return " ".join(text.strip().strip(_EDGES).split())
+
+
+def in_reference(line: str, reference: str) -> bool:
+    """Whether a line of the candidate is text the reference has too (whole, or as a
+    comment in any language's markers), so it is the port's own and never a placeholder.
+    A line of nothing but `...` or markers is no text: it is never excused."""
+    if not reference:
+        return False
+    wanted = [w for w in (_words(line), _words(_MARKERS.split(line, 1)[-1])) if w.strip(".…")]
+    if not wanted:
+        return False
+    for ref_line in reference.split("\n"):
+        if any(w in (_words(ref_line), _words(_MARKERS.split(ref_line, 1)[-1])) for w in wanted):
+            return True
+    return False
 
 
 def _comments(code: str) -> list[tuple[int, str]]:

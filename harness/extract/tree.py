@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from harness.extract.placeholders import suspicious_comment
+from harness.extract.placeholders import in_reference, suspicious_comment
 
 __all__ = [
     "Node",
@@ -115,9 +115,10 @@ def _statements(body: Node) -> list[Node]:
     return children
 
 
-def find_foreign_placeholder(code: str, tree: Tree) -> str | None:
+def find_foreign_placeholder(code: str, tree: Tree, reference: str = "") -> str | None:
     """The first placeholder as a reason: a telltale comment, a TODO in an unwritten body, or
-    a body that is only `panic("not implemented")` and the like."""
+    a body that is only `panic("not implemented")` and the like; never a line whose text the
+    `reference` has too."""
     root = tree.root_node
     found: list[int] = []
     stubs = _stub_lines(root)
@@ -129,10 +130,11 @@ def find_foreign_placeholder(code: str, tree: Tree) -> str | None:
             statements = [c for c in _statements(node) if "comment" not in c.type]
             if len(statements) == 1 and _STUB.match(_text(statements[0])):
                 found.append(statements[0].start_point[0])
+    lines = code.split("\n")
+    found = [r for r in found if not in_reference(lines[r] if r < len(lines) else "", reference)]
     if not found:
         return None
     row = min(found)
-    lines = code.split("\n")
     text = lines[row].strip() if row < len(lines) else "..."
     snippet = text if len(text) <= 60 else text[:57] + "..."
     return f"placeholder at line {row + 1}: {snippet!r}"

@@ -8,6 +8,7 @@ from harness.guardrails.enforce import (
     PolicyError,
     Violation,
     load_policy,
+    shipped_refused_go_packages,
     shipped_refused_js_modules,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "PolicyError",
     "Violation",
     "load_policy",
+    "shipped_refused_go_packages",
     "shipped_refused_js_modules",
 ]

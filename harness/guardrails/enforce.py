@@ -11,7 +11,8 @@
   f-strings, `" ".join`, `.split()`, list building, `%`/`.format`; plus forbidden calls and the
   policy's regexes. Unparseable code is a violation (it is never run).
 - `refused_js_modules` is what a task's JavaScript/TypeScript candidates may not load (the
-  sandbox's pre-check reads the specifiers from the parsed tree).
+  sandbox's pre-check reads the specifiers from the parsed tree); `refused_go_packages` what a
+  task's Go candidates may not import (a package and its subpackages).
 - `scar_tissue` returns warnings only.
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "PolicyError",
     "Violation",
     "load_policy",
+    "shipped_refused_go_packages",
     "shipped_refused_js_modules",
 ]
 
@@ -85,6 +87,9 @@ class Policy:
     js_refused: frozenset[str] = field(default=frozenset(), repr=False)
     js_allowed: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     js_allowed_at: Mapping[str, int] = field(default_factory=dict, repr=False)  # task -> line
+
+    go_refused: frozenset[str] = field(default=frozenset(), repr=False)
+    go_allowed: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
     # (check, language) pairs already noted as limited: one events-log line per run, since a
     # run loads its policy once (with_write_roots copies share the set).
     noted: set[tuple[str, str]] = field(default_factory=set, repr=False, compare=False)
@@ -109,6 +114,10 @@ class Policy:
             for task in sorted(self.js_allowed, key=lambda t: self.js_allowed_at.get(t, 0))
             if task not in known
         ]
+
+    def refused_go_packages(self, task_id: str) -> frozenset[str]:
+        """The Go packages (and their subpackages) this task's candidates may not import."""
+        return self.go_refused - self.go_allowed.get(task_id, frozenset())
 
     def check_command(self, cmd: str | Sequence[str]) -> Violation | None:
         """The first forbidden thing `cmd` (shell text, or an argv list) would run, if any."""
@@ -250,11 +259,31 @@ def _compile(model: PolicyFile, source: str, base: Path) -> Policy:
     matcher = CommandMatcher.build(rules, syntax)
     js_refused = frozenset(model.refused_js_modules)
     js_allowed = {t: frozenset(names) for t, names in model.allowed_js_modules.items()}
+    go_refused = frozenset(model.refused_go_packages)
+    go_allowed = {t: frozenset(names) for t, names in model.allowed_go_packages.items()}
     protected = tuple(model.protected_paths)
-    return Policy(source, base, roots, protected, matcher, code, scar, js_refused, js_allowed)
+    return Policy(
+        source,
+        base,
+        roots,
+        protected,
+        matcher,
+        code,
+        scar,
+        js_refused,
+        js_allowed,
+        go_refused=go_refused,
+        go_allowed=go_allowed,
+    )
 
 
 @functools.cache
 def shipped_refused_js_modules() -> frozenset[str]:
     """The shipped policy's list: what a test run given no policy refuses."""
     return frozenset(read_policy(None)[0].refused_js_modules)
+
+
+@functools.cache
+def shipped_refused_go_packages() -> frozenset[str]:
+    """The shipped policy's Go list: what a test run given no policy refuses."""
+    return frozenset(read_policy(None)[0].refused_go_packages)

@@ -128,6 +128,13 @@ def _js_module(name: str) -> str:
 JsModule = Annotated[str, AfterValidator(_js_module)]
 
 
+def _go_package(name: str) -> str:
+    """A Go import path as the policy keeps it (a standard package, or a module path)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.~-]+(?:/[A-Za-z0-9_.~-]+)*", name):
+        raise ValueError(f"{name!r} is not a Go import path (e.g. os, runtime/debug)")
+    return name
+
+
 class PolicyFile(_Strict):
     version: Literal[1] = 1
     write_roots: list[str] = _NOT_EMPTY
@@ -139,16 +146,33 @@ class PolicyFile(_Strict):
     scar_checks: list[ScarCheckModel] = []
     refused_js_modules: list[JsModule] = []
     allowed_js_modules: dict[str, list[JsModule]] = {}
+    refused_go_packages: list[str] = []
+    allowed_go_packages: dict[str, list[str]] = {}
+
+    @field_validator("refused_go_packages")
+    @classmethod
+    def _packages(cls, value: list[str]) -> list[str]:
+        return [_go_package(v) for v in value]
+
+    @field_validator("allowed_go_packages")
+    @classmethod
+    def _allowed_go(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {task: [_go_package(v) for v in names] for task, names in value.items()}
 
     @model_validator(mode="after")
     def _allowed_are_refused(self) -> PolicyFile:
-        for task, names in self.allowed_js_modules.items():
-            extra = sorted(set(names) - set(self.refused_js_modules))
-            if extra:
-                raise ValueError(
-                    f"allowed_js_modules.{task}: {', '.join(extra)} not in refused_js_modules "
-                    "(a candidate may load it already); remove it"
-                )
+        pairs = (
+            ("allowed_js_modules", self.allowed_js_modules, "refused_js_modules"),
+            ("allowed_go_packages", self.allowed_go_packages, "refused_go_packages"),
+        )
+        for key, allowed, refused_key in pairs:
+            for task, names in allowed.items():
+                extra = sorted(set(names) - set(getattr(self, refused_key)))
+                if extra:
+                    raise ValueError(
+                        f"{key}.{task}: {', '.join(extra)} not in {refused_key} "
+                        "(a candidate may load it already); remove it"
+                    )
         return self
 
     @field_validator("write_roots")
@@ -202,6 +226,7 @@ EXTENDED = {
     "forbidden_code_patterns": "id",
     "scar_checks": "id",
     "refused_js_modules": None,
+    "refused_go_packages": None,
     "protected_paths": None,
 }
 REMOVE_KEY = "remove_shipped"

@@ -71,6 +71,11 @@ class TaskState:
     expecting: Background | None = None  # the expected test ids, collected in the background
     tools: ToolBox | None = None  # context tools, when `loop.context_tools` is on
 
+    @property
+    def reference_text(self) -> str:
+        """The reference sources as one text (extraction excuses what they also say)."""
+        return "\n".join(f.text for f in self.context.get("references", ()))
+
     def call(self, step: str, attempt: int, extra: dict[str, Any]) -> Priced:
         """One paid step: route it, render its prompt, make the call (in rounds, with tools)."""
         routes = self.env.router.choices(step, self.non_improving_fixes if step == "fix" else 0)
@@ -139,19 +144,22 @@ class Priced:
 
 
 def code_from(
-    completion: Completion, required: frozenset[str], language: str = "python"
+    completion: Completion, required: frozenset[str], language: str = "python", reference: str = ""
 ) -> tuple[str | None, str | None]:
-    """(code, None) or (None, reason): outcome-like replies never become files."""
+    """(code, None) or (None, reason): outcome-like replies never become files; text the
+    `reference` has is never a placeholder."""
     if completion.stop_reason is not StopReason.END:
         detail = f": {completion.detail}" if completion.detail else ""
         return None, f"reply ended with {completion.stop_reason.value}{detail}"
-    extraction = extract_code(completion.text, required, language)
+    extraction = extract_code(completion.text, required, language, reference)
     return extraction.code, extraction.reason
 
 
 def write(task: TaskState, n: int, with_review: bool) -> Attempt:
     priced = task.call("write", n, {})
-    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    code, reason = code_from(
+        priced.completion, task.required, task.spec.language, task.reference_text
+    )
     attempt = Attempt("write", code, reason, tier=priced.tier)
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "write")
@@ -198,7 +206,9 @@ def _rewrite(task: TaskState, n: int, draft: Attempt, violations: tuple[str, ...
     """Replace the draft with its rewrite, unless the rewrite holds no usable code."""
     priced = task.call("rewrite", n, {"code": draft.code, "violations": list(violations)})
     priced.note(draft)
-    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    code, reason = code_from(
+        priced.completion, task.required, task.spec.language, task.reference_text
+    )
     if code is None:
         log.warning("rewrite_discarded", attempt=n, reason=reason)
     else:
@@ -259,7 +269,9 @@ def fix(task: TaskState, n: int) -> Attempt:
         else "",
     }
     priced = task.call("fix", n, extra)
-    code, reason = code_from(priced.completion, task.required, task.spec.language)
+    code, reason = code_from(
+        priced.completion, task.required, task.spec.language, task.reference_text
+    )
     attempt = Attempt("fix", code, reason, tier=priced.tier)
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "fix")

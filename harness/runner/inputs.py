@@ -300,8 +300,38 @@ def check_inputs(args: RunArgs) -> Inputs:
         raise BadInput(str(exc)) from exc
     _check_shown(config, prompts)
     providers = _providers(args, config, specs)
+    _check_collectable(config, specs, policy)
     filtered = tuple(s for s in every if s not in specs)
     return Inputs(config, prices, specs, prompts, policy, providers, filtered)
+
+
+def _check_collectable(config: HarnessConfig, specs: Sequence[TaskSpec], policy: Policy) -> None:
+    """Every Python task's tests can be collected against a stub candidate (testrun's
+    collectable): a test file that cannot is bad input, named with its line and cause, before
+    a call is made. Tasks are checked side by side; each answer is remembered by content."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.testrun import SandboxError, TestLimits, collection_problems, problems_text
+
+    tests = config.tests
+    try:
+        limits = TestLimits(
+            timeout_s=tests.timeout_s,
+            per_test_timeout_s=tests.per_test_timeout_s,
+            sandbox=tests.sandbox,
+        )
+
+        def problems(spec: TaskSpec) -> list[str]:
+            return problems_text(spec, collection_problems(spec, limits, policy.enforce_command))
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            found = [line for lines in pool.map(problems, specs) for line in lines]
+    except ValueError as exc:  # e.g. tests.timeout_s: .inf
+        raise BadInput(f"config tests: {exc}") from exc
+    except SandboxError as exc:  # e.g. bubblewrap asked for and missing
+        raise BadInput(str(exc)) from exc
+    if found:
+        raise BadInput("\n".join(found))
 
 
 def _check_shown(config: HarnessConfig, prompts: dict[str, PromptSet]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.testrun.collectable import Uncollectable, collection_problems, problems_text
 from harness.testrun.isolation import Difference, isolation_differences
 from harness.testrun.run import (
     SandboxError,
@@ -16,9 +17,12 @@ __all__ = [
     "Difference",
     "SandboxError",
     "TestLimits",
+    "Uncollectable",
+    "collection_problems",
     "expect_tests",
     "isolation_differences",
     "precheck",
+    "problems_text",
     "run_tests",
     "sandbox_kind",
 ]

@@ -118,16 +118,18 @@ def run_foreign(
     *,
     checked=True,
     js_refused: frozenset[str] | None = None,
+    go_refused: frozenset[str] | None = None,
 ) -> TestResult:
     """Run the task's test command against `code`; never raises for what the code does.
     `checked=False` skips the static pre-check (the hostile suite's way to test the runner);
-    `js_refused`: the node built-ins the pre-check refuses (None: the shipped policy's)."""
+    `js_refused`, `go_refused`: the node built-ins and Go packages the pre-check refuses
+    (None: the shipped policy's)."""
     _check_report(task)
     pristine = read_pristine(task)
     place = _place(task, pristine)
     expected = expected_ids(pristine, task.results, task.language, task.id)
     language = "go" if task.results == "go-json" else task.language
-    reason = precheck_foreign(language, code, js_refused) if checked else ""
+    reason = precheck_foreign(language, code, js_refused, go_refused) if checked else ""
     if reason:
         return _rejected(task, expected, reason)
     if task.results == "go-json":  # built, then run apart from every source file

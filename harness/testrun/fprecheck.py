@@ -4,9 +4,11 @@ Go: the verdict is a nonce only the harness's wrapper prints (gorun), and memory
 cannot read it. So a Go candidate may not leave memory safety or the package it is compiled
 in: no import of `unsafe`, `syscall`, `golang.org/x/sys/...`, `os/exec`, `plugin` or `C`, and no
 `//go:linkname`; nor import `embed`, without which no `//go:embed` directive compiles (it
-would copy the test files, hidden ones included, into the binary at build time). Imports are
-static in Go, so this is certain, not a guess; nothing else is refused (an `os.Exit` or a
-forged transcript cannot produce a pass, so it is not checked).
+would copy the test files, hidden ones included, into the binary at build time). Nor, by the
+guardrails policy (`refused_go_packages`, less what it allows the task), the packages that
+reach the binary's arguments, output and runtime from `init()`: `os`, `flag`, `reflect`,
+`runtime` and their subpackages. Imports are static in Go, so this is certain, not a guess (an
+`os.Exit` or a forged transcript cannot produce a pass, so it is not checked).
 JavaScript / TypeScript: the test file's process is the candidate's too, and one line
 (`require('assert').strictEqual = () => {}`) would make failing tests pass. The check refuses
 the obvious roads: the node built-ins the guardrails policy lists (`refused_js_modules`, minus
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from tree_sitter import Node
 
 from harness.extract import syntax_tree, walk
-from harness.guardrails import shipped_refused_js_modules
+from harness.guardrails import shipped_refused_go_packages, shipped_refused_js_modules
 
 __all__ = ["precheck_foreign"]
 
@@ -39,7 +41,15 @@ def _go_string(node: Node) -> str:
     return raw[1:-1].encode("utf-8").decode("unicode_escape", errors="replace")
 
 
-def _go(code: str) -> str:
+def _go_refused(path: str, refused: frozenset[str]) -> bool:
+    """Whether an import path is refused: always (memory safety, embedding), or by the
+    policy's list, which names packages with their subpackages."""
+    if _GO_REFUSED.fullmatch(path):
+        return True
+    return any(path == p or path.startswith(p + "/") for p in refused)
+
+
+def _go(code: str, refused: frozenset[str]) -> str:
     tree = syntax_tree(code, "go")
     if tree is None:
         return ""  # the build reports it
@@ -51,7 +61,7 @@ def _go(code: str) -> str:
             path = node.child_by_field_name("path")
             if path is not None:
                 paths.add(_go_string(path))
-    imports = sorted(p for p in paths if _GO_REFUSED.fullmatch(p))
+    imports = sorted(p for p in paths if _go_refused(p, refused))
     if imports:
         return f"importing {', '.join(imports)} is not allowed in candidate code"
     return ""
@@ -138,11 +148,17 @@ def _javascript(code: str, grammar: str, refused: frozenset[str]) -> str:
     return ""
 
 
-def precheck_foreign(language: str, code: str, js_refused: frozenset[str] | None = None) -> str:
+def precheck_foreign(
+    language: str,
+    code: str,
+    js_refused: frozenset[str] | None = None,
+    go_refused: frozenset[str] | None = None,
+) -> str:
     """Why `code` is refused before running, or "" to run it. `js_refused`: the node built-ins
-    a JavaScript/TypeScript candidate may not load (None: the shipped policy's list)."""
+    a JavaScript/TypeScript candidate may not load; `go_refused`: the packages a Go candidate
+    may not import (None: the shipped policy's list)."""
     if language == "go":
-        return _go(code)
+        return _go(code, shipped_refused_go_packages() if go_refused is None else go_refused)
     if language not in ("javascript", "typescript"):
         return ""
     refused = shipped_refused_js_modules() if js_refused is None else js_refused

@@ -2,8 +2,10 @@
 
 1. Build: `go test -c` per test package, in the sandbox, with the tests, support and candidate,
    plus one file of the harness's own: for each test `TestX` a wrapper `TestHarness<key>_TestX`
-   that calls `TestX(t)` and, only when it returned normally and neither it nor a subtest
-   failed (checked in its last cleanup), prints a nonce drawn for that test alone. No
+   that counts its runs and calls `TestX(t)` and, only when this was its first and only run in
+   the process, the binary's flags read back are the harness's, and it returned normally with
+   neither it nor a subtest failed (checked in its last cleanup), prints a nonce drawn for that
+   test alone; a second run or a changed flag prints the build's tamper mark instead. No
    candidate code runs while building (no cgo, no generate).
 2. Run: the binary alone, exec-only (mode 0111: run, never read), in a launch with no source,
    no test file (visible or hidden) and no /proc (bubblewrap), with arguments the harness
@@ -11,7 +13,9 @@
 A test passes only if its nonce is printed. The candidate cannot print it: the nonce is in no
 file it can read, not in its arguments or environment, and only in the wrapper's code, which
 runs after `TestX` returned. Rewriting `os.Args` in `init` (`-h`, `-test.run=^$`), exiting
-early, a forged transcript, `runtime.Goexit` in a failing test: no nonce, so no pass. A binary
+early, a forged transcript, `runtime.Goexit` in a failing test: no nonce, so no pass. A test
+run twice to pass the second time (`-test.count`, `-test.cpu`, `flag.Set`), after learning
+from the first run's output: the tamper mark, so the run is tampered. A binary
 that dies mid-run is run again for the tests it did not reach.
 """
 
@@ -35,6 +39,9 @@ _PACKAGE = re.compile(r"(?m)^package\s+(\w+)")
 _BINARY = "pkg.test"
 _RUN = re.compile(r"^=== RUN\s+(\S+)\s*$")
 _END = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)")
+_RAN_TWICE = (
+    "a test ran twice in one process, or the test binary's flags were changed from inside it"
+)
 _NOISE = ("=== RUN", "=== PAUSE", "=== CONT", "--- FAIL", "--- PASS", "--- SKIP")
 
 
@@ -52,6 +59,7 @@ class _Plan:
 
     key: str
     nonces: dict[str, str]
+    tamper: str = field(default_factory=lambda: secrets.token_hex(16))  # a test ran twice
 
     def wrapper(self, test: str) -> str:
         return f"TestHarness{self.key}_{test}"
@@ -71,27 +79,57 @@ def _packages(pristine: Pristine) -> list[_Package]:
     return list(found.values())
 
 
+# The flags the harness runs the binary with, as `flag` reads them back inside it: a test that
+# finds one changed (from `init`, or by `flag.Set` during a run) confirms nothing.
+_FLAGS = (("test.count", "1"), ("test.cpu", ""), ("test.paniconexit0", "true"), ("test.v", "true"))
+
+
 def _wrappers(package: _Package, plan: _Plan) -> dict[str, bytes]:
     """One harness file per Go package of the folder (a folder may hold `x` and `x_test`)."""
     files: dict[str, bytes] = {}
     names = sorted(set(package.tests.values()))
     for n, name in enumerate(names):
         tests = [t for t, p in package.tests.items() if p == name]
-        fmt, testing = f"harnessfmt{plan.key}", f"harnesstesting{plan.key}"
-        body = [f'package {name}\n\nimport (\n\t{fmt} "fmt"\n\t{testing} "testing"\n)\n']
-        for test in tests:
-            body.append(
-                f"func {plan.wrapper(test)}(t *{testing}.T) {{\n"
-                "\treturned := false\n"
-                "\tt.Cleanup(func() {\n"  # last of all: after every subtest and cleanup
-                "\t\tif returned && !t.Failed() && !t.Skipped() {\n"
-                f'\t\t\t{fmt}.Println("\\n{plan.nonces[test]}")\n'
-                "\t\t}\n\t})\n"
-                f"\t{test}(t)\n"
-                "\treturned = true\n}\n"
-            )
+        body = [_go_header(name, plan.key)]
+        body += [_go_wrapper(test, plan) for test in tests]
         files[f"{package.folder}/zz_harness_{plan.key}_{n}_test.go"] = "\n".join(body).encode()
     return files
+
+
+def _go_header(package: str, key: str) -> str:
+    """The imports (aliased by the key: no candidate name can clash) and the flag re-check."""
+    imports = "".join(f'\tharness{p}{key} "{p}"\n' for p in ("flag", "fmt", "testing"))
+    checks = " &&\n\t\t".join(
+        f'harnessflag{key}.Lookup("{f}") != nil && '
+        f'harnessflag{key}.Lookup("{f}").Value.String() == "{v}"'
+        for f, v in _FLAGS
+    )
+    return (
+        f'package {package}\n\nimport (\n{imports}\tharnessatomic{key} "sync/atomic"\n)\n\n'
+        f"func harnessFlagsKept{key}() bool {{\n\treturn {checks}\n}}\n"
+    )
+
+
+def _go_wrapper(test: str, plan: _Plan) -> str:
+    """`TestX` run through the harness: its nonce is printed only if this is the first and
+    only run of it in the process, with the harness's flags, and it returned without failing;
+    a second run, or changed flags, print the plan's tamper mark instead."""
+    key, runs = plan.key, f"harnessRuns{plan.key}_{test}"
+    fmt, atomic = f"harnessfmt{key}", f"harnessatomic{key}"
+    return (
+        f"var {runs} int32\n\n"
+        f"func {plan.wrapper(test)}(t *harnesstesting{key}.T) {{\n"
+        "\treturned := false\n"
+        f"\tfirst := {atomic}.AddInt32(&{runs}, 1) == 1\n"
+        "\tt.Cleanup(func() {\n"  # last of all: after every subtest and cleanup
+        f"\t\tif !first || !harnessFlagsKept{key}() {{\n"
+        f'\t\t\t{fmt}.Println("\\n{plan.tamper}")\n'
+        "\t\t} else if returned && !t.Failed() && !t.Skipped() {\n"
+        f'\t\t\t{fmt}.Println("\\n{plan.nonces[test]}")\n'
+        "\t\t}\n\t})\n"
+        f"\t{test}(t)\n"
+        "\treturned = true\n}\n"
+    )
 
 
 def _build(
@@ -209,7 +247,7 @@ def _read(got: Launched, tests: list[str], plan: _Plan) -> _Seen:
 
 def _shown(text: str, plan: _Plan) -> str:
     """The output as a person or a model may see it: no nonce, no wrapper names."""
-    for nonce in plan.nonces.values():
+    for nonce in (*plan.nonces.values(), plan.tamper):
         text = text.replace(nonce, "")
     return text.replace(plan.wrapper(""), "")
 
@@ -255,6 +293,8 @@ def _judge_package(
         into.outputs.append(_shown(got.text(got.output), plan))
         if got.flooded:
             into.problems.append(got.flooded)
+        if plan.tamper in got.text(got.output):
+            into.problems.append(_RAN_TWICE)
         seen = _read(got, tests, plan)
         into.cases.update(
             {

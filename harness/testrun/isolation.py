@@ -8,11 +8,13 @@ with the candidate): the task list then says `isolation: in_process`, or the tes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from harness.tasks import TaskSpec
 from harness.testrun.limits import TestLimits
-from harness.testrun.run import run_tests
+from harness.testrun.remembered import content_key, remembered
+from harness.testrun.run import run_tests, sandbox_kind
+from harness.testrun.scratch import candidate_place, read_pristine
 
 __all__ = ["Difference", "isolation_differences"]
 
@@ -34,7 +36,20 @@ def _said(case: object) -> str:
 def isolation_differences(
     task: TaskSpec, code: str, limits: TestLimits | None = None
 ) -> list[Difference]:
-    """Run `code` (the task's solution) both ways; the tests whose outcomes differ."""
+    """Run `code` (the task's solution) both ways; the tests whose outcomes differ. Once per
+    content: the same tests, support, place, code and sandbox give the remembered answer."""
+    pristine = read_pristine(task)
+    place = candidate_place(task, pristine)
+    kind = sandbox_kind(limits)
+    key = content_key(pristine.digest, pristine.tests, pristine.hidden, place, code, kind)
+
+    def differ() -> list[dict[str, str]]:
+        return [asdict(d) for d in _differences(task, code, limits)]
+
+    return [Difference(**d) for d in remembered("both-ways", key, differ)]
+
+
+def _differences(task: TaskSpec, code: str, limits: TestLimits | None) -> list[Difference]:
     results = {
         mode: {
             c.nodeid: c for c in run_tests(replace(task, isolation=mode), code, limits=limits).cases

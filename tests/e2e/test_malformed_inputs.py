@@ -34,6 +34,15 @@ SECOND = """\
     output: out/other_service.py
 """
 FIFO, DIR = "<fifo>", "<dir>"
+UNCOLLECTABLE = (
+    "from calc_service import add\nimport not_installed_anywhere\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n"
+)
+READS_DATA = (  # a QuixBugs-style suite: its cases are read by the function's name
+    "from pathlib import Path\n\nfrom calc_service import add\n"
+    "CASES = (Path(__file__).parent / f'{add.__name__}.json').read_text()\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n"
+)
 
 
 def sparse(size: int) -> tuple[str, int]:
@@ -512,6 +521,21 @@ TASK_LIST = [
         "tasks.yaml:9: task 'calc', field 'test_command'",
         "put {results} where the command names its report file, e.g. --junitxml={results}",
         tasks=VALID + "    test_command: [pytest, --junitxml=r.xml]\n",
+    ),
+    # tests that cannot be collected against a stub candidate: a missing library, a syntax
+    # error, a data file read at collection that is not there (nothing is spent on them)
+    Case(
+        "tests_import_a_missing_library",
+        "acceptance/test_calc.py:2:",
+        "No module named 'not_installed_anywhere'",
+        files={"acceptance/test_calc.py": UNCOLLECTABLE},
+    ),
+    Case(
+        "tests_read_missing_data_at_collection",
+        "acceptance/test_calc.py:4:",
+        "cannot be collected: FileNotFoundError",
+        tasks=VALID + "    isolation: in_process\n",
+        files={"acceptance/test_calc.py": READS_DATA},
     ),
 ]
 CONFIG = [

@@ -168,6 +168,54 @@ def test_legitimate_ellipses_and_comments_pass(code):
     assert extract_code(fenced(code)) == Extraction(code, None)
 
 
+DATAROWS = textwrap.dedent(
+    """\
+    def table():
+        rows = [
+            ("a", 1),
+            #     ... (more datarows) ...
+        ]
+        return rows
+    """
+)
+
+
+def test_a_comment_the_reference_has_is_never_a_placeholder():
+    """`#     ... (more datarows) ...` kept from the reference is the port's own text."""
+    result = extract_code(
+        fenced(DATAROWS), reference="ROWS = [\n    #     ... (more datarows) ...\n]"
+    )
+
+    assert result == Extraction(DATAROWS, None)
+
+
+def test_the_same_comment_without_the_reference_is_a_placeholder():
+    """Without the reference saying it, the same comment stands for code left out."""
+    result = extract_code(fenced(DATAROWS), reference="ROWS = [('a', 1)]\n")
+
+    assert result.reason == "placeholder at line 4: '#     ... (more datarows) ...'"
+
+
+def test_a_reference_in_another_language_excuses_its_comment_text():
+    """A Go reference's `// ... rest unchanged` comment excuses the same words after `#`."""
+    code = "def f(order):\n    # ... rest unchanged\n    return order\n"
+
+    result = extract_code(fenced(code), reference="func F() {\n\t// ... rest unchanged\n}\n")
+
+    assert result == Extraction(code, None)
+
+
+def test_a_bare_ellipsis_in_the_reference_excuses_nothing():
+    """A reference with `...` lines (Protocol stubs) does not excuse a stray `...` in code."""
+    code = "def f(order):\n    order.pop()\n    ...\n    return order\n"
+
+    result = extract_code(
+        fenced(code), reference="class P(Protocol):\n    def f(self):\n        ...\n"
+    )
+
+    assert result.reason == "placeholder at line 3: '...'"
+
+
 def test_missing_required_names_are_listed():
     """Code lacking names the tests import is rejected, naming them sorted."""
     result = extract_code(fenced(MODULE), ["create_order", "refund", "cancel", "Order"])

@@ -169,6 +169,15 @@ def test_go_placeholders_are_refused(body: str) -> None:
     assert reason is not None and reason.startswith("placeholder at line 4"), reason
 
 
+def test_a_go_comment_the_reference_has_is_never_a_placeholder() -> None:
+    """A Go port keeping the reference's `// ... rest unchanged` line is not refused."""
+    code = "package orders\n\nfunc Total() int {\n\t// ... rest unchanged\n\treturn 0\n}\n"
+
+    reason = extract_code(fenced(code, "go"), (), "go", "# ... rest unchanged\n").reason
+
+    assert reason is None
+
+
 def test_a_todo_note_in_working_code_passes() -> None:
     """A TODO beside real statements is a note, as in Python."""
     code = GO.replace("\tsum := 0\n", "\t// TODO: use generics once on Go 1.21\n\tsum := 0\n")

@@ -248,3 +248,35 @@ def test_a_changed_shipped_rule_under_its_own_id_is_an_error(tmp_path: Path) -> 
 
     assert "line 2: forbidden_commands[0].id: 'git-clean' is a shipped rule" in message
     assert "remove_shipped" in message
+
+
+GO_REFUSED = {"os", "flag", "unsafe", "reflect", "runtime", "syscall"}
+
+
+def test_the_shipped_policy_refuses_the_go_packages_that_reach_the_test_binary(
+    tmp_path: Path,
+) -> None:
+    """By default a Go candidate may not import what reaches the binary's flags, output or
+    memory from init(): os, flag, unsafe, reflect, runtime, syscall."""
+    policy = load_policy(None, task_list_dir=tmp_path)
+
+    assert policy.refused_go_packages("any-task") == GO_REFUSED
+
+
+def test_a_task_allowed_a_go_package_imports_it_and_no_other_task_does(tmp_path: Path) -> None:
+    """`allowed_go_packages` lifts a refused package for the named task only."""
+    policy = load_policy(
+        _write(tmp_path, "allowed_go_packages:\n  cli: [os]\n"), task_list_dir=tmp_path
+    )
+
+    assert policy.refused_go_packages("cli") == GO_REFUSED - {"os"}
+    assert policy.refused_go_packages("other") == GO_REFUSED
+
+
+def test_allowing_a_go_package_that_is_not_refused_is_an_error_naming_it(tmp_path: Path) -> None:
+    """An allowance for a package nobody refuses, or a name that is no import path, is told."""
+    message = _error(tmp_path, "allowed_go_packages:\n  t: [strings]\n")
+    bad_name = _error(tmp_path, "refused_go_packages: ['os exec']\n")
+
+    assert "allowed_go_packages.t: strings not in refused_go_packages" in message
+    assert "'os exec' is not a Go import path" in bad_name

@@ -13,7 +13,7 @@ from harness.results import Outcome, TestResult
 from harness.testrun import TestLimits, run_tests
 from harness.testrun.foreign import run_foreign
 from harness.testrun.run import sandbox_kind
-from tests._foreign import JS_TESTS, go_task, hostile, js_task, needs_go, needs_node
+from tests._foreign import GO_TESTS, JS_TESTS, go_task, hostile, js_task, needs_go, needs_node
 from tests.hostile.test_python import KINDS, record_markers, sandbox_survivors
 
 pytestmark = pytest.mark.slow
@@ -81,6 +81,39 @@ def test_no_go_candidate_gets_a_pass_it_did_not_earn(name: str, kind: str) -> No
     result = _run("go", name, kind)
 
     assert (_outcomes(result), result.tampered) == (GO_OUTCOMES[name], False)
+
+
+# Each of these makes the wrong Sub pass on a second run in the same process, learned or by
+# its own state: the binary's flags rewritten from init() (-test.count, -test.cpu), test.count
+# set with `flag` during a run, and the first run's `want` read back from its own stdout.
+GO_RERUNS = (
+    "h_count_at_init",
+    "h_count_by_flag_set",
+    "h_cpu_list_at_init",
+    "h_learn_want_from_stdout",
+)
+
+
+@needs_go
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", GO_RERUNS)
+def test_a_go_test_run_twice_in_one_process_confirms_nothing(name: str, kind: str) -> None:
+    """The nonce means "ran exactly once, with the harness's flags": a second run, or flags
+    changed inside the binary, print the tamper mark instead, and nothing passes."""
+    result = _run("go", name, kind)
+
+    assert _tampered_with(result, "a test ran twice in one process", GO_TESTS)
+
+
+@needs_go
+@pytest.mark.parametrize("name", GO_RERUNS)
+def test_the_go_reruns_are_refused_by_the_policy_before_anything_is_built(name: str) -> None:
+    """Through the public entry point the shipped policy refuses `os` and `flag`: nothing
+    is built or run."""
+    result = run_tests(go_task(), hostile("go", name), limits=_limits("auto"))
+
+    assert result.rejected and _outcomes(result) == [E, E, E]
+    assert "is not allowed in candidate code" in (result.error or "")
 
 
 @needs_go

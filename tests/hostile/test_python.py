@@ -342,13 +342,21 @@ def test_harness_memory_stays_flat_under_a_flood(kind: str, world: dict[str, obj
     assert int(peak_mb) < 300, f"peak RSS {peak_mb} MB"
 
 
-def suite_task(tmp_path: Path, tests: dict[str, str], output: str = "calc.py") -> TaskSpec:
-    """A task whose acceptance tests are `tests` (file name → text), written under tmp_path."""
+def suite_task(
+    tmp_path: Path,
+    tests: dict[str, str],
+    output: str = "calc.py",
+    support: dict[str, str] | None = None,
+) -> TaskSpec:
+    """A task whose acceptance tests are `tests` (file name → text), written under tmp_path,
+    with `support` modules beside them."""
     (tmp_path / "acceptance").mkdir(exist_ok=True)
-    for name, text in tests.items():
+    for name, text in {**tests, **(support or {})}.items():
         (tmp_path / "acceptance" / name).write_text(text)
     files = tuple(tmp_path / "acceptance" / n for n in tests)
-    return TaskSpec("suite", tmp_path, (), files, tmp_path / "out" / output, isolation="in_process")
+    helpers = tuple(tmp_path / "acceptance" / n for n in support or {})
+    out = tmp_path / "out" / output
+    return TaskSpec("suite", tmp_path, (), files, out, support=helpers, isolation="in_process")
 
 
 LIBRARY_STYLE_TESTS = {
@@ -409,6 +417,107 @@ def test_library_code_compiled_from_strings_cannot_be_rewired(kind: str, tmp_pat
     result = _execute(task, (HERE / "h_rewire_generated_code.py").read_text(), limits(kind))
 
     assert (result.passed, result.total, result.tampered) == (0, 2, True)
+
+
+# Honest code that rebinds what is its own: a support module recording warnings (the stdlib
+# rebinds warnings' internals), a support module and the candidate each counting in a global
+# of their own, a support module standing in for time.sleep, and tempfile naming its first
+# file (tempfile rebinds its own global).
+HONEST_REBINDING = {
+    "support_warnings": (
+        {"test_quiet.py": "import calc\nfrom helpers import quiet\n\n\ndef test_add():\n"
+         "    assert quiet(calc.add, 2, 2) == (4, 0)\n\n\ndef test_mul():\n"
+         "    assert quiet(calc.mul, 3, 4) == (12, 0)\n"},
+        {"helpers.py": "import warnings\n\n\ndef quiet(fn, *args):\n"
+         "    with warnings.catch_warnings(record=True) as seen:\n"
+         "        warnings.simplefilter('always')\n        value = fn(*args)\n"
+         "    return value, len(seen)\n"},
+        "calc.py",
+        "good_calc",
+    ),
+    "support_counter": (
+        {"test_count.py": "import calc\nimport counter\n\n\ndef test_add():\n"
+         "    assert counter.counted(calc.add, 2, 2) == 4 and counter.CALLS == 1\n\n\n"
+         "def test_mul():\n"
+         "    assert counter.counted(calc.mul, 3, 4) == 12 and counter.CALLS == 2\n"},
+        {"counter.py": "CALLS = 0\n\n\ndef counted(fn, *args):\n    global CALLS\n"
+         "    CALLS += 1\n    return fn(*args)\n"},
+        "calc.py",
+        "good_calc",
+    ),
+    "candidate_counter": (
+        {"test_registry.py": "import registry\n\n\ndef test_make():\n    registry.make()\n"
+         "    registry.make()\n    assert registry.CREATED == 2\n"},
+        {},
+        "registry.py",
+        "good_registry",
+    ),
+    "support_patches_library": (
+        {"test_sleep.py": "import time\n\nimport calc\nimport clock\n\n\ndef test_add():\n"
+         "    clock.no_sleep()\n    time.sleep(5)\n    assert calc.add(2, 2) == 4\n"},
+        {"clock.py": "import time\n\n\ndef _skip(seconds):\n    pass\n\n\n"
+         "def no_sleep():\n    time.sleep = _skip\n"},
+        "calc.py",
+        "good_calc",
+    ),
+    "stdlib_internals": (
+        {"test_temp.py": "import tempfile\n\nimport calc\n\n\ndef test_add():\n"
+         "    with tempfile.NamedTemporaryFile('w') as fh:\n        fh.write(str(calc.add(2, 2)))\n"
+         "    assert calc.add(2, 2) == 4\n"},
+        {},
+        "calc.py",
+        "good_calc",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", sorted(HONEST_REBINDING))
+def test_code_rebinding_what_is_its_own_is_not_tampering(
+    shape: str, kind: str, tmp_path: Path
+) -> None:
+    """In process, a module rebinding its own globals (the candidate's, a support module's),
+    the stdlib rebinding its own internals (warnings.catch_warnings, tempfile) and support
+    code recording warnings are honest: every test passes, nothing is tampered."""
+    tests, support, output, candidate = HONEST_REBINDING[shape]
+    task = suite_task(tmp_path, tests, output, support)
+    result = _execute(task, (HERE / f"{candidate}.py").read_text(), limits(kind))
+
+    assert (result.passed, result.failed, result.tampered) == (result.total, 0, False), result.error
+    assert result.total > 0
+
+
+# The candidate rebinding what is not its own, once the tests were collected: a support
+# module's expected value, a name a support module rebinds itself (to the candidate's object),
+# and a name the stdlib rebinds itself (to the candidate's object).
+FOREIGN_REBINDING = {
+    "h_rebind_support_constant": {"expected.py": "SUM = 4\nPRODUCT = 12\n"},
+    "h_rebind_support_counter": {
+        "expected.py": "SUM = 4\nPRODUCT = 12\nCHECK = None\n\n\ndef reset():\n"
+        "    global CHECK\n    CHECK = None\n"
+    },
+    "h_rebind_stdlib_internal": {"expected.py": "SUM = 4\nPRODUCT = 12\n"},
+}
+EXPECTED_TESTS = {
+    "test_expected.py": "import warnings  # noqa: F401\n\nimport calc\nimport expected\n\n\n"
+    "def test_add():\n    assert calc.add(2, 2) == expected.SUM\n\n\n"
+    "def test_mul():\n    assert calc.mul(3, 4) == expected.PRODUCT\n",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", sorted(FOREIGN_REBINDING))
+def test_the_candidate_rebinding_what_is_not_its_own_is_tampering(
+    name: str, kind: str, tmp_path: Path
+) -> None:
+    """A support module's expected value, or a name a support module or the stdlib rebinds
+    itself set to the candidate's object, rebound by the candidate during a test: tampering,
+    never a pass."""
+    task = suite_task(tmp_path, EXPECTED_TESTS, support=FOREIGN_REBINDING[name])
+    result = _execute(task, (HERE / f"{name}.py").read_text(), limits(kind))
+
+    assert (result.passed, result.total, result.tampered) == (0, 2, True), result.error
+    assert "was replaced" in result.error or "is the candidate's" in result.error
 
 
 PROPERTY_TESTS = {

@@ -564,3 +564,18 @@ def test_a_verdict_reached_in_process_is_labelled_detection_guarded(
     found = [w for w in result.warnings if w.startswith("detection-guarded")]
     assert (result.status, len(found)) == (TaskStatus.PASSED, 1 if labelled else 0)
     assert labelled is None or labelled in found[0]
+
+
+def test_a_comment_kept_from_the_reference_is_not_refused_as_a_placeholder(tmp_path, spec) -> None:
+    """The reference says `#     ... (more datarows) ...`; a port keeping that comment is
+    tested, not refused for a placeholder and sent back."""
+    kept = "#     ... (more datarows) ...\n"
+    (spec.reference[0]).write_text("ROWS = [\n    (1, 2),\n    " + kept + "]\n")
+    provider = ScriptedProvider(
+        {("write", 1): f"```python\n{kept}{code(5)}```\n", ("review", 1): "CLEAN"}
+    )
+    env, _ = make_env(tmp_path, provider)
+
+    result = run_task(spec, env)
+
+    assert (result.status, result.attempts[0].extraction_error) == (TaskStatus.PASSED, None)

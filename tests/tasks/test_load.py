@@ -198,7 +198,63 @@ def test_validate_says_nothing_on_stderr_when_the_list_is_valid(task_dir: Path, 
 
     code = main(["tasks", "validate", str(path)])
 
-    assert (code, capsys.readouterr()) == (0, (f"{path}: 1 task(s), all valid\n", ""))
+    out = (
+        f"{path}: 1 task(s), all valid\ncalc: the same results in_process and behind the boundary\n"
+    )
+    assert (code, capsys.readouterr()) == (0, (out, ""))
+
+
+def test_validate_runs_a_python_reference_both_ways_when_there_is_no_solution(
+    task_dir: Path, capsys
+) -> None:
+    """With no `solution`, a reference in the output's language is what runs both ways."""
+    path = write(
+        task_dir / "tasks.yaml", VALID.replace("    solution: solutions/calc_service.py\n", "")
+    )
+
+    code = main(["tasks", "validate", str(path)])
+
+    assert (code, capsys.readouterr().out.splitlines()[-1]) == (
+        0,
+        "calc: the same results in_process and behind the boundary",
+    )
+
+
+def _nothing_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a test run was started")
+
+    monkeypatch.setattr("harness.testrun.isolation.run_tests", refuse)
+    monkeypatch.setattr("harness.testrun.collectable.launch_all", refuse)
+
+
+def test_validate_remembers_its_answers_by_content(
+    task_dir: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second validate of unchanged inputs runs no test; a changed solution runs again."""
+    path = write(task_dir / "tasks.yaml", VALID)
+    main(["tasks", "validate", str(path)])
+    first = capsys.readouterr().out
+    _nothing_may_run(monkeypatch)
+
+    again = main(["tasks", "validate", str(path)]), capsys.readouterr().out
+    (task_dir / "solutions" / "calc_service.py").write_text("def add(a, b):\n    return 0\n")
+    with pytest.raises(AssertionError, match="a test run was started"):
+        main(["tasks", "validate", str(path)])
+
+    assert again == (0, first)
+
+
+def test_validate_static_reads_the_list_and_runs_nothing(
+    task_dir: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--static` turns the runs off: the list is read and checked, no test collected or run."""
+    path = write(task_dir / "tasks.yaml", VALID)
+    _nothing_may_run(monkeypatch)
+
+    code = main(["tasks", "validate", str(path), "--static"])
+
+    assert (code, capsys.readouterr().out) == (0, f"{path}: 1 task(s), all valid\n")
 
 
 def test_a_typo_in_defaults_is_reported_once_at_its_own_line(task_dir: Path) -> None:

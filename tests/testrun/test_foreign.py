@@ -274,9 +274,10 @@ def test_a_timed_out_run_confirms_no_pass() -> None:
     assert (result.passed, result.errors, result.timed_out, result.tampered) == (0, 1, True, False)
 
 
-def test_go_precheck_refuses_only_what_leaves_memory_safety_or_embeds_files() -> None:
+def test_go_precheck_refuses_only_what_leaves_memory_safety_or_reaches_the_binary() -> None:
     """Imports of syscall, C, unsafe (escapes decoded), embed, and //go:linkname are refused,
-    read from the parsed file; an exit, a string or a comment is not refused."""
+    read from the parsed file, and so are the policy's os, flag, reflect and runtime with their
+    subpackages; an exit, a string or a comment is not refused."""
     refused = [
         'import sc "syscall"',
         'import (\n\t"fmt"\n\t"C"\n)',
@@ -284,9 +285,14 @@ def test_go_precheck_refuses_only_what_leaves_memory_safety_or_embeds_files() ->
         'import "un\\u0073afe"',
         'import _ "embed"',
         "//go:linkname x runtime.x\nfunc x()",
+        'import "os"',
+        'import "os/signal"',
+        'import f "flag"',
+        'import "reflect"',
+        'import "runtime/debug"',
     ]
     allowed = [
-        'import "os"\n\nfunc f() { os.Exit(0) }',
+        'import "log"\n\nfunc f() { log.Fatal(0) }',
         'var s = "import \\"unsafe\\""',
         "// we never os.Exit here\nfunc f() {}",
         'var numerals = []string{"M", "D", "C"}',  # a string is not an import
@@ -295,6 +301,19 @@ def test_go_precheck_refuses_only_what_leaves_memory_safety_or_embeds_files() ->
 
     assert all(precheck_foreign("go", f"package x\n\n{code}\n") for code in refused)
     assert [precheck_foreign("go", f"package x\n\n{code}\n") for code in allowed] == [""] * 5
+
+
+def test_go_precheck_lets_a_task_import_what_its_policy_allows() -> None:
+    """With `os` allowed for the task (its refused list without it), `os` passes; `osext`
+    is no subpackage of a refused one, and `unsafe` stays refused whatever the list says."""
+    refused = frozenset({"flag", "reflect", "runtime"})
+
+    shown = [
+        precheck_foreign("go", f"package x\n\n{code}\n", go_refused=refused)
+        for code in ('import "os"', 'import "example.com/osext"', 'import "unsafe"')
+    ]
+
+    assert shown == ["", "", "importing unsafe is not allowed in candidate code"]
 
 
 def test_js_precheck_refuses_the_roads_into_the_test_process() -> None:

@@ -6,15 +6,22 @@ cannot see. So the guard remembers, before any candidate code is imported, every
 pytest's and pluggy's modules and classes and of builtins; after collection, each test's code
 and the namespaces of the test and support modules and of the modules they use; and compares
 before every record. A difference, or a candidate's object in a library module, is tampering.
-Built as closures (no class whose methods candidate code could replace). Imports: standard
-library only.
+
+Only the candidate rebinding what is not its own counts. The candidate's own modules are never
+watched (a module counting in a global of its own is its business). Every other module's own
+rebinding is told apart by where it can come from: the names its own code stores (`global X`
+then `X = ...`, or `module.X = ...` as `warnings.catch_warnings` does) may change, to anything
+but the candidate's object; and a value of a test or support file's (a fixture's stand-in) may
+be put anywhere. Built as closures (no class whose methods candidate code could replace).
+Imports: standard library only.
 """
 
 from __future__ import annotations
 
 import builtins
+import opcode
 import sys
-from types import FunctionType, ModuleType, SimpleNamespace
+from types import CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import Any
 
 _PREFIXES = ("pytest", "_pytest", "pluggy")
@@ -41,14 +48,25 @@ _MAY_BE_SET = frozenset(
 )
 _LIB, _TEST, _CAND = 0, 1, 2
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own dict, whatever its metaclass
+# The instructions that rebind a name: a module's global, or an attribute (of its own module,
+# reached by name, or of its own classes). Read now, before candidate code exists.
+_STORES = frozenset(
+    opcode.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR")
+)
+_EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
+_WRAPPERS = (staticmethod, classmethod)
+# Whose values may newly stand in an entry: by whether the owner's own code rebinds the name
+# (own) and whether the owner is a library (a test file's stand-in may replace a library's).
+_NONE, _OF_TESTS, _NOT_CANDIDATES = frozenset(), frozenset({_TEST}), frozenset({_LIB, _TEST})
 
 
 def build(stack: SimpleNamespace) -> SimpleNamespace:
     """rebase() at session start; watch(pluginmanager, items, own_plugin) after collection;
     check(nodeid) -> reason|None; impostor(items) -> reason|None, before the semantic wrappers;
     kind_of(obj): library (0), test (1) or candidate (2)."""
-    builtins_kept = [(vars(builtins), k, v, "builtins") for k, v in vars(builtins).items()]
-    kind_of, item_function, changed = stack.origin, _item_function(), _changed()
+    builtins_kept = [(vars(builtins), k, v, "builtins", _NONE) for k, v in vars(builtins).items()]
+    kind_of, item_function = stack.origin, _item_function()
+    changed, own_stores = _changed(kind_of), _own_stores(stack.classify)
     item_code, impostor = _item_code(item_function), _impostors(item_function, kind_of)
     later: dict[str, list] = {"items": [], "kept": [], "used": [], "plugins": [], "used_mros": []}
     vars_, builtins_ns, own_items = vars, vars(builtins), _ITEM_ATTRS
@@ -75,10 +93,12 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
         later["items"] = [(i, item_code(i), attrs_of(i)) for i in items]
         later["plugins"] = [pm, own]
         tests = _test_modules(items, kind_of)
-        used = _used(tests)
+        used = [m for m in _used(tests) if not _candidates_own(m, kind_of, stack.classify)]
         libraries = [m for m in used if kind_of(m) == _LIB]
-        classes, later["used_mros"] = _snapshot(libraries)  # TestCase, Fraction: theirs too
-        later["kept"] = _snapshot(tests)[0] + _snapshot(used, classes=False)[0] + classes
+        classes, later["used_mros"] = _snapshot(libraries, own_stores, kind_of)  # TestCase
+        tests_kept = _snapshot(tests, own_stores)[0]
+        kept = tests_kept + _snapshot(used, own_stores, kind_of, classes=False)[0]
+        later["kept"] = kept + classes
         later["used"] = [*_namespaces(libraries), (builtins_ns, "builtins")]
 
     def check(nodeid: str | None = None) -> str | None:
@@ -163,16 +183,70 @@ def _impostors(item_function: Any, kind_of: Any):
     return impostor
 
 
-def _changed():
-    missing, volatile = object(), _VOLATILE
+def _changed(kind_of: Any):
+    """changed(entries) -> reason|None: the first entry rebound by someone it does not own.
+    Each entry says whose values `may` newly stand in it (see _snapshot); the candidate's never
+    may, so the candidate rebinding anything not its own is tampering."""
+    missing, volatile, lib = object(), _VOLATILE, _LIB
 
     def changed(entries: list) -> str | None:
-        for namespace, key, value, owner in entries:
-            if namespace.get(key, missing) is not value and (owner, key) not in volatile:
+        for namespace, key, value, owner, may in entries:
+            now = namespace.get(key, missing)
+            if now is value or (owner, key) in volatile:
+                continue
+            if (kind_of(now) if now is not missing else lib) not in may:
                 return f"{owner}.{key} was replaced"
         return None
 
     return changed
+
+
+def _candidates_own(module: ModuleType, kind_of: Any, classify: Any) -> bool:
+    """A module of the candidate's: its file is candidate code and so are its functions (a
+    library module with a planted function is still the library's)."""
+    path = _names(module).get("__file__")
+    return type(path) is str and classify(path) == _CAND and kind_of(module) == _CAND
+
+
+def _own_stores(classify: Any):
+    """own_stores(module) -> the names the module's own code (its functions and its classes'
+    methods, nested code included, none of it the candidate's) rebinds or deletes."""
+    function_type, code_type, type_, wrappers = FunctionType, CodeType, type, _WRAPPERS
+
+    def codes_of(module: ModuleType) -> list:
+        name, found = _name(module), []
+        for value in list(_names(module).values()):
+            if type_(value) is function_type and value.__module__ == name:
+                found.append(value.__code__)
+            elif issubclass(type_(value), type_) and _CLASS_DICT(value).get("__module__") == name:
+                for member in list(_CLASS_DICT(value).values()):
+                    func = member.__func__ if type_(member) in wrappers else member
+                    func = func.fget if type_(func) is property else func
+                    if type_(func) is function_type:
+                        found.append(func.__code__)
+        return found
+
+    def own_stores(module: ModuleType) -> frozenset[str]:
+        todo, names = codes_of(module), set()
+        while todo:
+            code = todo.pop()
+            if classify(code) != _CAND:
+                names |= _stored_names(code)
+                todo += [c for c in code.co_consts if type_(c) is code_type]
+        return frozenset(names)
+
+    return own_stores
+
+
+def _stored_names(code: CodeType) -> set[str]:
+    """The names a code object's own instructions store or delete (global or attribute)."""
+    raw, names, found, extended = code.co_code, code.co_names, set(), 0
+    for i in range(0, len(raw) - 1, 2):
+        op, arg = raw[i], raw[i + 1] | extended
+        extended = arg << 8 if op == _EXTENDED_ARG else 0
+        if op in _STORES and arg < len(names):
+            found.add(names[arg])
+    return found
 
 
 def _mro_changed(mros: list) -> str | None:
@@ -247,17 +321,28 @@ def _used(modules: list[ModuleType]) -> list[ModuleType]:
     return list(used.values())
 
 
-def _snapshot(modules: Any, classes: bool = True) -> tuple[list, list]:
-    """(namespace, key, value, owner's name) for every attribute of the modules and, with
-    `classes`, of the classes they define; and (class, __mro__) for those classes."""
+def _snapshot(
+    modules: Any, own_stores: Any = None, kind_of: Any = None, classes: bool = True
+) -> tuple[list, list]:
+    """(namespace, key, value, owner's name, may) for every attribute of the modules and, with
+    `classes`, of the classes they define; and (class, __mro__) for those classes. `may`: the
+    kinds of value that may newly stand there: anything but the candidate's where the module's
+    own code rebinds the name (`own_stores`), else a test file's in a library (`kind_of`), else
+    none (pytest, and the tests' own names)."""
     entries, mros = [], []
     for module in modules:
         namespace, name = _names(module), _name(module)
-        entries += [(namespace, k, v, name) for k, v in namespace.items()]
+        stores = own_stores(module) if own_stores is not None else _NONE
+        other = _OF_TESTS if kind_of is not None and kind_of(module) == _LIB else _NONE
+
+        def may(key: Any, stores: frozenset = stores, other: frozenset = other) -> frozenset:
+            return _NOT_CANDIDATES if key in stores else other
+
+        entries += [(namespace, k, v, name, may(k)) for k, v in namespace.items()]
         for value in list(namespace.values()) if classes else ():
             if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
                 label = f"{name}.{type.__dict__['__qualname__'].__get__(value)}"
                 own = _CLASS_DICT(value)
-                entries += [(own, k, v, label) for k, v in own.items()]
+                entries += [(own, k, v, label, may(k)) for k, v in own.items()]
                 mros.append((value, value.__mro__))
     return entries, mros

@@ -1,0 +1,120 @@
+"""Tests for harness.testrun.collectable: tests collected against a stub candidate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.tasks.spec import TaskSpec
+from harness.testrun import TestLimits, collection_problems, problems_text
+from harness.testrun.collectable import Uncollectable, stub_module
+
+LIMITS = TestLimits(timeout_s=60, sandbox="none")
+
+
+def _task(tmp_path: Path, test: str, output: str = "gcd.py") -> TaskSpec:
+    (tmp_path / "acceptance").mkdir(exist_ok=True)
+    (tmp_path / "acceptance" / "test_it.py").write_text(test)
+    return TaskSpec(
+        "t",
+        tmp_path,
+        (),
+        (tmp_path / "acceptance" / "test_it.py",),
+        tmp_path / "out" / output,
+        support=(tmp_path / "data",),
+        isolation="in_process",
+        source=tmp_path / "tasks.yaml",
+        line=3,
+    )
+
+
+def test_the_stub_defines_each_name_with_its_own_name() -> None:
+    """Functions carry their names and raise NotImplementedError; classes can be raised and
+    subclassed; constants are inert; any other name is a function of that name."""
+    namespace: dict[str, object] = {}
+    exec(stub_module(["gcd", "InvalidQuantity", "MAX_QTY"]), namespace)
+    gcd, error = namespace["gcd"], namespace["InvalidQuantity"]
+    with pytest.raises(NotImplementedError):
+        gcd(4, 6)  # type: ignore[operator]
+
+    class Mine(error):  # type: ignore[misc, valid-type]
+        pass
+
+    assert (gcd.__name__, error.__name__, issubclass(Mine, Exception)) == (  # type: ignore[attr-defined]
+        "gcd",
+        "InvalidQuantity",
+        True,
+    )
+    assert (list(namespace["MAX_QTY"]), namespace["__getattr__"]("lcm").__name__) == ([], "lcm")  # type: ignore[call-overload, operator]
+
+
+QUIXBUGS_STYLE = (
+    "import json\nfrom pathlib import Path\n\nimport pytest\n\nfrom gcd import gcd\n\n"
+    "CASES = json.loads((Path(__file__).parents[1] / 'data' / f'{gcd.__name__}.json')"
+    ".read_text())\n\n\n@pytest.mark.parametrize('a,b,want', CASES)\n"
+    "def test_gcd(a, b, want):\n    assert gcd(a, b) == want\n"
+)
+
+
+def test_a_suite_reading_its_data_by_the_functions_name_collects(tmp_path: Path) -> None:
+    """QuixBugs' suites load their cases by `gcd.__name__` at collection: against the stub
+    they collect, so the task is not refused."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gcd.json").write_text("[[4, 6, 2], [9, 3, 3]]")
+
+    assert collection_problems(_task(tmp_path, QUIXBUGS_STYLE), LIMITS) == []
+
+
+def test_a_missing_data_file_is_named_with_its_line_and_cause(tmp_path: Path) -> None:
+    """The same suite without its data file: the test file, the line and the error."""
+    (tmp_path / "data").mkdir()
+    task = _task(tmp_path, QUIXBUGS_STYLE)
+
+    [problem] = collection_problems(task, LIMITS)
+
+    assert (problem.path, problem.line) == ("acceptance/test_it.py", 8)
+    assert problem.cause.startswith("FileNotFoundError: [Errno 2] No such file or directory")
+    assert problems_text(task, [problem])[0].startswith(
+        f"{tmp_path / 'tasks.yaml'}:3: task t: acceptance/test_it.py:8: cannot be collected: "
+    )
+
+
+def test_a_syntax_error_in_a_test_file_is_named_with_its_line(tmp_path: Path) -> None:
+    """A test file that does not parse is refused at the line Python names."""
+    (tmp_path / "data").mkdir()
+    task = _task(tmp_path, "from gcd import gcd\n\n\ndef test_a(:\n    pass\n")
+
+    [problem] = collection_problems(task, LIMITS)
+
+    assert (problem.path, problem.line, problem.cause.startswith("SyntaxError")) == (
+        "acceptance/test_it.py",
+        4,
+        True,
+    )
+
+
+def test_a_suite_calling_the_candidate_while_collected_is_not_refused(tmp_path: Path) -> None:
+    """A failure raised inside the stub (cases built by calling the candidate) says nothing
+    about the tests: no problem is reported, the night decides."""
+    (tmp_path / "data").mkdir()
+    test = "from gcd import gcd\n\nCASES = [gcd(4, 6)]\n\n\ndef test_a():\n    assert CASES\n"
+
+    assert collection_problems(_task(tmp_path, test), LIMITS) == []
+
+
+def test_a_foreign_task_is_not_collected(tmp_path: Path) -> None:
+    """A task with its own test command has no pytest collection to ask."""
+    task = TaskSpec("g", tmp_path, (), (), tmp_path / "x.go", language="go")
+
+    assert collection_problems(task, LIMITS) == []
+
+
+def test_a_problem_reads_as_file_line_and_cause() -> None:
+    """The one-line form names the file, its line when known, and the cause."""
+    shown = [
+        str(Uncollectable("a/test_x.py", 3, "E")),
+        str(Uncollectable("a/test_x.py", None, "E")),
+    ]
+
+    assert shown == ["a/test_x.py:3: cannot be collected: E", "a/test_x.py: cannot be collected: E"]
