@@ -1,0 +1,30 @@
+'use strict';
+// The candidate's process: load the candidate module (the only code of the candidate's that
+// runs anywhere), then answer the tests' requests over the inherited socket until it closes.
+// argv: <socket fd> <the candidate's absolute path>.
+const { pathToFileURL } = require('node:url');
+const { Channel } = require('./channel.cjs');
+
+async function load(file) {
+  if (!file.endsWith('.mjs') && !file.endsWith('.mts')) {
+    try {
+      return { format: 'cjs', value: require(file) };
+    } catch (err) {
+      if (!err || err.code !== 'ERR_REQUIRE_ESM') return { format: 'cjs', value: null, error: err };
+    }
+  }
+  try {
+    return { format: 'esm', value: await import(pathToFileURL(file).href) };
+  } catch (err) {
+    return { format: 'esm', value: null, error: err };
+  }
+}
+
+async function main() {
+  const [fd, file] = process.argv.slice(2);
+  const module = await load(file);
+  const channel = new Channel('candidate', { fd: Number(fd) });
+  channel.module = module;
+}
+
+main();
