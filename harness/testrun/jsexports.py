@@ -22,7 +22,7 @@ from harness.extract import syntax_tree
 __all__ = ["guess_exports", "module_format"]
 
 _CJS_PROPERTY = re.compile(r"(?<![\w$.])(?:module\s*\.\s*)?exports\s*\.\s*([A-Za-z_$][\w$]*)\s*=")
-_CJS_OBJECT = re.compile(r"(?<![\w$.])module\s*\.\s*exports\s*=\s*\{([^{}]*)\}")
+_CJS_OBJECT = re.compile(r"(?<![\w$.])module\s*\.\s*exports\s*=\s*\{")
 _KEY = re.compile(r"^\s*(?:\.\.\.)?\s*([A-Za-z_$][\w$]*)\s*(?::|$|\()")
 
 
@@ -48,8 +48,8 @@ def guess_exports(code: str, fmt: str, language: str) -> list[str] | None:
     """The module's export names, or None when they cannot be read from the code."""
     if fmt == "cjs":
         names = _CJS_PROPERTY.findall(code)
-        for body in _CJS_OBJECT.findall(code):
-            for item in body.split(","):
+        for start in _CJS_OBJECT.finditer(code):
+            for item in _top_level_items(code, start.end()):
                 found = _KEY.match(item)
                 if found:
                     names.append(found.group(1))
@@ -66,6 +66,24 @@ def guess_exports(code: str, fmt: str, language: str) -> list[str] | None:
             return None
         names.extend(found)
     return sorted(set(names))
+
+
+def _top_level_items(code: str, at: int) -> list[str]:
+    """The comma-separated items of the object literal whose body starts at `at`."""
+    items, depth, start = [], 0, at
+    for i in range(at, len(code)):
+        char = code[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                items.append(code[start:i])
+                break
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(code[start:i])
+            start = i + 1
+    return items
 
 
 def _text(node) -> str:

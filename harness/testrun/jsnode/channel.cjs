@@ -292,7 +292,10 @@ class Channel {
         const key = Symbol.keyFor(v);
         return key === undefined ? { t: 'sym', d: v.description ?? null } : { t: 'sym', f: key };
       }
-      case 'function': return this.encodeFunction(v, depth);
+      case 'function': {
+        const theirs = this.remoteIds.get(v);
+        return theirs === undefined ? this.encodeFunction(v, depth) : { t: 'ref', id: theirs };
+      }
       default: break;
     }
     if (v === null) return null;
