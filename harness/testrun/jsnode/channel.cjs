@@ -343,7 +343,8 @@ class Channel {
 
   encodeFunction(fn, depth) {
     for (const [name, cls] of Object.entries(ERRORS)) if (fn === cls) return { t: 'bf', n: name };
-    const out = { t: 'h', k: 'f', id: this.lend(fn), n: String(ownValue(fn, 'name') ?? '') };
+    const length = ownValue(fn, 'length');
+    const out = { t: 'h', k: 'f', id: this.lend(fn), n: String(ownValue(fn, 'name') ?? ''), l: Number.isInteger(length) ? length : 0 };
     const proto = ownValue(fn, 'prototype');
     const up = proto !== null && typeof proto === 'object' ? Object.getPrototypeOf(proto) : null;
     if (up !== null && up !== Object.prototype && depth < MAX_DEPTH) {
@@ -539,13 +540,13 @@ class Channel {
     if (kind !== 'f' && kind !== 'o') fail('a malformed handle');
     let proxy;
     if (this.trusting) {
-      proxy = kind === 'f' ? this.capabilityFunction(id) : this.capabilityObject(id);
+      proxy = kind === 'f' ? this.capabilityFunction(id, own(x, 'n'), own(x, 'l')) : this.capabilityObject(id);
     } else if (kind === 'f') {
       const up = own(x, 'up');
       const upCtor = up === undefined ? undefined : this.decode(up, depth + 1);
       const upProto = this.prototypeOf(upCtor) ?? Object.prototype;
       const name = typeof own(x, 'n') === 'string' ? x.n : '';
-      proxy = this.functionHandle(id, name, upProto);
+      proxy = this.functionHandle(id, name, upProto, own(x, 'l'));
     } else {
       const c = own(x, 'c');
       const ctor = c === undefined ? undefined : this.decode(c, depth + 1);
@@ -607,10 +608,11 @@ class Channel {
     return new Proxy(Object.create(proto), traps);
   }
 
-  functionHandle(id, name, upProto) {
+  functionHandle(id, name, upProto, length) {
     const chan = this;
     const target = function () {};
     Object.defineProperty(target, 'name', { value: name });
+    Object.defineProperty(target, 'length', { value: Number.isInteger(length) ? length : 0 });
     const proto = Object.create(upProto);
     target.prototype = proto;
     const traps = this.forwardTraps(id);
@@ -626,11 +628,14 @@ class Channel {
 
   // The candidate's side: what the tests granted it.
 
-  capabilityFunction(id) {
+  capabilityFunction(id, name, length) {
     const chan = this;
-    return function (...args) {
+    const cap = function (...args) {
       return chan.request({ op: 'call', h: id, t: chan.encode(this), a: chan.encodeList(args) });
     };
+    Object.defineProperty(cap, 'name', { value: typeof name === 'string' ? name : '' });
+    Object.defineProperty(cap, 'length', { value: Number.isInteger(length) ? length : 0 });
+    return cap;
   }
 
   capabilityObject(id) {
