@@ -137,7 +137,15 @@ def run_foreign(
         return result
     if uses_js_boundary(task, kind):  # the candidate in processes of its own (jsrun)
         result = run_js_boundary(
-            task, pristine, place, code, expected, lambda p: _argv(task, p, place), limits, kind, guard
+            task,
+            pristine,
+            place,
+            code,
+            expected,
+            lambda p: _argv(task, p, place),
+            limits,
+            kind,
+            guard,
         )
         log_tests_ran(task.id, kind, result, runner=task.results)
         return result

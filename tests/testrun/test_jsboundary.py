@@ -89,7 +89,10 @@ def test_a_wrong_candidate_fails_behind_the_boundary_as_node_test_says(tmp_path:
 def test_the_export_names_are_read_from_es_modules_and_common_js() -> None:
     """The stand-in's names, guessed from the code (the candidate's own answer checks them):
     declarations, export lists with aliases, default; exports.x and module.exports = {...}."""
-    esm = "export function a() {}\nexport const b = 1, c = 2;\nconst d = 3;\nexport { d as e };\nexport default 4;\nexport class F {}\n"
+    esm = (
+        "export function a() {}\nexport const b = 1, c = 2;\nconst d = 3;\n"
+        "export { d as e };\nexport default 4;\nexport class F {}\n"
+    )
     cjs = "exports.a = 1;\nmodule.exports.b = 2;\nmodule.exports = { c, d: 1, e() {} };\n"
 
     assert guess_exports(esm, "esm", "javascript") == ["F", "a", "b", "c", "default", "e"]
