@@ -68,7 +68,8 @@ def sandboxed(tasks: list[TaskSpec], mode: str) -> float:
     started = time.perf_counter()
     for task in tasks:
         assert task.solution is not None
-        result = run_tests(replace(task, isolation=mode), task.solution.read_text(), TestLimits())
+        code = task.solution.read_text()
+        result = run_tests(replace(task, isolation=mode), code, limits=TestLimits())
         if not result.all_passed:
             raise RuntimeError(f"{mode} on {task.id}: {result.passed}/{result.total} passed")
     return time.perf_counter() - started

@@ -108,3 +108,56 @@ def test_in_process_the_same_candidates_would_pass_what_they_should_not(name: st
     result = run_foreign(task, _code(name), LIMITS, sandbox_kind(LIMITS), checked=False)
 
     assert any(_outcomes(result).get(i) is Outcome.PASSED for i in HIDDEN)
+
+
+CODEC = FOREIGN / "jscodec"
+
+
+def test_callbacks_and_objects_of_the_tests_do_not_reach_the_test_process() -> None:
+    """A callback's constructor, an object's constructor and prototype: the candidate gets a
+    capability to call and what the object's own class defines, so the roads to the test
+    process's Function (and through it to its node:assert) end in the candidate's own process;
+    the wrong mapEach and callMethod fail, and the other tests pass."""
+    task = slug_task(
+        id="codec",
+        base_dir=CODEC,
+        tests=(CODEC / "tests" / "codec.test.mjs",),
+        hidden_tests=(),
+        output=CODEC / "codec.mjs",
+    )
+    code = _code_file("c_reach_through_callbacks")
+
+    result = run_foreign(task, code, LIMITS, sandbox_kind(LIMITS), checked=False)
+
+    failed = {i for i, o in _outcomes(result).items() if o is not Outcome.PASSED}
+    assert failed == {
+        "callbacks are called across, sync, with their results",
+        "an object with methods passed in is reached by its methods",
+    }
+
+
+def _code_file(name: str) -> str:
+    return (HOSTILE / "js" / f"{name}.mjs").read_text()
+
+
+OLD = {  # the earlier candidates whose `sub` is wrong, and what each does to its process
+    "h_fake_pass_lines": "forged TAP and JUnit on stdout",
+    "h_neuter_assert": "assert's strictEqual replaced",
+    "h_neuter_assert_computed": "the same, through a computed require",
+    "h_neuter_assert_hex": "the same, through a \\x escape",
+    "h_neuter_assert_unicode": "the same, through a \\u escape",
+    "h_neuter_test_braces": "node:test's mock replaced",
+    "h_read_tests_fs": "the answer read from the test file",
+    "h_report_rewrite": "a forged report into every descriptor",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_the_earlier_candidates_get_no_pass_behind_the_boundary(name: str) -> None:
+    """The earlier hostile candidates (tests/hostile/js/h_*.js, calc task), pre-check
+    bypassed: the wrong `sub` is never passed."""
+    from tests._foreign import hostile, js_task
+
+    result = run_foreign(js_task(), hostile("js", name), LIMITS, sandbox_kind(LIMITS), checked=False)
+
+    assert _outcomes(result)["subtracts"] is not Outcome.PASSED
