@@ -177,6 +177,8 @@ def run_foreign(
             "ids were taken from this run's own report",
         )
     )
-    result = replace(result, warnings=warnings)
+    # JavaScript here ran in the test process (isolation: in_process, or no bubblewrap).
+    in_process = task.language in ("javascript", "typescript") and task.results == "junit"
+    result = replace(result, warnings=warnings, in_process=in_process)
     log_tests_ran(task.id, kind, result, runner=task.results)
     return result
