@@ -50,8 +50,15 @@ class _Candidate:
 class JsBroker:
     """One launch's candidate processes; `start(fd)` starts one holding the socket `fd`."""
 
-    def __init__(self, start: Callable[[int], Child], path: str) -> None:
+    def __init__(
+        self, start: Callable[[int], Child], path: str, wanted: int = MAX_CANDIDATES
+    ) -> None:
+        """`wanted`: how many connections to keep a warm process ready for (the test files:
+        node runs each in a process of its own; a runner that runs them all in one process
+        connects once); past it a connection waits for a process started then."""
         self._start = start
+        self._wanted = wanted
+        self._accepted = 0
         self.path = path
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(path)
@@ -67,6 +74,8 @@ class JsBroker:
         self._stop = threading.Event()
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._listener, selectors.EVENT_READ)
+        self._wake_r, self._wake_w = os.pipe()  # close() ends the loop's wait at once
+        self._sel.register(self._wake_r, selectors.EVENT_READ)
         self._thread: threading.Thread | None = None
         self.info: dict | None = None  # the first answer to `describe`
         self._described = threading.Event()
@@ -87,6 +96,8 @@ class JsBroker:
 
     def close(self) -> None:
         self._stop.set()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
         if self._thread is not None:
             self._thread.join(timeout=10)
         with self._lock:
@@ -94,6 +105,9 @@ class JsBroker:
                 self._end(cand)
         self._sel.close()
         self._listener.close()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
@@ -123,8 +137,9 @@ class JsBroker:
     def _loop(self) -> None:
         try:
             while not self._stop.is_set():
-                for key, _ in self._sel.select(timeout=0.2):
-                    self._ready(key.fd)
+                for key, _ in self._sel.select(timeout=1.0):
+                    if key.fd != self._wake_r:
+                        self._ready(key.fd)
         except Exception as exc:  # never raise on a daemon thread: the launch fails instead
             log.warning("js_boundary_broker_failed", error=type(exc).__name__)
 
@@ -166,7 +181,9 @@ class JsBroker:
             cand.peer = conn
             self._peers[conn.fileno()] = cand
             self._sel.register(conn, selectors.EVENT_READ)
-            self._prestart()
+            self._accepted += 1
+            if self._accepted < self._wanted:
+                self._prestart()
 
     def _relay(self, fd: int) -> None:
         cand = self._peers[fd]

@@ -137,7 +137,7 @@ def _launch(
     ipc = _test_side_folder()
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
-    broker = JsBroker(start, str(ipc / "s"))
+    broker = JsBroker(start, str(ipc / "s"), wanted=len(pristine.tests))
     files = dict(pristine.files)
     fmt = module_format(place, files)
     guess = guess_exports(code, fmt, task.language)

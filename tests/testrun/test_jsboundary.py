@@ -2,7 +2,8 @@
 value the codec carries (numbers with NaN and -0, bigints, Map, Set, Date, typed arrays,
 Buffer, RegExp, boxed strings, built-in and candidate error classes, class instances, callbacks
 both ways, promises, a default export) and CommonJS modules (a function module, named exports
-imported by an ES module test) score per test exactly what `node --test` says on the same code.
+imported by an ES module test) and a TypeScript module loaded through the suite's own loader
+score per test exactly what `node --test` says on the same code.
 """
 
 from __future__ import annotations
@@ -39,10 +40,23 @@ def _task(task_id: str, tests: str, output: str) -> TaskSpec:
     )
 
 
+TS = FOREIGN / "jsts"
 TASKS = {
     "codec": _task("codec", "tests/codec.test.mjs", "codec.mjs"),
     "cjs-function-module": _task("calc", "cjs/calc.test.js", "cjs/calc.js"),
     "cjs-named-exports": _task("names", "cjs/names.test.mjs", "cjs/names.js"),
+    # TypeScript through the suite's own loader (--require): the candidate's node gets it too.
+    "typescript-with-a-loader": TaskSpec(
+        id="calc_ts",
+        base_dir=TS,
+        reference=(),
+        tests=(TS / "calc.test.ts",),
+        output=TS / "calc.ts",
+        support=(TS / "strip.cjs",),
+        language="typescript",
+        test_command=("node", "--require", "./strip.cjs", *NODE_TEST[1:], "{tests}"),
+        results="junit",
+    ),
 }
 
 

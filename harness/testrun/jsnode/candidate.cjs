@@ -3,14 +3,17 @@
 // runs anywhere), then answer the tests' requests over the inherited socket until it closes.
 // argv: <socket fd> <the candidate's absolute path>.
 const { pathToFileURL } = require('node:url');
+const { types } = require('node:util');
 const { Channel } = require('./channel.cjs');
 
 async function load(file) {
   if (!file.endsWith('.mjs') && !file.endsWith('.mts')) {
     try {
-      return { format: 'cjs', value: require(file) };
+      const value = require(file); // an ES module too, where node's require loads them
+      return { format: types.isModuleNamespaceObject(value) ? 'esm' : 'cjs', value };
     } catch (err) {
-      if (!err || err.code !== 'ERR_REQUIRE_ESM') return { format: 'cjs', value: null, error: err };
+      const esm = err && (err.code === 'ERR_REQUIRE_ESM' || err.code === 'ERR_REQUIRE_ASYNC_MODULE');
+      if (!esm) return { format: 'cjs', value: null, error: err };
     }
   }
   try {
