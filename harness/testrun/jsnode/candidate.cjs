@@ -25,9 +25,9 @@ async function load(file) {
 
 async function main() {
   const [fd, file] = process.argv.slice(2);
-  const module = await load(file);
-  const channel = new Channel('candidate', { fd: Number(fd) });
-  channel.module = module;
+  const channel = new Channel('candidate', { fd: Number(fd) }, true); // its thread starts now
+  channel.module = await load(file);
+  channel.listen();
 }
 
 main();

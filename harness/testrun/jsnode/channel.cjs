@@ -49,8 +49,10 @@ function own(obj, key) {
 }
 
 class Channel {
-  /** side: 'tests' | 'candidate'; where: { path } (connect) or { fd } (an inherited socket). */
-  constructor(side, where) {
+  /** side: 'tests' | 'candidate'; where: { path } (connect) or { fd } (an inherited socket).
+   * `deferred`: requests wait (queued) until `listen()`, so the socket's thread can start
+   * while the main thread still loads what the requests need. */
+  constructor(side, where, deferred = false) {
     this.side = side;
     this.trusting = side === 'candidate'; // what it decodes comes from the tests' side
     this.seq = 0;
@@ -71,11 +73,15 @@ class Channel {
       stdout: false,
       stderr: false,
     });
-    this.port.on('message', (line) => this.dispatch(this.parse(line)));
+    if (!deferred) this.listen();
     if (side === 'tests') {
       this.worker.unref();
       this.port.unref();
     }
+  }
+
+  listen() {
+    this.port.on('message', (line) => this.dispatch(this.parse(line)));
   }
 
   // ----- the wire -------------------------------------------------------------------------
