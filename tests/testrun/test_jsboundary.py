@@ -8,13 +8,14 @@ score per test exactly what `node --test` says on the same code.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.results import Outcome
 from harness.tasks.spec import TaskSpec
-from harness.testrun import TestLimits, run_tests
+from harness.testrun import TestLimits, jsrun, run_tests
 from harness.testrun.jsexports import guess_exports, module_format
 from harness.testrun.jsrun import stand_in
 from harness.testrun.launch import bwrap_works
@@ -136,3 +137,25 @@ def test_the_stand_in_holds_no_candidate_code_only_names() -> None:
     assert "export { _0 as slug };" in esm and "export { _1 as default };" in esm
     assert 'export { _2 as "a-b" };' in esm
     assert "0 && (module.exports = { add });" in cjs
+
+
+@needs_node
+def test_the_tests_side_decodes_what_the_candidate_sends_strictly() -> None:
+    """tests/testrun/js/decode.test.cjs under `node --test`: malformed or hostile messages
+    (Object.prototype keys as names, unknown tags and kinds, a __proto__ key, references to
+    objects never given, values past the depth cap) are refused or kept inert."""
+    script = Path(__file__).parent / "js" / "decode.test.cjs"
+    channel = Path(jsrun.__file__).parent / "jsnode" / "channel.cjs"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "JSNODE_CHANNEL": str(channel)}
+
+    done = subprocess.run(
+        ["node", "--test", "--test-reporter=tap", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "# fail 0" in done.stdout and "# pass 20" in done.stdout

@@ -29,6 +29,7 @@ const WELL_KNOWN = new Map([
   [Symbol.iterator, 'iterator'], [Symbol.asyncIterator, 'asyncIterator'],
 ]);
 const BOXES = { String, Number, Boolean };
+const SPECIAL_NUMBERS = new Map([['NaN', NaN], ['Infinity', Infinity], ['-Infinity', -Infinity], ['-0', -0]]);
 const hasOwn = Object.prototype.hasOwnProperty;
 const typedName = Object.getOwnPropertyDescriptor(
   Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
@@ -409,11 +410,7 @@ class Channel {
     const v = own(x, 'v');
     switch (t) {
       case 'u': return undefined;
-      case 'n': {
-        const n = { NaN, Infinity, '-Infinity': -Infinity, '-0': -0 }[v];
-        if (n === undefined && v !== 'NaN') fail('a malformed number');
-        return v === 'NaN' ? NaN : n;
-      }
+      case 'n': return SPECIAL_NUMBERS.has(v) ? SPECIAL_NUMBERS.get(v) : fail('a malformed number');
       case 'bi': return typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : fail('a malformed bigint');
       case 'sym': {
         const w = own(x, 'w');
