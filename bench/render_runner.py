@@ -8,7 +8,7 @@ from typing import Any
 
 from bench.scale import render_scale
 
-__all__ = ["render_isolation", "render_runner"]
+__all__ = ["render_isolation", "render_js_boundary", "render_runner"]
 
 
 def render_runner(f: dict[str, Any]) -> list[str]:
@@ -26,6 +26,8 @@ def render_runner(f: dict[str, Any]) -> list[str]:
         ]
     if f.get("isolation"):
         out += render_isolation(f["isolation"])
+    if f.get("js_boundary"):
+        out += render_js_boundary(f["js_boundary"])
     return out + render_scale(f.get("scale")) + _memo(f.get("test_memo") or {})
 
 
@@ -91,5 +93,40 @@ def render_isolation(iso: dict[str, Any]) -> list[str]:
         *lines,
         "",
         "Targets: " + "; ".join(targets) + ".",
+        "",
+    ]
+
+
+def render_js_boundary(js: dict[str, Any]) -> list[str]:
+    """The JavaScript boundary stage's table: seconds per mode, ratios to plain `node --test`,
+    and the target with the margin."""
+    modes = ("plain", "in_process", "boundary")
+    head = ["suite", "node --test s", "in_process s", "boundary s"]
+    head += ["in_process/plain", "boundary/plain"]
+    row = [
+        js["suite"],
+        *(_cell(js["seconds"][m], ".2f") for m in modes),
+        *(_cell(js["ratio_to_plain"][m], ".2f") + "x" for m in modes[1:]),
+    ]
+    t = js["target"]
+    if t["measured"] is None:
+        target = "undefined this run (too noisy to tell)"
+    else:
+        verdict = "met" if t["met"] else f"NOT met (over by {t['measured'] - t['target']:.2f})"
+        target = f"{t['measured']:.2f} (target ≤ {t['target']:.2f}): {verdict}"
+    load = js["load_average"]
+    return [
+        "### JavaScript: behind the boundary vs in the test process vs plain node --test",
+        "",
+        f"`{js['command']}`: medians of {js['rounds']} interleaved rounds [90% bootstrap "
+        f"interval], sandbox {js['sandbox']}"
+        + ("" if js["boundary_in_effect"] else " (no bubblewrap: boundary ran in_process)")
+        + f", load average {load[0]} → {load[1]}.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + " --- |" * len(head),
+        "| " + " | ".join(row) + " |",
+        "",
+        f"Target: boundary/plain {target}.",
         "",
     ]

@@ -1,10 +1,12 @@
 """The bench, stage by stage: tasks → timed nights → outcome nights → capped nights →
-the 1,000-task list → the test runner's micro-benchmark → isolation modes side by side →
+the 1,000-task list → the test runner's micro-benchmark → isolation modes side by side → the
+JavaScript boundary against plain node --test →
 figures and checks. Every
 variant runs on the same tasks and seeds, in the same process, one after the other."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from bench import biglist
 from bench.baseline import LastAttempt
 from bench.batch import BATCH_VARIANT, batch_figures
 from bench.bench_isolation import measure_isolation
+from bench.bench_jsboundary import measure_js_boundary
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
@@ -155,6 +158,14 @@ def _isolation_bench(st: Stages) -> dict[str, Any] | None:
     return measure_isolation(st.s.isolation_rounds, st.workdir / "isolation", st.note)
 
 
+def _js_boundary_bench(st: Stages) -> dict[str, Any] | None:
+    """A JavaScript test run behind the boundary vs in process vs plain `node --test` on
+    tasks/js_example (bench/bench_jsboundary.py), as many rounds as the isolation stage."""
+    if not st.s.isolation_rounds or shutil.which("node") is None:
+        return None
+    return measure_js_boundary(st.s.isolation_rounds, st.workdir / "js_boundary", st.note)
+
+
 def _unchanged(machine: dict[str, Any]) -> bool:
     code = machine["code"]
     return code["source_digest"] == code["source_digest_at_end"]
@@ -227,6 +238,7 @@ def run_suite(
         "sandbox_bench": None if settings.policies_only else _sandbox_bench(st),
         "context_tools": context_ab(st),  # bench/context.py: tools off/on, lists with/without
         "isolation": None if settings.policies_only else _isolation_bench(st),
+        "js_boundary": None if settings.policies_only else _js_boundary_bench(st),
         "scale": measure_scale(settings.tasks) if settings.scale and timed else None,
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)

@@ -415,8 +415,9 @@ class TestResult:
     tampering, collection failure, sandbox fault); such a run scores by its cases, which
     the runner fills with ERROR outcomes for every expected test it could not confirm.
     `rejected`: the sandbox's pre-check refused the candidate, so no test ran at all.
-    `in_process`: a Python candidate ran inside the test process (`isolation: in_process`,
-    or no bubblewrap for the boundary): the verdict is detection-guarded, not isolated.
+    `in_process`: a Python or JavaScript candidate ran inside the test process
+    (`isolation: in_process`, or no bubblewrap for the boundary): the verdict is
+    detection-guarded, not isolated.
 
     Counting: a test the suite itself skips is `skipped` and left out of `total`, as plain
     pytest leaves it out of a pass; a skip only this candidate causes counts as `failed`.

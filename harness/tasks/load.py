@@ -243,10 +243,11 @@ def _task(
         run.add(own.get(name, line), model.id, name, message)
     runner = check_runner(model, _sayer(run, model.id, item, own, line), run.check_command)
     language = LANGUAGES.get(model.language)
-    if "isolation" in item and language is not None and not language.is_python:
+    if "isolation" in item and language is not None and language.name not in _ISOLATED:
         run.add(own.get("isolation", line), model.id, "isolation", (
-            f"applies to Python tasks only (where the candidate may run behind a boundary); "
-            f"a {language.title} candidate runs in its tests' own process: remove isolation:"
+            f"applies to Python, JavaScript and TypeScript tasks only (where the candidate may "
+            f"run behind a boundary); a {language.title} candidate runs in its tests' own "
+            "process: remove isolation:"
         ))  # fmt: skip
     output, problems = run.paths.check_output(model.output, LANGUAGES.get(model.language))
     for message in problems:
@@ -313,6 +314,10 @@ class _Fields:
     @classmethod
     def of(cls, model: TaskModel) -> _Fields:
         return cls(model.language, model.isolation, {n: getattr(model, n) for n in _INPUTS})
+
+
+# The languages whose candidates may run behind a value boundary (`isolation:` applies).
+_ISOLATED = frozenset({"python", "javascript", "typescript"})
 
 
 def _check_inputs(

@@ -22,6 +22,7 @@ from harness.testrun.fprecheck import precheck_foreign
 from harness.testrun.fscore import score
 from harness.testrun.fspawn import ForeignRun, launch_foreign
 from harness.testrun.gorun import run_go
+from harness.testrun.jsrun import run_js_boundary, uses_js_boundary
 from harness.testrun.limits import TestLimits
 from harness.testrun.notices import log_tests_ran
 from harness.testrun.reports import read_go_json, read_junit
@@ -136,6 +137,20 @@ def run_foreign(
         result = run_go(task, pristine, place, code, expected, limits, kind, guard)
         log_tests_ran(task.id, kind, result, runner=task.results)
         return result
+    if uses_js_boundary(task, kind):  # the candidate in processes of its own (jsrun)
+        result = run_js_boundary(
+            task,
+            pristine,
+            place,
+            code,
+            expected,
+            lambda p: _argv(task, p, place),
+            limits,
+            kind,
+            guard,
+        )
+        log_tests_ran(task.id, kind, result, runner=task.results)
+        return result
     run = ForeignRun(
         pristine,
         place,
@@ -164,6 +179,8 @@ def run_foreign(
             "ids were taken from this run's own report",
         )
     )
-    result = replace(result, warnings=warnings)
+    # JavaScript here ran in the test process (isolation: in_process, or no bubblewrap).
+    in_process = task.language in ("javascript", "typescript") and task.results == "junit"
+    result = replace(result, warnings=warnings, in_process=in_process)
     log_tests_ran(task.id, kind, result, runner=task.results)
     return result

@@ -14,8 +14,10 @@ JavaScript / TypeScript: the test file's process is the candidate's too, and one
 the obvious roads: the node built-ins the guardrails policy lists (`refused_js_modules`, minus
 what it allows the task: the assertion and test modules, the module system, the file system,
 child processes, workers, `vm`, the inspector, ...), the module cache, computed
-`require`/`import`, exits, signals and `process[...]`. It is a speed bump, not a wall
-(docs/foreign-runners.md says what is left).
+`require`/`import`, exits, signals and `process[...]`, read in code only (comments and the
+text of literals are not code: an honest file may name them there). Behind the boundary
+(jsrun) the candidate runs in a process of its own and none of this decides a verdict: it is a
+first filter, not the guarantee (docs/foreign-runners.md says what is left).
 """
 
 from __future__ import annotations
@@ -130,12 +132,29 @@ def _javascript_tree(root: Node, refused: frozenset[str]) -> str:
     return ""
 
 
+# What the text check does not read as code: comments, and the text inside string, template and
+# regular-expression literals (a template's ${...} stays code).
+_NOT_CODE = ("comment", "string_fragment", "escape_sequence", "regex_pattern", "html_comment")
+
+
+def _code_only(code: str, root: Node) -> str:
+    """`code` with every comment and literal's text blanked (same length, lines kept)."""
+    data = bytearray(code.encode("utf-8"))
+    for node in walk(root):
+        if node.type in _NOT_CODE:
+            for at in range(node.start_byte, node.end_byte):
+                if data[at] not in (10, 13):
+                    data[at] = 32
+    return data.decode("utf-8", errors="replace")
+
+
 def _javascript(code: str, grammar: str, refused: frozenset[str]) -> str:
     tree = syntax_tree(code, grammar)
     if tree is not None:
         found = _javascript_tree(tree.root_node, refused)
         if found:
             return found
+        code = _code_only(code, tree.root_node)
     else:  # a tree the grammar cannot read: the text checks alone
         for module in _JS_MODULES.finditer(code):
             if module.group(1).removeprefix("node:") in refused:

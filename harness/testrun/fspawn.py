@@ -56,6 +56,7 @@ class ForeignRun:
     exec_only: tuple[str, ...] = ()  # files of the tree made 0111: run, never read
     out_dir: bool = False  # a writable folder, {out} in argv, whose files come back
     no_proc: bool = False  # no /proc in the sandbox (bubblewrap): no reading its own memory
+    binds: tuple[str, ...] = ()  # folders bound read-only into the sandbox (bubblewrap)
 
     def files(self) -> dict[str, bytes]:
         if self.tree is not None:
@@ -137,6 +138,9 @@ def _sandbox_argv(run: ForeignRun, argv: tuple[str, ...], run_dir: Path) -> tupl
         out = str(run_dir / "out")
         at = items.index("--chdir")
         items[at:at] = ["--bind", out, out]
+    for path in run.binds:
+        at = items.index("--chdir")
+        items[at:at] = [*launch.parent_dirs(path), "--ro-bind", path, path]
     return tuple(items)
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "bwrap_works",
     "fallback_caps_processes",
     "make_plan",
+    "parent_dirs",
     "spawn",
 ]
 
@@ -78,6 +79,12 @@ def library_dirs() -> list[str]:
 def _python_dirs() -> list[str]:
     dirs = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix}
     return sorted(d for d in dirs if not any(d == s or d.startswith(s + "/") for s in _SYSTEM_DIRS))
+
+
+def parent_dirs(path: str) -> list[str]:
+    """bwrap's arguments creating `path`'s parents 0755 (bwrap would make them 0700, which
+    the dropped uid cannot pass)."""
+    return _mkdirs(path)
 
 
 def _mkdirs(path: str) -> list[str]:

@@ -174,20 +174,30 @@ def test_node_forged_tap_and_junit_on_stdout_are_ignored(kind: str) -> None:
 
 @needs_node
 @pytest.mark.parametrize("kind", KINDS)
-def test_node_report_written_by_the_candidate_is_tampering(kind: str) -> None:
-    """A forged report pushed into the runner's descriptors breaks the one real document."""
+def test_node_report_written_by_the_candidate_is_tampering_or_out_of_reach(kind: str) -> None:
+    """A forged report pushed into every descriptor the candidate can reach: in the test
+    process (no bubblewrap) it breaks the one real document; behind the boundary the
+    candidate's process holds no descriptor of the tests' launch, and the real failure stands."""
     result = _run("js", "h_report_rewrite", kind)
 
-    assert _tampered_with(result, "not one well-formed document", JS_TESTS)
+    if kind == "bwrap":
+        assert (_outcomes(result), result.tampered) == ([P, F, P], False)
+    else:
+        assert _tampered_with(result, "not one well-formed document", JS_TESTS)
 
 
 @needs_node
 @pytest.mark.parametrize("kind", KINDS)
-def test_node_exit_0_at_load_is_tampering(kind: str) -> None:
-    """process.exit(0) before any test: node calls the file passed; the tests never ran."""
+def test_node_exit_0_at_load_passes_nothing(kind: str) -> None:
+    """process.exit(0) before any test: in the test process node calls the file passed and the
+    exit status gives it away (tampering); behind the boundary only the candidate's own process
+    ends, and the tests that needed it error."""
     result = _run("js", "h_exit_early", kind)
 
-    assert _tampered_with(result, "exited 0 but not every test passed", JS_TESTS)
+    if kind == "bwrap":
+        assert (_outcomes(result), result.tampered) == ([E, E, E], False)
+    else:
+        assert _tampered_with(result, "exited 0 but not every test passed", JS_TESTS)
 
 
 @needs_node
@@ -230,18 +240,19 @@ def test_node_tests_see_no_secret(kind: str, monkeypatch: pytest.MonkeyPatch) ->
 
 
 @needs_node
-def test_node_assertions_disarmed_in_process_are_stopped_only_by_the_precheck() -> None:
-    """Replacing assert's functions in the test process makes node itself call a failing test
-    passed: the runner cannot see it (a documented residual limit); the pre-check refuses the
-    candidate for loading node:assert."""
+@pytest.mark.parametrize("kind", KINDS)
+def test_node_assertions_disarmed_are_out_of_reach_behind_the_boundary(kind: str) -> None:
+    """Replacing assert's functions: in the test process (no bubblewrap) node itself calls the
+    failing test passed, a hole only the pre-check covers (it refuses node:assert); behind the
+    boundary the candidate disarms its own process's copy, and the failure stands."""
     code = hostile("js", "h_neuter_assert")
 
-    refused = run_tests(js_task(), code, limits=_limits("auto"))
-    unchecked = _run("js", "h_neuter_assert", "auto")
+    refused = run_tests(js_task(), code, limits=_limits(kind))
+    unchecked = _run("js", "h_neuter_assert", kind)
 
     assert refused.rejected and _outcomes(refused) == [E, E, E]
     assert "may not load the module 'node:assert'" in (refused.error or "")
-    assert _outcomes(unchecked) == [P, P, P]  # the hole the pre-check covers
+    assert _outcomes(unchecked) == ([P, F, P] if kind == "bwrap" else [P, P, P])
 
 
 JS_REFUSED = {

@@ -339,6 +339,24 @@ def test_js_precheck_refuses_the_roads_into_the_test_process() -> None:
     assert [precheck_foreign("typescript", code) for code in allowed] == ["", "", ""]
 
 
+def test_js_precheck_reads_code_not_comments_or_the_text_of_literals() -> None:
+    """An honest file may name process.exit, process.binding or require.cache in a comment, a
+    string, a template's text or a regular expression; in code (a template's ${...} is code)
+    they are refused as before."""
+    honest = [
+        "// never call process.exit() here\nexport const f = () => 1;",
+        "/* process.binding('fs') is refused */ export const f = 1;",
+        'export const msg = "process.kill and require.cache are not ours";',
+        "export const t = `process.exitCode ${1 + 1}`;",
+        "export const r = /process\\.exit/;",
+    ]
+    refused = ["export const t = `${process.exit(0)}`;", "const f = () => 1; process.exit(0);"]
+
+    assert [precheck_foreign("javascript", code) for code in honest] == [""] * 5
+    assert [precheck_foreign("typescript", code) for code in honest] == [""] * 5
+    assert all("process.exit" in precheck_foreign("javascript", code) for code in refused)
+
+
 def test_js_precheck_refuses_the_modules_it_is_given_and_no_others() -> None:
     """The refused list comes from the caller (the policy for the task): a module taken off
     it loads, however spelled; one put on it is refused."""

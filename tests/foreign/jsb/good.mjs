@@ -1,0 +1,4 @@
+// The honest candidate: lower case, words joined by one dash.
+export function slug(text) {
+  return text.toLowerCase().trim().split(/\s+/).join('-');
+}
