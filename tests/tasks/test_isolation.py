@@ -84,6 +84,6 @@ def test_isolation_on_a_go_task_is_an_error_at_its_line(task_dir: Path) -> None:
     with pytest.raises(TaskListError) as info:
         load_tasks(asked)
 
-    assert "b.yaml:7: task 'add_go', field 'isolation': applies to Python tasks only" in str(
+    assert "b.yaml:7: task 'add_go', field 'isolation': applies to Python, JavaScript and TypeScript tasks only" in str(
         info.value
     )
