@@ -199,8 +199,16 @@ def _sandbox(inputs: Inputs) -> Sandbox:
         # policy's node modules for this task), and every command it starts passes the
         # operator's command policy first.
         refused = policy.refused_js_modules(spec.id)
+        go_refused = policy.refused_go_packages(spec.id)
         with slots:
-            return run_tests(spec, code, limits=limits, command_guard=guard, js_refused=refused)
+            return run_tests(
+                spec,
+                code,
+                limits=limits,
+                command_guard=guard,
+                js_refused=refused,
+                go_refused=go_refused,
+            )
 
     def expect(spec: TaskSpec) -> None:
         # No slot: a test run holding one may wait for this collection, so the collection must

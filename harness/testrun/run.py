@@ -227,19 +227,23 @@ def run_tests(
     precheck_extra: Callable[[str], list[str]] | None = None,
     command_guard: Guard = None,
     js_refused: frozenset[str] | None = None,
+    go_refused: frozenset[str] | None = None,
 ) -> TestResult:
     """Run the task's acceptance tests against `code`; never raises for what the code does.
 
     `command_guard` sees every command line before the harness starts it (the operator's
     command policy) and raises to refuse it; that refusal propagates to the caller.
     `js_refused`: the node built-ins a JavaScript candidate may not load, from the operator's
-    policy for this task (None: the shipped policy's list).
+    policy for this task (None: the shipped policy's list); `go_refused` the same for the Go
+    packages a Go candidate may not import.
     """
     limits = limits or TestLimits()
     if is_foreign(task):  # the task's own command; the pre-check below reads Python only
         _sweep_leftovers()
         kind = sandbox_kind(limits)
-        result = run_foreign(task, code, limits, kind, command_guard, js_refused=js_refused)
+        result = run_foreign(
+            task, code, limits, kind, command_guard, js_refused=js_refused, go_refused=go_refused
+        )
         return replace(result, warnings=(*sandbox_warnings(kind), *result.warnings))
     # Behind the boundary the in-process pre-check guards nothing (the candidate cannot reach
     # pytest or the tests) and could only refuse honest code; the operator's checks stay.

@@ -214,6 +214,6 @@ def test_a_string_given_to_exec_that_does_not_parse_is_not_refused(policy: Polic
     """six's Python 2 branch: exec of a string that is not Python 3 raises SyntaxError before
     it runs anything, so it is no violation (a forbidden call inside a parsing string still is)."""
     code = 'import sys\nif sys.version_info[0] == 2:\n    exec("raise tp, value, tb")\n'
-    bad = 'exec("import os; os.system(\'git push --force\')")\n'
+    bad = "exec(\"import os; os.system('git push --force')\")\n"
 
     assert (_rules(policy, code), _rules(policy, bad) != []) == ([], True)

@@ -13,7 +13,7 @@ from harness.guardrails import load_policy
 from harness.llm import ToolCall
 from harness.runner import RunArgs, check_inputs
 from harness.runner.wiring import _sandbox, _toolbox
-from tests._foreign import candidate, js_task, needs_node
+from tests._foreign import candidate, go_task, js_task, needs_go, needs_node
 from tests._night import Task, events, run_cli, write_tasks
 
 pytestmark = pytest.mark.slow
@@ -77,6 +77,25 @@ def test_a_policy_allowance_reaches_the_sandbox_for_its_task_only(tmp_path: Path
 
     assert (allowed.rejected, allowed.passed, allowed.total) == (False, 3, 3)
     assert other.rejected and "may not load the module 'node:fs'" in (other.error or "")
+
+
+@needs_go
+def test_a_go_allowance_reaches_the_sandbox_for_its_task_only(tmp_path: Path) -> None:
+    """With `allowed_go_packages: {calc_go: [os]}`, a candidate importing os runs for calc_go
+    (every test passes) and is refused before running for any other task id."""
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text("allowed_go_packages:\n  calc_go: [os]\n")
+    policy = load_policy(policy_file, task_list_dir=tmp_path)
+    sandbox = _sandbox(SimpleNamespace(config=load_config(), policy=policy))  # type: ignore[arg-type]
+    code = candidate("go", "good").replace(
+        "package calc\n", 'package calc\n\nimport "os"\n\nvar _ = os.Getpid\n', 1
+    )
+
+    allowed = sandbox.run(go_task(), code)
+    other = sandbox.run(go_task(id="other_go"), code)
+
+    assert (allowed.rejected, allowed.passed, allowed.total) == (False, 3, 3)
+    assert other.rejected and "os" in (other.error or "")
 
 
 def test_context_tools_never_read_another_task_lists_hidden_inputs(tmp_path: Path) -> None:
