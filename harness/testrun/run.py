@@ -29,6 +29,7 @@ from harness.testrun.precheck import precheck
 from harness.testrun.score import Settlement
 from harness.testrun.scratch import Pristine, SandboxError, candidate_place, read_pristine
 from harness.testrun.session import Run, launch_all
+from harness.testrun.stub import stub_for
 
 __all__ = [
     "SandboxError",
@@ -42,27 +43,6 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 Guard = Callable[[Sequence[str]], None] | None
-
-_STUB = '''"""Stub candidate: lets the pristine tests be collected without the model's code."""
-
-
-class _Stub:
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __call__(self, *args, **kwargs):
-        return _Stub()
-
-    def __getattr__(self, name):
-        return _Stub()
-
-    def __iter__(self):
-        return iter(())
-
-
-def __getattr__(name):
-    return type(name, (_Stub,), {})
-'''
 
 
 @functools.cache
@@ -166,7 +146,7 @@ def _collect(
         Run(
             pristine,
             place,
-            _STUB,
+            stub_for(pristine, task.module_name),
             limits,
             kind,
             collect_only=True,
@@ -205,7 +185,7 @@ def _suite_skips(run: Run, task_id: str, skipped: list[str]) -> frozenset[str]:
         probe = replace(
             run,
             pristine=replace(run.pristine, tests=tuple(todo)),  # node ids are pytest arguments
-            code=_STUB,
+            code=stub_for(run.pristine, PurePosixPath(run.candidate_rel).stem),
             expected=frozenset(todo),
             open_files=(),
         )

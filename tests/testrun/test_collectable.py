@@ -7,13 +7,17 @@ from pathlib import Path
 import pytest
 
 from harness.tasks.spec import TaskSpec
-from harness.testrun import TestLimits, collection_problems, problems_text
-from harness.testrun.collectable import Uncollectable, stub_module
+from harness.testrun import TestLimits, collection_problems, problems_text, run_tests
+from harness.testrun.collectable import Uncollectable
+from harness.testrun.launch import bwrap_works
+from harness.testrun.stub import stub_module
 
 LIMITS = TestLimits(timeout_s=60, sandbox="none")
 
 
-def _task(tmp_path: Path, test: str, output: str = "gcd.py") -> TaskSpec:
+def _task(
+    tmp_path: Path, test: str, output: str = "gcd.py", isolation: str = "in_process"
+) -> TaskSpec:
     (tmp_path / "acceptance").mkdir(exist_ok=True)
     (tmp_path / "acceptance" / "test_it.py").write_text(test)
     return TaskSpec(
@@ -23,7 +27,7 @@ def _task(tmp_path: Path, test: str, output: str = "gcd.py") -> TaskSpec:
         (tmp_path / "acceptance" / "test_it.py",),
         tmp_path / "out" / output,
         support=(tmp_path / "data",),
-        isolation="in_process",
+        isolation=isolation,
         source=tmp_path / "tasks.yaml",
         line=3,
     )
@@ -64,6 +68,25 @@ def test_a_suite_reading_its_data_by_the_functions_name_collects(tmp_path: Path)
     (tmp_path / "data" / "gcd.json").write_text("[[4, 6, 2], [9, 3, 3]]")
 
     assert collection_problems(_task(tmp_path, QUIXBUGS_STYLE), LIMITS) == []
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="the boundary needs bubblewrap")
+def test_behind_the_boundary_a_suite_reading_the_functions_name_collects_and_runs(
+    tmp_path: Path,
+) -> None:
+    """The same QuixBugs shape in the default isolation: the stub collects behind the
+    boundary (a function crosses with its name), and so does the night's pristine
+    collection: the honest candidate's run expects and passes both tests."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gcd.json").write_text("[[4, 6, 2], [9, 3, 3]]")
+    task = _task(tmp_path, QUIXBUGS_STYLE, isolation="boundary")
+    honest = "def gcd(a, b):\n    return a if b == 0 else gcd(b, a % b)\n"
+
+    limits = TestLimits(timeout_s=120, sandbox="bwrap")
+
+    result = run_tests(task, honest, limits=limits)
+
+    assert (collection_problems(task, limits), result.passed, result.total) == ([], 2, 2)
 
 
 def test_a_missing_data_file_is_named_with_its_line_and_cause(tmp_path: Path) -> None:
