@@ -46,6 +46,8 @@ STDLIB_BASES: dict[tuple[str, str], type] = {
     ("enum", "StrEnum"): enum.StrEnum,
 }
 ACTIVE: list[Any] = []  # this process's test side (proxy.configure)
+# An object's descriptive dunders, read from the candidate's object (values: text, never code).
+METADATA = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
 _KINDS = ("exception", "dataclass", "tuple", "enum", "plain")
 _ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
 
@@ -113,7 +115,9 @@ class RemoteObject(metaclass=RemoteMeta):
 
     def __getattribute__(self, name: str) -> Any:
         ref = ref_of(self)
-        if ref is None or name.startswith("__") or name == "_boundary_ref":
+        if ref is None or name == "_boundary_ref":
+            return object.__getattribute__(self, name)
+        if name.startswith("__") and name not in METADATA:
             return object.__getattribute__(self, name)
         return ref[0].invoke(ref, "get", name=name)
 
@@ -192,7 +196,9 @@ def _checked(name: str, kind: type | tuple) -> Any:
 
 
 def _plain(name: str) -> Any:
-    def method(self: Any, *args: Any) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # `__call__` only: the other protocol methods take no keywords
+            return _side(type(self)).self_call(self, name, args, kwargs)
         return _forward(self, name, *args)
 
     method.__name__ = name

@@ -138,3 +138,20 @@ def lengths():
 
 def keys_iter():
     return iter({}.keys())
+
+
+class Curried:
+    def __init__(self, f):
+        self.f = f
+        self.__name__ = f.__name__
+
+    def __call__(self, *args, **kwargs):
+        return self.f(*args, **kwargs)
+
+
+def curry(f):
+    return Curried(f)
+
+
+def add(x, y=0):
+    return x + y

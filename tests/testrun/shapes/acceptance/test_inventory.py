@@ -124,3 +124,8 @@ def test_a_defaultdict_with_the_candidates_factory():
 def test_next_on_an_exhausted_candidate_iterator_raises_stop_iteration():
     with pytest.raises(StopIteration):
         next(inventory.keys_iter())
+
+
+def test_a_callable_object_takes_keywords_and_keeps_its_name():
+    curried = inventory.curry(inventory.add)
+    assert (curried(1, y=2), curried.__name__) == (3, "add")
