@@ -483,6 +483,7 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
     import time
 
     from harness.morning import find_run, read_status, render_status
+    from harness.runner import signal_holder
 
     scale = _scale(ns.config) if ns.config is not None else None
     if scale is not None and scale.engine == "temporal":
@@ -499,12 +500,13 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
             f"{run.root.parent} --resume {view.run_id}`"
         )
     try:
-        os.kill(pid, signal.SIGTERM)
+        sent = signal_holder(run.root.parent, pid, signal.SIGTERM)
     except PermissionError as exc:
         raise BadInput(f"pid {pid} runs as another user; run `harness stop` as that user") from exc
-    except ProcessLookupError:
-        pass  # it ended between the look and the signal: report what it left
-    print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    if sent:
+        print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    else:  # it ended between the look and the signal: report what it left
+        print(f"harness: pid {pid} ended before the signal; no signal sent", file=sys.stderr)
     deadline = time.monotonic() + ns.wait
     while _running(run) == pid and time.monotonic() < deadline:
         time.sleep(0.2)
