@@ -31,7 +31,7 @@ from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
 from harness.calls import Caller, RunStopped
 from harness.config import HarnessConfig, load_config
-from harness.llm import CallRequest, Completion
+from harness.llm import CallRequest, Completion, Provider
 from harness.pricing import load_prices
 from harness.providers import build_adapter
 from harness.store import RunDir
@@ -81,7 +81,7 @@ def missing_keys(config: HarnessConfig, environ: Mapping[str, str]) -> list[str]
 
 
 @dataclass
-class _PaidCalls:
+class _PaidCalls(Provider):
     """A Provider for the published loop that sends through the harness's Caller, so its
     calls are reserved before they go (the loop itself checks the cap only after)."""
 

@@ -281,9 +281,17 @@ class AuthenticationError(ProviderError):
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that turns a CallRequest into a Completion (or raises ProviderError)."""
+    """Anything that turns a CallRequest into a Completion (or raises ProviderError).
+
+    A provider subclasses this protocol, so it inherits the defaults below and states only
+    where it differs: `requests_per_call`, the most requests one call may make (continuation
+    hops: the paid-call layer reserves for every one); `billed`, whether a vendor bills the
+    usage it reports (a replay asks no vendor: its zero usage is the truth, not a missing
+    report, and its failures say nothing about the night's providers)."""
 
     name: str
+    requests_per_call: int = 1
+    billed: bool = True
 
     def complete(self, request: CallRequest) -> Completion: ...
 

@@ -13,7 +13,7 @@ import pytest
 from harness.budget import Budget
 from harness.calls.caller import Caller
 from harness.config import LoopConfig, load_config
-from harness.llm import CallRequest, Completion, StopReason, Usage
+from harness.llm import CallRequest, Completion, Provider, StopReason, Usage
 from harness.pipeline import TaskEnv, run_task
 from harness.prompts import PromptSet, default_prompts_dir
 from harness.results import Outcome, ReviewOutcome, StopCause, TaskStatus, TestCase, TestResult
@@ -45,7 +45,7 @@ def scripted_tests(spec: TaskSpec, candidate: str) -> TestResult:
     return TestResult(tuple(cases), output="OUTPUT-OF-EVERY-TEST")
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Answers each (step, attempt) from a script; remembers every request."""
 
     name = "sim"
