@@ -571,3 +571,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `harness tasks list | head -1`: the answer was not wanted whole
         _silence_stdout()
         return ExitCode.OK
+    except Exception as exc:  # a full disk: one line a person acts on, never a traceback
+        from harness.fsio import write_refused
+
+        if not write_refused(exc):
+            raise
+        print(
+            f"harness: halted: the run's records could not be written: {scrub(str(exc))}",
+            file=sys.stderr,
+        )
+        return ExitCode.HALTED

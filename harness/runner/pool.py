@@ -15,7 +15,7 @@ from decimal import Decimal
 import structlog
 
 from harness.errors import ExitCode
-from harness.fsio import remove_stale_temps
+from harness.fsio import remove_stale_temps, write_refused
 from harness.llm import AuthenticationError, ProviderError
 from harness.log import scrub
 from harness.pipeline import TaskFault, run_task
@@ -46,6 +46,8 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
             run.parts.store.record_task(run.parts.rundir.run_id, result, run.plan.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
+            if write_refused(exc):
+                run.parts.env.caller.halt_records(exc)
         if not started:  # done before (resume, up to date): its task_finished is logged
             return result
         # Logged once recorded: a kill after this line leaves a task a resume will not redo.
@@ -81,6 +83,9 @@ def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskR
         reason = f"provider: {cause}"
         if cause is run.parts.env.caller.unusable:  # this failure halted the run
             stop = StopCause.HALTED
+    elif write_refused(cause):  # the disk refused a record: no call may go unrecorded
+        run.parts.env.caller.halt_records(cause)
+        reason, stop = run.parts.env.caller.halt_reason or f"run halted: {cause}", StopCause.HALTED
     else:
         tb = "".join(traceback.format_exception(cause)) if cause else ""
         log.error("task_crashed", error=repr(cause), traceback=tb)
@@ -161,8 +166,24 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
             _drain(run, results)
         finally:  # the pool has drained: nothing spends or ships after this summary
             summary = _summarise(run, results, started, now(), bool(received))
-            run.closing.after_summary(write_summary(run.parts.rundir.root, summary))
+            summary = _record_summary(run, summary)
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
+    return summary
+
+
+def _record_summary(run: Run, summary: RunSummary) -> RunSummary:
+    """Write the summary and mark the run finished. A disk that refuses them halts the night:
+    the summary returned (printed, and the exit code) says so, the console being its only
+    record left."""
+    try:
+        run.closing.after_summary(write_summary(run.parts.rundir.root, summary))
+    except Exception as exc:
+        if not write_refused(exc):
+            raise
+        run.parts.env.caller.halt_records(exc)
+        if summary.status is RunStatus.HALTED:  # its notes say why already
+            return summary
+        return replace(summary, status=RunStatus.HALTED, notes=_halt_notes(run) + summary.notes)
     return summary
 
 
