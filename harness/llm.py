@@ -113,6 +113,9 @@ class CallRequest:
     tools: tuple[ToolSpec, ...] = ()
     rounds: tuple[ToolRound, ...] = ()
     tools_final: bool = False
+    # An optional call (the judge's): a refused key or account fails this call, not the
+    # night; the refusal is remembered, so no later optional call sends that key again.
+    fails_open: bool = False
 
 
 @dataclass(frozen=True)

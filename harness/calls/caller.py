@@ -76,6 +76,9 @@ class Caller:
         self._gates = gates if gates is not None else LocalGates()
         self._halt: AuthenticationError | None = None
         self._halt_lock = threading.Lock()
+        # Refusals met by optional calls (CallRequest.fails_open), per provider: they fail
+        # those calls and the later optional ones, and halt nothing.
+        self._refused_optional: dict[str, AuthenticationError] = {}
         # Whether any provider gave one usable reply (a completion): a night whose every
         # request failed (unreachable, a gateway's error page, 5xx, a body that is not the
         # vendor's) did nothing and must not look like a normal night.
@@ -200,14 +203,21 @@ class Caller:
                 self._halt_run(elsewhere)
             if self._stop.is_set():  # checked after the waits, not before them
                 raise self._stopped()
+            refused = self._refused_optional.get(name)
+            if refused is not None and request.fails_open:
+                raise refused  # that key was refused once: an optional call never resends it
             request, worst, reservation = self._reserve(request)
             price = self._prices.get(request.route.model)
             handle = self._log.open_call(request, worst)
             try:
                 completion = self._providers[name].complete(request)
             except AuthenticationError as exc:
-                self._gates.halt(exc)  # told before the gate opens for the next request
-                self._halt_run(exc)
+                if request.fails_open:  # the judge never stops a night
+                    self._refused_optional[name] = exc
+                    log.warning("optional_call_refused", step=request.step, error=str(exc))
+                else:
+                    self._gates.halt(exc)  # told before the gate opens for the next request
+                    self._halt_run(exc)
                 self._settle(request, reservation, handle, failed_try(request, exc), price)
                 raise
             except ProviderError as exc:
@@ -330,6 +340,8 @@ class Caller:
         nor a replay's missing recording (a provider that bills nothing)."""
         if isinstance(exc, AuthenticationError) or exc.kind is ErrorKind.RATE_LIMIT:
             return False  # a refusal halts the run on its own; a busy vendor works
+        if request.fails_open:
+            return False  # an optional call stops nothing
         return self._providers[request.route.provider].billed and not self._usable.is_set()
 
     def _halt_unusable(self, exc: ProviderError) -> None:

@@ -564,3 +564,27 @@ def test_a_verdict_reached_in_process_is_labelled_detection_guarded(
     found = [w for w in result.warnings if w.startswith("detection-guarded")]
     assert (result.status, len(found)) == (TaskStatus.PASSED, 1 if labelled else 0)
     assert labelled is None or labelled in found[0]
+
+
+def test_only_hidden_tests_failing_buys_no_fix_and_needs_a_human(tmp_path, spec) -> None:
+    """Every visible test passes and a hidden one fails: a fix prompt would list no failure,
+    so no fix call is made; the task ends partial with a cause the summary lists for a person."""
+
+    def hidden_fails(spec: TaskSpec, candidate: str) -> TestResult:
+        visible = tuple(TestCase(f"test_calc.py::t{i}", Outcome.PASSED) for i in range(TOTAL))
+        hidden = TestCase("hidden.py::h0", Outcome.FAILED, "AssertionError", "", hidden=True)
+        return TestResult((*visible, hidden), output="")
+
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+    env = replace(env, run_tests=hidden_fails)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1), ("review", 1)]
+    assert (result.status, result.cause, len(result.attempts)) == (
+        TaskStatus.PARTIAL,
+        StopCause.HIDDEN_ONLY,
+        1,
+    )
+    assert "hidden" in result.reason
