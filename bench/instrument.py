@@ -54,11 +54,12 @@ class Probe:
             return replace(self._tallies[task_id])
 
 
-class TimedProvider:
+class TimedProvider(Provider):
     """A Provider that times every `complete` of the provider it wraps into a Probe."""
 
     def __init__(self, inner: Provider, probe: Probe) -> None:
         self.name = inner.name
+        self.requests_per_call, self.billed = inner.requests_per_call, inner.billed
         self._inner = inner
         self._probe = probe
 
@@ -69,12 +70,13 @@ class TimedProvider:
         return completion
 
 
-class NoPromptCache:
+class NoPromptCache(Provider):
     """A Provider as the published loop sees it: no prompt caching, so every cached token
     (read or written) is billed as fresh input."""
 
     def __init__(self, inner: Provider) -> None:
         self.name = inner.name
+        self.requests_per_call, self.billed = inner.requests_per_call, inner.billed
         self._inner = inner
 
     def complete(self, request: CallRequest) -> Completion:

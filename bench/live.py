@@ -33,7 +33,7 @@ from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
 from harness.calls import Caller, RunStopped
 from harness.config import HarnessConfig, check_prices, load_config
-from harness.llm import CallRequest, Completion
+from harness.llm import CallRequest, Completion, Provider
 from harness.providers import build_adapter
 from harness.runner.inputs import endpoints_of
 from harness.store import RunDir
@@ -100,7 +100,7 @@ def missing_keys(config: HarnessConfig, environ: Mapping[str, str]) -> list[str]
 
 
 @dataclass
-class _PaidCalls:
+class _PaidCalls(Provider):
     """A Provider for the published loop that sends through the harness's Caller, so its
     calls are reserved before they go (the loop itself checks the cap only after)."""
 

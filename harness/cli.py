@@ -8,6 +8,9 @@ import os
 import signal
 import sys
 import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -242,12 +245,13 @@ def _run(ns: argparse.Namespace) -> ExitCode:
         scaled = inputs.config.scale.engine == "temporal"
         night = None if scaled else _local_night(args, inputs)
     if night is None:  # docs/scale.md
-        from harness.scale.client import run_night
-
-        code, text, root = run_night(args, inputs)
-        _say(text)
-        _tell(f"run folder: {root}")
-        _exit_now(code)
+        with _scale_extras():
+            from harness.scale.client import run_night
+        with _temporal_client():
+            code, text, root = run_night(args, inputs)
+            _say(text)
+            _tell(f"run folder: {root}")
+            _exit_now(code)
     if isinstance(night, ExitCode):
         return night
     summary, root = night
@@ -291,18 +295,57 @@ def _exit_now(code: int) -> None:
     os._exit(int(code))
 
 
+@contextmanager
+def _scale_extras() -> Iterator[None]:
+    """Around an import of `harness.scale`: the scale extras missing is BadInput (exit 2)
+    saying how to install them, never a ModuleNotFoundError traceback."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "harness":
+            raise
+        raise BadInput(
+            f"scale.engine: temporal needs the scale extras ({exc.name} is not installed): "
+            "pip install -e '.[scale]', or set scale.engine: local in the config"
+        ) from exc
+
+
+@contextmanager
+def _temporal_client() -> Iterator[None]:
+    """Around a command's use of Temporal's client: however the command ends, the process
+    exits here, with the code `main` would return, once output is flushed (`_exit_now`).
+
+    The client's Rust runtime keeps threads that may call into Python while the interpreter
+    finalizes (temporalio/sdk-python#300): `Fatal Python error: PyGILState_Release`, then
+    SIGABRT, at random, after a clean ending or a refusal alike; that must not replace the
+    exit status cron sees. So a process that started the client never finalizes."""
+    try:
+        yield
+    except SystemExit as exc:
+        _exit_now(exc.code if isinstance(exc.code, int) else ExitCode.NOT_ALL_PASSED)
+    except BaseException as exc:
+        try:
+            code = _ending(exc)
+        except BaseException:
+            traceback.print_exc()
+            code = ExitCode.NOT_ALL_PASSED
+        _exit_now(code)
+
+
 def cmd_worker(ns: argparse.Namespace) -> ExitCode:
     import asyncio
 
     from harness.config import ConfigError, load_config
-    from harness.scale.worker import serve
 
     try:
         config = load_config(ns.config)
     except ConfigError as exc:
         raise BadInput(str(exc)) from exc
-    asyncio.run(serve(config.scale, ns.concurrency or config.concurrency.tasks))
-    _exit_now(ExitCode.OK)
+    with _scale_extras():
+        from harness.scale.worker import serve
+    with _temporal_client():
+        asyncio.run(serve(config.scale, ns.concurrency or config.concurrency.tasks))
+        _exit_now(ExitCode.OK)
     return ExitCode.OK
 
 
@@ -567,6 +610,7 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
     import time
 
     from harness.morning import read_status, render_status
+    from harness.runner import signal_holder
     from harness.store import find_run
 
     scale = _scale(ns.config) if ns.config is not None else None
@@ -584,12 +628,13 @@ def cmd_stop(ns: argparse.Namespace) -> ExitCode:
             f"{run.root.parent} --resume {view.run_id}`"
         )
     try:
-        os.kill(pid, signal.SIGTERM)
+        sent = signal_holder(run.root.parent, pid, signal.SIGTERM)
     except PermissionError as exc:
         raise BadInput(f"pid {pid} runs as another user; run `harness stop` as that user") from exc
-    except ProcessLookupError:
-        pass  # it ended between the look and the signal: report what it left
-    print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    if sent:
+        print(f"harness: sent SIGTERM to pid {pid}; waiting for its summary", file=sys.stderr)
+    else:  # it ended between the look and the signal: report what it left
+        print(f"harness: pid {pid} ended before the signal; no signal sent", file=sys.stderr)
     deadline = time.monotonic() + ns.wait
     while _running(run) == pid and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -609,19 +654,21 @@ def _scale(config: Path) -> ScaleConfig:
 def _stop_cluster_night(ns: argparse.Namespace, scale: ScaleConfig) -> ExitCode:
     """`harness stop RUN --config cluster.yaml`: the night's `stop` signal, then its summary."""
     from harness.report import load_summary, render_markdown
-    from harness.scale.client import stop_night
 
     if ns.run is None:
         raise BadInput("--config with scale.engine temporal: name the night's run id (RUN)")
+    with _scale_extras():
+        from harness.scale.client import stop_night
     run_id = Path(ns.run).name  # a run id, or a run folder (named by its run id)
-    print(f"harness: stopping night {run_id}; waiting for its summary", file=sys.stderr)
-    code, folder = stop_night(scale, run_id, ns.wait)
-    if code is None:
-        print(f"harness: night {run_id} is still saving after {ns.wait:g} s", file=sys.stderr)
-    else:
-        _say(render_markdown(load_summary(folder)))
-        print(f"harness: night {run_id} ended with exit {int(code)}", file=sys.stderr)
-    _exit_now(ExitCode.OK)
+    with _temporal_client():
+        print(f"harness: stopping night {run_id}; waiting for its summary", file=sys.stderr)
+        code, folder = stop_night(scale, run_id, ns.wait)
+        if code is None:
+            print(f"harness: night {run_id} is still saving after {ns.wait:g} s", file=sys.stderr)
+        else:
+            _say(render_markdown(load_summary(folder)))
+            print(f"harness: night {run_id} ended with exit {int(code)}", file=sys.stderr)
+        _exit_now(ExitCode.OK)
     return ExitCode.OK
 
 
@@ -645,12 +692,25 @@ def main(argv: list[str] | None = None) -> int:
     }[args.command]
     try:
         return int(handler(args))
-    except BadInput as exc:
+    except (Exception, KeyboardInterrupt) as exc:
+        return _ending(exc)
+
+
+def _ending(exc: BaseException) -> int:
+    """The exit code of a command that ended in `exc`, said in one line on stderr; what is
+    not a known ending is raised again (a traceback: a harness bug)."""
+    from harness.fsio import write_refused
+
+    if isinstance(exc, BadInput):
         _tell(f"harness: {exc}")
         return ExitCode.BAD_INPUT
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         print("harness: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:  # `harness tasks list | head -1`: the answer was not wanted whole
+    if isinstance(exc, BrokenPipeError):  # `harness tasks list | head -1`: not wanted whole
         _silence_stdout()
         return ExitCode.OK
+    if write_refused(exc):  # a full disk: one line a person acts on, never a traceback
+        _tell(f"harness: halted: the run's records could not be written: {exc}")
+        return ExitCode.HALTED
+    raise exc

@@ -7,7 +7,9 @@ loss may lose the latest of them, never money or results, and no call waits on t
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
 import stat
 import tempfile
 from collections.abc import Callable, Mapping
@@ -15,7 +17,14 @@ from pathlib import Path
 
 from harness.keys import scrub
 
-__all__ = ["check_target", "parent_problem", "remove_stale_temps", "write_atomic", "write_log"]
+__all__ = [
+    "check_target",
+    "parent_problem",
+    "remove_stale_temps",
+    "write_atomic",
+    "write_log",
+    "write_refused",
+]
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -121,6 +130,24 @@ def _write(path: Path, text: str, verify: Callable[[Path], None] | None, durable
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+# The disk, not the path, refused: full, over quota, read-only, failing. A night that meets
+# one cannot keep its records (the run store, the run folder, events.jsonl), so it halts.
+_DISK_REFUSED = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
+_SQLITE_REFUSED = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR}
+
+
+def write_refused(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what caused it) is the disk refusing a write: an OSError such as
+    ENOSPC or EDQUOT, or SQLite's "database or disk is full" and I/O errors."""
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in _DISK_REFUSED:
+            return True
+        if isinstance(exc, sqlite3.Error) and exc.sqlite_errorcode & 0xFF in _SQLITE_REFUSED:
+            return True
+        exc = exc.__cause__
+    return False
 
 
 def remove_stale_temps(path: Path) -> list[Path]:

@@ -121,6 +121,9 @@ class CallRequest:
     tools: tuple[ToolSpec, ...] = ()
     rounds: tuple[ToolRound, ...] = ()
     tools_final: bool = False
+    # An optional call (the judge's): a refused key or account fails this call, not the
+    # night; the refusal is remembered, so no later optional call sends that key again.
+    fails_open: bool = False
 
 
 @dataclass(frozen=True)
@@ -289,9 +292,17 @@ class AuthenticationError(ProviderError):
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that turns a CallRequest into a Completion (or raises ProviderError)."""
+    """Anything that turns a CallRequest into a Completion (or raises ProviderError).
+
+    A provider subclasses this protocol, so it inherits the defaults below and states only
+    where it differs: `requests_per_call`, the most requests one call may make (continuation
+    hops: the paid-call layer reserves for every one); `billed`, whether a vendor bills the
+    usage it reports (a replay asks no vendor: its zero usage is the truth, not a missing
+    report, and its failures say nothing about the night's providers)."""
 
     name: str
+    requests_per_call: int = 1
+    billed: bool = True
 
     def complete(self, request: CallRequest) -> Completion: ...
 

@@ -43,21 +43,25 @@ def _scrubbed(value: Any) -> Any:
 class _JsonTee:
     """Processor: append the event as one JSON line to a file, then pass it on unchanged."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, on_fault: Callable[[BaseException], None]) -> None:
         self._stream = stream
+        self._on_fault = on_fault
         self._lock = threading.Lock()
         self._failed = False
 
     def __call__(self, _logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(event, default=str, sort_keys=False)
+        fault = None
         with self._lock:
             try:
                 self._stream.write(line + "\n")
                 self._stream.flush()
-            except (OSError, ValueError) as exc:  # a full disk must not stop the night
+            except (OSError, ValueError) as exc:  # told once; the logging code never sees it
                 if not self._failed:
-                    self._failed = True
-                    print(f"harness: events.jsonl not written: {exc}", file=sys.stderr)
+                    self._failed, fault = True, exc
+        if fault is not None:  # outside the lock: the fault's handler may log
+            print(f"harness: events.jsonl not written: {fault}", file=sys.stderr)
+            self._on_fault(fault)
         return event
 
 
@@ -79,8 +83,19 @@ def _escaped(value: Any) -> Any:
     return value
 
 
-def configure_logging(events: Path | None = None, *, level: str = "info", console: bool = True):
+def _ignore(_exc: BaseException) -> None:
+    pass
+
+
+def configure_logging(
+    events: Path | None = None,
+    *,
+    level: str = "info",
+    console: bool = True,
+    on_fault: Callable[[BaseException], None] = _ignore,
+):
     """Route every event to `events` (JSON lines) and, at `level` and up, to stderr.
+    `on_fault` is told, once, when `events` cannot be written (a full disk).
 
     Returns the open events file (or None) so the caller can close it at run end.
     """
@@ -92,7 +107,7 @@ def configure_logging(events: Path | None = None, *, level: str = "info", consol
         redact,
     ]
     if stream is not None:
-        processors.append(_JsonTee(stream))
+        processors.append(_JsonTee(stream, on_fault))
     processors.append(_printable)  # the file keeps the values; the terminal gets them escaped
     if console and _views:
         processors.append(_Feed(_views[-1]))
@@ -175,7 +190,9 @@ def _drop_all(_logger: Any, _name: str, _event: dict[str, Any]) -> dict[str, Any
 
 
 def close_logging(stream: TextIO | None, *, level: str = "info") -> None:
-    """Detach the run's events file (later events go to stderr only), then close it."""
+    """Detach the run's events file (later events go to stderr only), then close it. A
+    close that cannot flush (a full disk) loses only what the tee already said it lost."""
     configure_logging(None, level=level)
     if stream is not None:
-        stream.close()
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()

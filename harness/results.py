@@ -128,6 +128,7 @@ class StopCause(StrEnum):
     RUN_STOPPED = "run_stopped"  # a signal (SIGINT, SIGTERM)
     HALTED = "halted"  # a provider refused the key, or the account cannot pay
     CONTEXT_TOO_LONG = "context_too_long"  # the prompt does not fit the model: never resent
+    HIDDEN_ONLY = "hidden_only"  # every visible test passes, a hidden one fails: nothing to fix
     UP_TO_DATE = "up_to_date"  # passed before on the same inputs, and that file is in place
     FILTERED = "filtered"  # left out by --only
 
@@ -136,7 +137,7 @@ class StopCause(StrEnum):
 # and the summary lists each one under "Needs a human".
 CUT_SHORT = (StopCause.BUDGET, StopCause.RUN_STOPPED, StopCause.HALTED)
 # Causes the summary lists under "Needs a human": every stop a person has to act on.
-NEEDS_A_HUMAN = (*CUT_SHORT, StopCause.CONTEXT_TOO_LONG)
+NEEDS_A_HUMAN = (*CUT_SHORT, StopCause.CONTEXT_TOO_LONG, StopCause.HIDDEN_ONLY)
 
 
 class ReviewOutcome(StrEnum):

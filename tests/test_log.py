@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+from pathlib import Path
 
 import structlog
 
@@ -44,3 +46,18 @@ def test_console_output_follows_the_current_stderr(capsys) -> None:
     structlog.get_logger().warning("late_event")
 
     assert "late_event" in capsys.readouterr().err
+
+
+def test_an_events_file_the_disk_refuses_is_told_once_and_closes_quietly(capsys) -> None:
+    """/dev/full refuses every write with ENOSPC, as a full disk does: the fault handler is
+    told once (the night halts on it), logging goes on, and closing raises nothing."""
+    told: list[BaseException] = []
+    stream = configure_logging(Path("/dev/full"), console=False, on_fault=told.append)
+    try:
+        for n in range(3):
+            structlog.get_logger().info("tick", n=n)
+    finally:
+        close_logging(stream)
+
+    assert [getattr(e, "errno", None) for e in told] == [errno.ENOSPC]
+    assert capsys.readouterr().err.count("events.jsonl not written") == 1

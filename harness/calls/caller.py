@@ -31,6 +31,7 @@ from harness.llm import (
     AuthenticationError,
     CallRequest,
     Completion,
+    ErrorKind,
     Provider,
     ProviderError,
     Route,
@@ -75,10 +76,15 @@ class Caller:
         self._gates = gates if gates is not None else LocalGates()
         self._halt: AuthenticationError | None = None
         self._halt_lock = threading.Lock()
-        # Whether any provider answered at all: a night whose every request failed on the
-        # transport (refused, unreachable, reset) reached no one and must not look normal.
-        self._answered = threading.Event()
-        self._unanswered: ProviderError | None = None
+        # Refusals met by optional calls (CallRequest.fails_open), per provider: they fail
+        # those calls and the later optional ones, and halt nothing.
+        self._refused_optional: dict[str, AuthenticationError] = {}
+        # Whether any provider gave one usable reply (a completion): a night whose every
+        # request failed (unreachable, a gateway's error page, 5xx, a body that is not the
+        # vendor's) did nothing and must not look like a normal night.
+        self._usable = threading.Event()
+        self._unusable: ProviderError | None = None
+        self._records: BaseException | None = None
 
     @property
     def halted(self) -> AuthenticationError | None:
@@ -86,9 +92,39 @@ class Caller:
         return self._halt
 
     @property
-    def unreachable(self) -> ProviderError | None:
-        """The last transport failure, if requests were sent and no provider answered any."""
-        return None if self._answered.is_set() else self._unanswered
+    def unusable(self) -> ProviderError | None:
+        """The failure that halted the run because no provider had given a usable reply."""
+        return self._unusable
+
+    @property
+    def records_lost(self) -> BaseException | None:
+        """The write the disk refused that halted the run (its records cannot be kept)."""
+        return self._records
+
+    @property
+    def halt_reason(self) -> str | None:
+        """Why the run halted, in one line a person acts on, or None if it did not."""
+        if self._halt is not None:
+            return f"run halted: {self._halt}"
+        if self._records is not None:
+            return f"run halted: the night's records could not be written ({self._records})"
+        if self._unusable is not None:
+            return (
+                "run halted: no provider gave a usable reply to any of the night's requests "
+                f"(last: {self._unusable})"
+            )
+        return None
+
+    def halt_records(self, exc: BaseException) -> None:
+        """Stop every new call: a record of the night could not be written (a full disk), so
+        a call made now would be paid for and lost."""
+        with self._halt_lock:
+            first = self._records is None and self._halt is None
+            if first:
+                self._records = exc
+        self._stop.set()
+        if first:
+            log.error("run_halted", reason="records", error=str(exc))
 
     def spent_task(self, task_id: str) -> Decimal:
         """What the task has cost so far (this run, including any resumed part)."""
@@ -106,8 +142,7 @@ class Caller:
             provider = self._providers[r.route.provider]
             amount += worst_case(r, price, provider)
         dearest = max(price.input, price.cache_write, price.cache_read)
-        hops = getattr(provider, "requests_per_call", 1)
-        amount += grow_tokens * dearest * hops / MILLION
+        amount += grow_tokens * dearest * provider.requests_per_call / MILLION
         return self._budget.could_fit(requests[0].task_id, amount)
 
     def call(self, request: CallRequest) -> PricedCompletion:
@@ -127,8 +162,8 @@ class Caller:
             if self._stop.is_set() and is_retryable(exc):
                 raise self._stopped() from exc  # the stop, not the fault, ended the retries
             log_exhausted(request, exc, loop)
-            if exc.transport and not self._answered.is_set():
-                self._halt_unreachable(exc)
+            if self._nothing_usable(request, exc):
+                self._halt_unusable(exc)
             raise
         retries = loop.statistics.get("attempt_number", 1) - 1
         completion = dataclasses.replace(completion, retries=retries)
@@ -169,23 +204,26 @@ class Caller:
                 self._halt_run(elsewhere)
             if self._stop.is_set():  # checked after the waits, not before them
                 raise self._stopped()
+            refused = self._refused_optional.get(name)
+            if refused is not None and request.fails_open:
+                raise refused  # that key was refused once: an optional call never resends it
             request, worst, reservation = self._reserve(request)
             price = self._prices.get(request.route.model, request.route.pricing)
             handle = self._log.open_call(request, worst)
             try:
                 completion = self._providers[name].complete(request)
             except AuthenticationError as exc:
-                self._gates.halt(exc)  # told before the gate opens for the next request
-                self._halt_run(exc)
+                if request.fails_open:  # the judge never stops a night
+                    self._refused_optional[name] = exc
+                    log.warning("optional_call_refused", step=request.step, error=str(exc))
+                else:
+                    self._gates.halt(exc)  # told before the gate opens for the next request
+                    self._halt_run(exc)
                 self._settle(request, reservation, handle, failed_try(request, exc), price)
                 raise
             except ProviderError as exc:
                 if exc.status is not None:  # the server answered without refusing the key
                     self._gates.prove(name)
-                if exc.transport and exc.billed == Usage():  # nothing came back at all
-                    self._unanswered = exc
-                else:
-                    self._answered.set()
                 amount = self._settle_failed(request, reservation, handle, exc, price, worst)
                 failed.append(amount)
                 raise
@@ -195,7 +233,7 @@ class Caller:
                 self._settle(request, reservation, handle, failed_try(request, None), price, worst)
                 raise
             self._gates.prove(name)
-            self._answered.set()
+            self._usable.set()
             return self._settle_answered(request, reservation, handle, completion, worst)
 
     def _reserve(self, request: CallRequest) -> tuple[CallRequest, Decimal, Any]:
@@ -267,7 +305,7 @@ class Caller:
         price = self._prices.get(request.route.model, request.route.pricing)
         provider = self._providers[request.route.provider]
         amount = None  # a replay (not billed): its zero usage is the truth
-        if getattr(provider, "billed", True):
+        if provider.billed:
             billed = charge_answer(completion, request, self._prices, worst, provider)
             amount = billed.amount
             if billed.problem:  # the report is not a bill: keep it out of records and sums
@@ -301,23 +339,34 @@ class Caller:
         if first:
             log.error("run_halted", provider=exc.provider, status=exc.status, error=str(exc))
 
-    def _halt_unreachable(self, exc: ProviderError) -> None:
-        """Stop every new call: a request used up its retries and no provider has answered
-        one request all night (refused, unreachable), so the next would fare the same."""
-        first = not self._stop.is_set()
+    def _nothing_usable(self, request: CallRequest, exc: ProviderError) -> bool:
+        """Whether a call that failed for good shows the night can do nothing: no provider
+        has given one usable reply, and the failure is neither a refusal nor a rate limit
+        nor a replay's missing recording (a provider that bills nothing)."""
+        if isinstance(exc, AuthenticationError) or exc.kind is ErrorKind.RATE_LIMIT:
+            return False  # a refusal halts the run on its own; a busy vendor works
+        if request.fails_open:
+            return False  # an optional call stops nothing
+        return self._providers[request.route.provider].billed and not self._usable.is_set()
+
+    def _halt_unusable(self, exc: ProviderError) -> None:
+        """Stop every new call: a request failed for good and no provider has given one
+        usable reply all night (unreachable, error pages, bodies not the vendor's), so the
+        next would fare the same."""
+        with self._halt_lock:
+            first = self._unusable is None and not self._usable.is_set()
+            if first:
+                self._unusable = exc
         self._stop.set()
         if first:
-            log.error("run_halted", provider=exc.provider, reason="unreachable", error=str(exc))
+            log.error("run_halted", provider=exc.provider, reason="no_usable_reply", error=str(exc))
 
     def _stopped(self) -> RunStopped | BudgetExceeded:
         """Why no new call is made, the one reason every task it stops reports: the halt,
         else the budget refusal that stopped the run, else a signal."""
-        if self._halt is not None:
-            return RunStopped(f"run halted: {self._halt}", StopCause.HALTED)
-        if self.unreachable is not None:
-            return RunStopped(
-                f"run halted: no provider answered ({self.unreachable})", StopCause.HALTED
-            )
+        reason = self.halt_reason
+        if reason is not None:
+            return RunStopped(reason, StopCause.HALTED)
         refusal = self._budget.refusal
         if refusal is not None:
             return refusal.again()

@@ -104,8 +104,7 @@ def charge_answer(
 ) -> Charge:
     """`charge` for an answered try of the paid-call layer, logged when it is not the
     reported usage's price on the route's model."""
-    hops = getattr(provider, "requests_per_call", 1)
-    billed = charge(completion, request.route, prices, worst, hops)
+    billed = charge(completion, request.route, prices, worst, provider.requests_per_call)
     if billed.problem or completion.model != request.route.model:
         log.warning(
             "call_usage_implausible" if billed.problem else "call_model_differs",
@@ -127,7 +126,7 @@ def charge_failure(
     most the vendor can bill for it, so the cap bounds the vendor's bill; so is one whose
     billed usage cannot be true (that report is then dropped from `exc`); any other failure,
     the usage the vendor reported before it failed (usually nothing)."""
-    max_output = request.route.max_tokens * getattr(provider, "requests_per_call", 1)
+    max_output = request.route.max_tokens * provider.requests_per_call
     record = Completion("", exc.billed, StopReason.ERROR, request.route.model, exc.provider)
     problem = implausible(record, max_output)
     if problem:

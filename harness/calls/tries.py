@@ -75,7 +75,7 @@ def worst_case(request: CallRequest, price: Price, provider: Provider) -> Decima
     plus what it has produced so far on each hop, so hop k may bill the prompt, k earlier
     outputs as input, and a full output of its own.
     """
-    hops = getattr(provider, "requests_per_call", 1)
+    hops = provider.requests_per_call
     price = reserve_price(price, request.route.service_tier)
     dearest_input = max(price.input, price.cache_write, price.cache_read)
     one = estimate_worst_case(request.prompt, request.route, price)

@@ -175,6 +175,8 @@ class ToolBox:
             content = tool(args)
         except _Refused as refused:
             return self._answer(call, "", refused.reason)
+        except OSError as exc:  # the disk under a read root, not the model: that call's error
+            return self._answer(call, "", f"{args.get('path')!r} cannot be read ({exc.strerror})")
         shown = len(content.encode("utf-8"))
         self.step_used += shown
         self.task_used += shown
@@ -233,16 +235,24 @@ class ToolBox:
         return _cut("\n".join(lines), self._room())
 
     def _walk(self, folder: Path, depth: int) -> list[str]:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError as exc:  # an unreadable folder: said for that path, never a fault
+            shown = self.confinement.shown(folder)
+            raise _Refused(f"{shown!r} cannot be listed ({exc.strerror})") from None
         lines = []
-        for entry in sorted(folder.iterdir()):
-            admitted = self.confinement.admit(entry.resolve(), entry.name)
+        for entry in entries:
+            admitted = self._in(entry)
             if isinstance(admitted, Refusal):
                 continue
             name = self.confinement.shown(folder / entry.name)
             is_dir = admitted.is_dir()
             lines.append(name + ("/" if is_dir else ""))
             if is_dir and depth > 1:
-                lines.extend(self._walk(admitted, depth - 1))
+                try:
+                    lines.extend(self._walk(admitted, depth - 1))
+                except _Refused as refused:
+                    lines.append(f"  [{refused.reason}]")
         return lines
 
     def _grep(self, args: dict) -> str:
@@ -271,7 +281,14 @@ class ToolBox:
         if not target.is_dir():
             return [target]
         found = []
-        for root, dirs, files in os.walk(target):
+
+        def unreadable(exc: OSError) -> None:
+            if Path(exc.filename or "") == target:  # the folder asked for; below it, skipped
+                raise _Refused(
+                    f"{self.confinement.shown(target)!r} cannot be listed ({exc.strerror})"
+                )
+
+        for root, dirs, files in os.walk(target, onerror=unreadable):
             dirs[:] = sorted(d for d in dirs if not isinstance(self._in(Path(root) / d), Refusal))
             for name in sorted(files):
                 admitted = self._in(Path(root) / name)
@@ -288,7 +305,11 @@ class ToolBox:
             self._reads.setdefault(str(path), fingerprint(path, data))
 
     def _in(self, path: Path) -> Path | Refusal:
-        return self.confinement.admit(path.resolve(), path.name)
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop: left out, never a fault
+            return Refusal(f"{path.name!r} cannot be resolved ({type(exc).__name__})")
+        return self.confinement.admit(target, path.name)
 
 
 def _text_bytes(target: Path, rel: str) -> bytes:

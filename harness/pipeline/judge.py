@@ -74,7 +74,8 @@ def _judge(task: TaskState, best: Best, signals: list[str]) -> tuple[JudgeOutcom
     spec, env = task.spec, task.env
     prompt_set = env.prompts[spec.type]
     prompt = prompt_set.render("judge", {**task.context, "code": best.code})
-    request = CallRequest(env.router.judge_route(), prompt, spec.id, "judge", best.attempt)
+    route = env.router.judge_route()
+    request = CallRequest(route, prompt, spec.id, "judge", best.attempt, fails_open=True)
     if not env.caller.fits(request):  # a refused reservation would stop the run: never ask
         log.info("judge", outcome=JudgeOutcome.SKIPPED.value, why="budget", signals=signals)
         return JudgeOutcome.SKIPPED, []
@@ -83,7 +84,7 @@ def _judge(task: TaskState, best: Best, signals: list[str]) -> tuple[JudgeOutcom
     except (BudgetExceeded, RunStopped) as exc:
         log.info("judge", outcome=JudgeOutcome.SKIPPED.value, why=str(exc), signals=signals)
         return JudgeOutcome.SKIPPED, []
-    except ProviderError as exc:  # a refused key too: the Caller has halted the run already
+    except ProviderError as exc:  # a refused key too: the judge's call fails open
         log.warning("judge", outcome=JudgeOutcome.ERROR.value, why=str(exc), signals=signals)
         return JudgeOutcome.ERROR, []
     if completion.stop_reason is not StopReason.END:

@@ -58,6 +58,8 @@ def _run(task: TaskState, prior: Prior) -> TaskResult:
         status, reason, cause = _stopped(task), str(exc), exc.cause
     except PromptTooLong as exc:
         status, reason, cause = None, str(exc), StopCause.CONTEXT_TOO_LONG
+    except OnlyHiddenFail as exc:
+        status, reason, cause = None, str(exc), StopCause.HIDDEN_ONLY
     except Exception as exc:
         # Not a stop this loop knows: ship what was already paid for, then let the runner's
         # one catch-all classify the fault (and halt the run on refused credentials).
@@ -147,10 +149,20 @@ def _stop_reason(task: TaskState) -> str | None:
     best = task.tracker.best
     if best is not None and best.result.all_passed:
         return "all tests pass"
+    if best is not None and _only_hidden_fail(best.result):
+        raise OnlyHiddenFail(best.result)
+    if best is not None and not best.result.failing() and best.result.uncarried():
+        # A fix prompt would show no failure: the ones left are the boundary's (warnings).
+        return "only tests the value boundary could not carry a value of fail"
     # Without any scored attempt there is nothing to improve on: only max_attempts bounds it.
     if best is not None and task.since_best >= task.env.loop.stop_after_no_improvement:
         return f"no improvement in {task.since_best} attempts"
     return None
+
+
+def _only_hidden_fail(result: TestResult) -> bool:
+    """Hidden tests fail and no visible one does: a fix prompt would show no failure."""
+    return result.hidden_passed < result.hidden_total and not result.failing()
 
 
 def _count(task: TaskState, record: AttemptRecord) -> None:
@@ -195,6 +207,19 @@ def _loop(task: TaskState) -> str:
 class PromptTooLong(Exception):
     """The model refused a prompt as too long: the task's attempts end here, since the next
     would send the same material again."""
+
+
+class OnlyHiddenFail(Exception):
+    """Every visible test passes and only hidden tests fail: a fix prompt would list no
+    failure (hidden tests are never shown), so no fix is bought; a person decides."""
+
+    def __init__(self, result: TestResult) -> None:
+        failing = result.hidden_total - result.hidden_passed
+        super().__init__(
+            f"every visible test passes but {failing} of {result.hidden_total} hidden test(s) "
+            "fail; a fix prompt would show no failure, so none was bought: check the hidden "
+            "tests against the visible ones and the port"
+        )
 
 
 def _stopped(task: TaskState) -> TaskStatus | None:

@@ -20,6 +20,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     ErrorKind,
+    Provider,
     ProviderError,
     StopReason,
     ToolCall,
@@ -36,6 +37,7 @@ from harness.providers.errors import (
     is_context_too_long,
     kind_for_status,
     malformed,
+    not_a_reply,
     outcome_unknown,
     read_key,
     redact,
@@ -67,7 +69,7 @@ _RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RuntimeError)
 
 
-class AnthropicProvider:
+class AnthropicProvider(Provider):
     """Claude through the `anthropic` SDK, SDK retries off (Caller owns retries).
 
     The base URL is never passed: the SDK reads ANTHROPIC_BASE_URL itself (gateways).
@@ -136,11 +138,12 @@ class AnthropicProvider:
         with self._client.messages.stream(**params) as stream:
             kind = stream.response.headers.get("content-type", "")
             if not kind.startswith("text/event-stream"):
-                raise malformed(
-                    NAME,
+                what = (
                     f"expected an event stream, got {kind or 'no content-type'}"
-                    " (does the gateway pass streaming through?)",
+                    " (does the gateway pass streaming through?)"
                 )
+                vendors = _a_message(stream.response)  # the vendor's, un-streamed: billed
+                raise malformed(NAME, what) if vendors else not_a_reply(NAME, what)
             began = ended = False
             try:
                 for event in stream:
@@ -288,6 +291,21 @@ def _cut(error: ProviderError, stream: Any, began: bool) -> ProviderError:
     The server answered (its headers arrived), so this is no transport failure."""
     error.transport = False
     return outcome_unknown(with_billed_usage(error, _snapshot_usage(stream, began)))
+
+
+def _a_message(response: Any) -> bool:
+    """Whether a body that is no event stream may still be the vendor's message (a gateway
+    that ignored `stream`): JSON with the vendor's `usage`, or a JSON object cut or garbled
+    on the way. An HTML page, an empty body or JSON without `usage` is not."""
+    try:
+        raw = response.read()
+    except httpx2.HTTPError:
+        return True  # a body cut on the way: whose it was is unknown
+    try:
+        body = json.loads(raw or b"null")
+    except ValueError:
+        return raw.lstrip().startswith(b"{")
+    return isinstance(body, dict) and isinstance(body.get("usage"), dict)
 
 
 def _snapshot_usage(stream: Any, began: bool) -> Usage:

@@ -26,6 +26,7 @@ __all__ = [
     "is_context_too_long",
     "kind_for_status",
     "malformed",
+    "not_a_reply",
     "outcome_unknown",
     "read_key",
     "redact",
@@ -182,13 +183,15 @@ def rpc_retry_delay_s(details: object) -> float | None:
 # Failures before the request was sent: the vendor cannot have billed for it. Every other
 # transport failure (a read timeout, a connection lost mid-answer) may follow a billed request.
 _NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout, httpx2.ProxyError)
-# A gateway that lost its upstream: the vendor may have answered, and billed, all the same.
-_GATEWAY_LOST = (502, 504)
+# A gateway that gave up waiting for the vendor: the vendor may have answered, and billed,
+# all the same (a timeout after the request was sent). Any other 5xx is a server's error
+# (the vendor's, or a gateway's error page), which the vendor does not bill.
+_GATEWAY_TIMEOUT = 504
 
 
 def gateway_lost(status: int | None) -> bool:
     """An HTTP error status behind which the vendor may still have billed the request."""
-    return status in _GATEWAY_LOST
+    return status == _GATEWAY_TIMEOUT
 
 
 def outcome_unknown(error: ProviderError) -> ProviderError:
@@ -238,7 +241,8 @@ def describe(exc: BaseException) -> str:
 
 
 def malformed(provider: str, what: str, billed: Usage | None = None) -> ProviderError:
-    """A 200 whose body is unusable. Retried as transient: usually a gateway hiccup, bounded.
+    """A 200 whose body is the vendor's but unusable (truncated, garbled, incomplete).
+    Retried as transient: usually a gateway hiccup, bounded.
 
     The vendor answered, so it billed: `billed` when the body said how much, else unknown.
     """
@@ -249,6 +253,16 @@ def malformed(provider: str, what: str, billed: Usage | None = None) -> Provider
         provider=provider,
         billed=billed or Usage(),
         outcome_unknown=billed is None,
+    )
+
+
+def not_a_reply(provider: str, what: str) -> ProviderError:
+    """A 200 whose body is not the vendor's reply at all: an HTML page, JSON without the
+    vendor's fields (a gateway's or a proxy's page). Retried as transient. Nothing says the
+    vendor billed anything, so nothing is charged: a night that gets only such pages halts
+    (calls.Caller) rather than paying for them."""
+    return ProviderError(
+        ErrorKind.TRANSIENT, f"not the vendor's reply: {what}", 200, provider=provider
     )
 
 

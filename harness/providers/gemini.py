@@ -9,6 +9,7 @@ billed hop is counted and a failure part-way reports what was already billed.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
 from typing import Any
@@ -22,6 +23,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     ErrorKind,
+    Provider,
     ProviderError,
     ServiceTier,
     StopReason,
@@ -36,6 +38,7 @@ from harness.providers.errors import (
     is_context_too_long,
     kind_for_status,
     malformed,
+    not_a_reply,
     outcome_unknown,
     read_key,
     redact,
@@ -73,7 +76,7 @@ _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 FLEX_TIMEOUT_S = 900.0
 
 
-class GeminiProvider:
+class GeminiProvider(Provider):
     """Gemini through the `google-genai` SDK (Gemini Developer API, API key).
 
     The client is kept on the provider for its whole life: it closes its HTTP client when
@@ -217,7 +220,7 @@ class GeminiProvider:
             error = transport_error(exc, NAME)
             if error is None and not isinstance(exc, _MALFORMED):
                 raise
-            raise with_billed_usage(error or malformed(NAME, describe(exc)), billed) from exc
+            raise with_billed_usage(error or _unreadable(exc), billed) from exc
 
     def _body_s(self, config: types.GenerateContentConfig) -> float:
         """How long the whole request may take from the moment it is sent (headers arrive
@@ -245,6 +248,15 @@ class GeminiProvider:
             wait = rpc_retry_delay_s(exc.details) if wait is None else wait
         lost = gateway_lost(exc.code)
         return ProviderError(kind, text, exc.code, wait, provider=NAME, outcome_unknown=lost)
+
+
+def _unreadable(exc: Exception) -> ProviderError:
+    """A 200 body the SDK could not read: the vendor's JSON object, garbled or cut (billed,
+    by an unknown amount), or no JSON object at all (an HTML page, an empty body: not the
+    vendor's reply, nothing billed)."""
+    if isinstance(exc, json.JSONDecodeError) and not exc.doc.lstrip().startswith("{"):
+        return not_a_reply(NAME, describe(exc))
+    return malformed(NAME, describe(exc))
 
 
 def _cannot_pay(code: int, status: str, message: str) -> bool:

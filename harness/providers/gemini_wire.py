@@ -21,7 +21,7 @@ from harness.llm import (
     Usage,
     encode_tool_turn,
 )
-from harness.providers.errors import malformed
+from harness.providers.errors import malformed, not_a_reply
 
 __all__ = [
     "NAME",
@@ -155,6 +155,8 @@ def read_response(response: Any) -> Hop:
         reason = getattr(feedback.block_reason, "value", feedback.block_reason)
         detail = f"prompt blocked: {reason} {feedback.block_reason_message or ''}".strip()
         raise Outcome(StopReason.REFUSAL, detail, usage)
+    if usage is None and not response.candidates:  # JSON, but not the vendor's reply
+        raise not_a_reply(NAME, "neither usage_metadata nor candidates")
     if usage is None:
         raise malformed(NAME, "no usage_metadata, so the call cannot be priced")
     if not response.candidates:

@@ -29,6 +29,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     ErrorKind,
+    Provider,
     ProviderError,
     StopReason,
     ToolCall,
@@ -86,7 +87,7 @@ _RETRYABLE = (ErrorKind.RATE_LIMIT, ErrorKind.TRANSIENT)
 _MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
-class OpenAIProvider:
+class OpenAIProvider(Provider):
     """Chat Completions on one endpoint through the `openai` SDK, SDK retries off (Caller
     owns retries). `name` is the endpoint's: the routes, slots and prices use it."""
 

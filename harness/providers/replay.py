@@ -21,6 +21,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     ErrorKind,
+    Provider,
     ProviderError,
     RecordedCall,
     StopReason,
@@ -32,7 +33,7 @@ __all__ = ["ReplayProvider"]
 log = structlog.get_logger()
 
 
-class ReplayProvider:
+class ReplayProvider(Provider):
     """A Provider answering from recorded calls: zero usage (so $0), zero latency."""
 
     name = "replay"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.runner.args import RunArgs
 from harness.runner.inputs import check_inputs, load_task_list, write_check
-from harness.runner.lock import LOCK_NAME, LockHeld, RunLock, live_holder
+from harness.runner.lock import LOCK_NAME, LockHeld, RunLock, live_holder, signal_holder
 from harness.runner.pool import execute, exit_code
 from harness.runner.wiring import open_run
 
@@ -19,5 +19,6 @@ __all__ = [
     "live_holder",
     "load_task_list",
     "open_run",
+    "signal_holder",
     "write_check",
 ]

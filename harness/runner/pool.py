@@ -15,7 +15,7 @@ from decimal import Decimal
 import structlog
 
 from harness.errors import ExitCode
-from harness.fsio import remove_stale_temps
+from harness.fsio import remove_stale_temps, write_refused
 from harness.llm import AuthenticationError, ProviderError
 from harness.log import scrub
 from harness.pipeline import TaskFault, run_task
@@ -46,6 +46,8 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
             run.parts.store.record_task(run.parts.rundir.run_id, result, run.plan.digests[spec.id])
         except Exception as exc:  # the result stands in the summary even if the store fails
             log.error("task_record_failed", error=repr(exc))
+            if write_refused(exc):
+                run.parts.env.caller.halt_records(exc)
         if not started:  # done before (resume, up to date): its task_finished is logged
             return result
         # Logged once recorded: a kill after this line leaves a task a resume will not redo.
@@ -62,9 +64,9 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
 
 def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     """A task the run stopped before it started: why, for a person and for a resume."""
-    halt = run.parts.env.caller.halted
+    halt = run.parts.env.caller.halt_reason
     if halt is not None:
-        return skipped(spec, f"run halted: {halt}", StopCause.HALTED)
+        return skipped(spec, halt, StopCause.HALTED)
     if run.parts.budget.refusal is not None:
         return skipped(spec, f"budget: {run.parts.budget.refusal}", StopCause.BUDGET)
     return skipped(spec, "interrupted", StopCause.RUN_STOPPED)
@@ -79,6 +81,11 @@ def _faulted(run: Run, result: TaskResult, cause: BaseException | None) -> TaskR
     elif isinstance(cause, ProviderError):
         log.error("task_provider_error", error=str(cause))
         reason = f"provider: {cause}"
+        if cause is run.parts.env.caller.unusable:  # this failure halted the run
+            stop = StopCause.HALTED
+    elif write_refused(cause):  # the disk refused a record: no call may go unrecorded
+        run.parts.env.caller.halt_records(cause)
+        reason, stop = run.parts.env.caller.halt_reason or f"run halted: {cause}", StopCause.HALTED
     else:
         tb = "".join(traceback.format_exception(cause)) if cause else ""
         log.error("task_crashed", error=repr(cause), traceback=tb)
@@ -134,8 +141,7 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[list[int]]:
 
 
 def _status(run: Run, interrupted: bool) -> RunStatus:
-    caller = run.parts.env.caller
-    if caller.halted is not None or caller.unreachable is not None:
+    if run.parts.env.caller.halt_reason is not None:
         return RunStatus.HALTED
     if run.parts.budget.stopped:
         return RunStatus.BUDGET_STOPPED
@@ -160,8 +166,24 @@ def execute(run: Run, clock: Callable[[], dt.datetime] | None = None) -> RunSumm
             _drain(run, results)
         finally:  # the pool has drained: nothing spends or ships after this summary
             summary = _summarise(run, results, started, now(), bool(received))
-            run.closing.after_summary(write_summary(run.parts.rundir.root, summary))
+            summary = _record_summary(run, summary)
             log.info("run_finished", status=summary.status.value, spent_usd=str(summary.spent_usd))
+    return summary
+
+
+def _record_summary(run: Run, summary: RunSummary) -> RunSummary:
+    """Write the summary and mark the run finished. A disk that refuses them halts the night:
+    the summary returned (printed, and the exit code) says so, the console being its only
+    record left."""
+    try:
+        run.closing.after_summary(write_summary(run.parts.rundir.root, summary))
+    except Exception as exc:
+        if not write_refused(exc):
+            raise
+        run.parts.env.caller.halt_records(exc)
+        if summary.status is RunStatus.HALTED:  # its notes say why already
+            return summary
+        return replace(summary, status=RunStatus.HALTED, notes=_halt_notes(run) + summary.notes)
     return summary
 
 
@@ -217,24 +239,24 @@ def _summarise(
 
 def _halt_notes(run: Run) -> tuple[str, ...]:
     """What halted the run and what a person must do before the next night."""
-    halt = run.parts.env.caller.halted
-    unreachable = run.parts.env.caller.unreachable
-    if halt is None and unreachable is not None:
-        return (
-            f"run halted: no provider answered any of the night's requests (last: "
-            f"{unreachable.provider}: {unreachable}). Check the network, the gateway and the "
-            "*_BASE_URL variables, then finish this night with "
-            f"`harness run {run.plan.task_list or 'TASKS.yaml'} --run-dir {run.parts.rundir.base} "
-            f"--resume {run.parts.rundir.run_id}`",
-        )
-    if halt is None:
+    caller = run.parts.env.caller
+    reason = caller.halt_reason
+    if reason is None:
         return ()
-    return (
-        f"run halted: {halt}. No call was sent after this refusal; every task it stopped is "
-        "listed below. Fix the key or the account, then finish this night with "
+    if caller.halted is not None:
+        todo = (
+            "No call was sent after this refusal; every task it stopped is listed below. "
+            "Fix the key or the account"
+        )
+    elif caller.records_lost is not None:
+        todo = f"No call was sent after it. Free space under {run.parts.rundir.base}"
+    else:
+        todo = "Check the network, the gateway and the *_BASE_URL variables"
+    resume = (
         f"`harness run {run.plan.task_list or 'TASKS.yaml'} --run-dir {run.parts.rundir.base} "
-        f"--resume {run.parts.rundir.run_id}`",
+        f"--resume {run.parts.rundir.run_id}`"
     )
+    return (f"{reason}. {todo}, then finish this night with {resume}",)
 
 
 def _review_notes(results) -> tuple[str, ...]:

@@ -280,11 +280,12 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     deliver = _delivery(args, inputs, run_id)
     vendors = batch_vendors(args, inputs)
     rundir = _begin(args, store, run_id, budget)
-    events = configure_logging(rundir.events, level=args.log_level)
     stop = threading.Event()
     calls = _CallLogs(store.call_log(run_id), rundir)
     router = Router.from_config(inputs.config, args.provider if args.provider != "live" else None)
     caller = _caller(inputs, budget, calls, stop, shared.gates)
+    # An events file the disk refuses halts the night like any other record it cannot keep.
+    events = configure_logging(rundir.events, level=args.log_level, on_fault=caller.halt_records)
     record = functools.partial(store.record_attempt, run_id)
     env = _task_env(inputs, sandbox, caller, router, rundir, record)
     tool_log = _tool_log(args, store.tool_log(run_id, rundir.root))

@@ -29,6 +29,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     ErrorKind,
+    Provider,
     ProviderError,
     StopReason,
     Usage,
@@ -93,7 +94,7 @@ class _Task:
         return mutate.render(self.solution, self.sites, mutations)
 
 
-class SimProvider:
+class SimProvider(Provider):
     """Provider that answers from each task's `solution`, degraded by seeded AST mutations."""
 
     name = "sim"

@@ -158,9 +158,15 @@ class Paths:
         return None
 
     def _folder(self, rel: str, folder: Path) -> str | None:
-        """Whatever in a support folder the sandbox could not copy, or that leads outside."""
+        """Whatever in a support folder the sandbox could not copy, or that leads outside.
+
+        Walked as the sandbox copies it, links followed; each folder's `chain` is the real
+        paths of the folders it is reached through, so a link back into one of them (a loop,
+        which would copy forever) is refused before the walk follows it."""
         count = 0
-        for parent, dirs, files in os.walk(folder):
+        chains = {str(folder): frozenset({folder.resolve()})}
+        for parent, dirs, files in os.walk(folder, followlinks=True):
+            chain = chains.pop(parent)
             for name in (*dirs, *files):
                 count += 1
                 if count > MAX_SUPPORT_ENTRIES:
@@ -172,6 +178,16 @@ class Paths:
                 problem = self._entry(rel, folder, entry)
                 if problem:
                     return problem
+            for name in dirs:
+                entry = Path(parent) / name
+                real = entry.resolve()
+                if real in chain:
+                    shown = f"{rel.rstrip('/')}/{entry.relative_to(folder)}"
+                    return (
+                        f"{shown!r} leads back into {real} (a symlink loop): copying the "
+                        "folder would never end; remove the link"
+                    )
+                chains[str(entry)] = chain | {real}
         return None
 
     def _entry(self, rel: str, folder: Path, entry: Path) -> str | None:

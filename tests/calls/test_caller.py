@@ -17,6 +17,7 @@ from harness.llm import (
     Completion,
     ErrorKind,
     Prompt,
+    Provider,
     ProviderError,
     Route,
     StopReason,
@@ -34,7 +35,7 @@ FAST = RetryPolicy(max_attempts=5, backoff_base_s=0, backoff_max_s=0)
 BILLED = Usage(input_tokens=400, output_tokens=990)  # a stream cut near its end
 
 
-class Flaky:
+class Flaky(Provider):
     """Fails `failures` times with a billed, transient stream cut, then answers."""
 
     name = "fake"

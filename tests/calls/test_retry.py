@@ -19,6 +19,7 @@ from harness.llm import (
     Completion,
     ErrorKind,
     Prompt,
+    Provider,
     ProviderError,
     Route,
     StopReason,
@@ -41,7 +42,7 @@ OK = Completion("ok", Usage(10, 0, 0, 5), StopReason.END, MODEL, "scripted")
 UNBILLED = Usage()
 
 
-class Scripted:
+class Scripted(Provider):
     """A Provider that plays back completions and errors, counting calls."""
 
     name = "scripted"

@@ -21,6 +21,7 @@ from harness.llm import (
     Completion,
     ErrorKind,
     Prompt,
+    Provider,
     ProviderError,
     Route,
     StopReason,
@@ -40,7 +41,7 @@ REQUEST = CallRequest(ROUTE, Prompt("s", "stable " * 50, "variable"), "t1", "fix
 FAST = RetryPolicy(max_attempts=2, backoff_base_s=0, backoff_max_s=0)
 
 
-class Reports:
+class Reports(Provider):
     """Answers every request with `text` and the given usage, as model `model`."""
 
     name = "fake"
@@ -52,18 +53,16 @@ class Reports:
         return Completion(self.text, self.usage, StopReason.END, self.model, "fake")
 
 
-class FailsBilled:
+class FailsBilled(Provider):
     """Fails with a vendor's error status, reporting `billed` as already charged."""
 
     name = "fake"
 
     def __init__(self, billed: Usage) -> None:
-        self.billed = billed
+        self.bill = billed
 
     def complete(self, request: CallRequest) -> Completion:
-        raise ProviderError(
-            ErrorKind.FATAL, "bad request", 400, provider="fake", billed=self.billed
-        )
+        raise ProviderError(ErrorKind.FATAL, "bad request", 400, provider="fake", billed=self.bill)
 
 
 WORST = worst_case(REQUEST, PRICES.get(MODEL), Reports(Usage()))

@@ -134,3 +134,66 @@ def test_a_credential_file_inside_the_roots_is_never_read_or_listed(box, name):
         False,
         False,
     )
+
+
+@pytest.fixture
+def tangled(box: ToolBox) -> ToolBox:
+    """The box's folder plus links that loop (to themselves, to each other) beside a file."""
+    lib = box.confinement.base / "lib"
+    (lib / "self.py").symlink_to("self.py")
+    (lib / "a").symlink_to("b")
+    (lib / "b").symlink_to("a")
+    return box
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("list_dir", {"path": "lib"}),
+        ("list_dir", {"path": ".", "depth": 2}),
+        ("grep", {"path": "lib", "text": "return"}),
+        ("grep", {"path": ".", "text": "return"}),
+        ("read_file", {"path": "lib/a"}),
+    ],
+)
+def test_symlink_loops_in_a_read_root_never_fault_a_round(tangled, tool, args):
+    """A link that loops is left out of a listing or a search (or is an error result when
+    named), and the rest of the call is answered: never a harness fault."""
+    result = ask(tangled, tool, **args)
+
+    if tool == "read_file":
+        assert result.is_error
+    else:
+        assert (result.is_error, "helper" in result.content or "42" in result.content) == (
+            False,
+            True,
+        ), result.content
+
+
+def test_an_unreadable_folder_is_an_error_for_that_path_and_the_round_goes_on(box, monkeypatch):
+    """A folder the harness may not list (EACCES) is an error result when named, a marked line
+    in a listing of its parent, skipped by a search; the other calls of the round answer."""
+    locked = box.confinement.base / "lib" / "locked"
+    locked.mkdir()
+    (locked / "inner.py").write_text("return 7\n")
+    real_listdir, real_scandir = os.listdir, os.scandir
+
+    def refused(path):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "listdir", lambda p=".": refused(p) or real_listdir(p))
+    monkeypatch.setattr(os, "scandir", lambda p=".": refused(p) or real_scandir(p))
+    calls = (
+        ToolCall("c1", "list_dir", json.dumps({"path": "lib/locked"})),
+        ToolCall("c2", "list_dir", json.dumps({"path": "lib", "depth": 2})),
+        ToolCall("c3", "grep", json.dumps({"path": "lib", "text": "return"})),
+        ToolCall("c4", "read_file", json.dumps({"path": "lib/helper.py"})),
+    )
+
+    named, listing, search, read = box.run(calls)
+
+    assert (named.is_error, "cannot be listed" in named.content) == (True, True)
+    assert (listing.is_error, "locked/" in listing.content) == (False, True)
+    assert (search.is_error, "inner.py" in search.content) == (False, False)
+    assert (read.is_error, read.content) == (False, "def helper():\n    return 42\n")

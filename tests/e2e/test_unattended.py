@@ -4,6 +4,7 @@ determinism under concurrency, and concurrency that really overlaps within its l
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import shutil
@@ -14,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import harness.fsio as fsio
 import harness.runner.wiring as wiring
 import harness.sim as sim
 import harness.testrun as testrun
+from harness.cli import main
 from harness.runner import LOCK_NAME
 from tests._night import Task, db_rows, events, kill_tree, run_cli, start_cli, wait_for, write_tasks
 
@@ -342,3 +345,67 @@ def test_configured_task_concurrency_is_the_default(slow_sim, tmp_path: Path) ->
 
     assert code == 0
     assert _most_open(events(root)) == 3
+
+
+# A disk that fills mid-night. The fault is injected at the write layer (fsio._write, which
+# every run-folder file goes through) as the kernel reports it: OSError ENOSPC.
+
+
+def _disk_full(monkeypatch: pytest.MonkeyPatch, refuses) -> None:
+    """From the first write that `refuses(path)` names on, fsio writes fail as a full disk's
+    do; `refuses` sees every path and whether the disk is full already."""
+    real, full = fsio._write, []
+
+    def write(path, text, verify, durable):
+        if full or refuses(Path(path)):
+            full.append(path)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real(path, text, verify, durable)
+
+    monkeypatch.setattr(fsio, "_write", write)
+
+
+def test_a_night_whose_call_records_cannot_be_written_halts_with_its_cause_in_the_summary(
+    tmp_path, monkeypatch
+) -> None:
+    """The run folder's copy of the first call fails (ENOSPC): no further call is made, the
+    night ends `halted`, exit 4, and summary.json (still writable) says why."""
+    tasks = write_tasks(tmp_path / "tasks", [Task(n) for n in "abc"])
+    real = fsio._write
+
+    def calls_refused(path, text, verify, durable):
+        if "calls" in path.parts:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real(path, text, verify, durable)
+
+    monkeypatch.setattr(fsio, "_write", calls_refused)
+
+    code, summary, root = run_cli(tasks, tmp_path / "runs", "--concurrency", "1")
+
+    notes = " ".join(summary["notes"])
+    calls = db_rows(root.parent / "harness.db", "SELECT COUNT(*) FROM calls")[0][0]
+    assert (code, summary["status"], calls) == (4, "halted", 1)
+    assert "records could not be written" in notes and "No space left on device" in notes
+    assert [t["cause"] for t in summary["tasks"]] == ["halted"] * 3
+
+
+def test_a_disk_that_fills_mid_night_exits_4_with_one_line_and_no_traceback(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Every write fails from the first call's record on, the summary's too: exit 4, one
+    `halted` line on stderr naming the cause, no traceback (none chained from closing)."""
+    tasks = write_tasks(tmp_path / "tasks", [Task(n) for n in "abc"])
+    _disk_full(monkeypatch, lambda path: "calls" in path.parts)
+    runs = tmp_path / "runs"
+    argv = ["run", str(tasks), "--provider", "sim", "--run-dir", str(runs), "--log-level", "error"]
+
+    code = main([*argv, "--concurrency", "1"])
+
+    err = capsys.readouterr().err
+    halted = [line for line in err.splitlines() if "halted" in line]
+    assert (code, "Traceback" in err, (runs / "latest" / "summary.json").exists()) == (
+        4,
+        False,
+        False,
+    ), err
+    assert halted and all("No space left on device" in line for line in halted), err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -173,3 +174,33 @@ def test_status_shows_a_call_in_flight_as_held_not_as_spent(
         "2.5",
     )
     assert "$2.50 held" in line
+
+
+def test_a_stale_lock_whose_pid_was_reused_is_neither_signalled_nor_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A night killed with SIGKILL leaves its lock file; once its pid belongs to an unrelated
+    process, `stop` refuses (exit 2, no signal sent) and `status` says the night stopped."""
+    tasks = write_tasks(tmp_path / "tasks", [Task("a", solved=True, slow_s=60)])
+    runs = tmp_path / "runs"
+    proc = start_cli(tasks, runs, log=tmp_path / "log")
+    try:
+        assert wait_for(lambda: count(runs / "latest", "run_started") == 1, 300, proc)
+    finally:
+        kill_tree(proc)
+        proc.wait()
+    lock = runs / ".harness.lock"
+    stale = json.loads(lock.read_text())
+    unrelated = subprocess.Popen(["sleep", "600"])
+    try:
+        lock.write_text(json.dumps({**stale, "pid": unrelated.pid}) + "\n")
+
+        stopped = main(["stop", str(runs), "--wait", "0"])
+        said = capsys.readouterr().err
+        view = _status(capsys, runs)
+        alive = unrelated.poll() is None
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+    assert (stopped, "is not running" in said, alive) == (2, True, True), said
+    assert view["state"] == "stopped"

@@ -17,6 +17,7 @@ from harness.llm import (
     CallRequest,
     Completion,
     Prompt,
+    Provider,
     Route,
     StopReason,
     ToolCall,
@@ -31,7 +32,7 @@ PROMPT = Prompt("system", "reference and tests " * 40, "fix this")
 CODE = "```python\ndef add(a, b):\n    return a + b\n```\n"
 
 
-class AskingModel:
+class AskingModel(Provider):
     """Asks for `asks[i]` files in round i while it may; answers with code when told to."""
 
     name = "anthropic"

@@ -16,7 +16,14 @@ from structlog.testing import capture_logs
 from harness.budget import Budget
 from harness.calls.caller import Caller
 from harness.config import JudgeConfig
-from harness.llm import Completion, ErrorKind, ProviderError, StopReason, Usage
+from harness.llm import (
+    AuthenticationError,
+    Completion,
+    ErrorKind,
+    ProviderError,
+    StopReason,
+    Usage,
+)
 from harness.pipeline import run_task
 from harness.pipeline.judge import compared_test_literals
 from harness.report import render_metrics
@@ -144,6 +151,35 @@ def test_a_provider_fault_in_the_judge_fails_open(tmp_path, spec) -> None:
     result = run_task(spec, env)
 
     assert (result.status, result.judge) == (TaskStatus.PASSED, JudgeOutcome.ERROR)
+
+
+def test_a_refused_key_on_the_judges_route_fails_open_and_the_night_goes_on(tmp_path, spec) -> None:
+    """A 401 on the judge's call is the outcome `error`: the run is not halted, no stop is
+    set, and the next task's calls are still made; a later judge call on that key is not
+    sent again."""
+
+    class RefusesJudge(ScriptedProvider):
+        def complete(self, request):
+            if request.step == "judge":
+                self.requests.append(request)
+                raise AuthenticationError(ErrorKind.AUTH, "invalid x-api-key", 401, provider="sim")
+            return super().complete(request)
+
+    provider = RefusesJudge(_script())
+    env, _ = _judged_env(tmp_path, provider)
+
+    first = run_task(spec, env)
+    provider.requests.clear()
+    second = run_task(replace(spec, id="calc2"), env)
+
+    assert (first.status, first.judge, second.status, second.judge) == (
+        TaskStatus.PASSED,
+        JudgeOutcome.ERROR,
+        TaskStatus.PASSED,
+        JudgeOutcome.ERROR,
+    )
+    assert env.caller.halt_reason is None
+    assert [s for s, _ in provider.steps()] == ["write", "review", "fix"]
 
 
 def test_the_gate_stays_shut_without_a_signal_or_below_full_visible_passes(tmp_path, spec) -> None:

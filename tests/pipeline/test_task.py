@@ -13,7 +13,7 @@ import pytest
 from harness.budget import Budget
 from harness.calls.caller import Caller
 from harness.config import LoopConfig, load_config
-from harness.llm import CallRequest, Completion, StopReason, Usage
+from harness.llm import CallRequest, Completion, Provider, StopReason, Usage
 from harness.pipeline import TaskEnv, run_task
 from harness.prompts import PromptSet, default_prompts_dir
 from harness.results import Outcome, ReviewOutcome, StopCause, TaskStatus, TestCase, TestResult
@@ -45,7 +45,7 @@ def scripted_tests(spec: TaskSpec, candidate: str) -> TestResult:
     return TestResult(tuple(cases), output="OUTPUT-OF-EVERY-TEST")
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Answers each (step, attempt) from a script; remembers every request."""
 
     name = "sim"
@@ -579,3 +579,27 @@ def test_a_comment_kept_from_the_reference_is_not_refused_as_a_placeholder(tmp_p
     result = run_task(spec, env)
 
     assert (result.status, result.attempts[0].extraction_error) == (TaskStatus.PASSED, None)
+
+
+def test_only_hidden_tests_failing_buys_no_fix_and_needs_a_human(tmp_path, spec) -> None:
+    """Every visible test passes and a hidden one fails: a fix prompt would list no failure,
+    so no fix call is made; the task ends partial with a cause the summary lists for a person."""
+
+    def hidden_fails(spec: TaskSpec, candidate: str) -> TestResult:
+        visible = tuple(TestCase(f"test_calc.py::t{i}", Outcome.PASSED) for i in range(TOTAL))
+        hidden = TestCase("hidden.py::h0", Outcome.FAILED, "AssertionError", "", hidden=True)
+        return TestResult((*visible, hidden), output="")
+
+    provider = ScriptedProvider({("write", 1): reply(5), ("review", 1): "CLEAN"})
+    env, _ = make_env(tmp_path, provider)
+    env = replace(env, run_tests=hidden_fails)
+
+    result = run_task(spec, env)
+
+    assert provider.steps() == [("write", 1), ("review", 1)]
+    assert (result.status, result.cause, len(result.attempts)) == (
+        TaskStatus.PARTIAL,
+        StopCause.HIDDEN_ONLY,
+        1,
+    )
+    assert "hidden" in result.reason

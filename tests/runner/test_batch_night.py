@@ -22,6 +22,7 @@ from harness.llm import (
     Completion,
     EntryOutcome,
     Prompt,
+    Provider,
     Route,
     ServiceTier,
     StopReason,
@@ -38,7 +39,7 @@ MODEL = "claude-sonnet-5-5"
 RUN = "r1"
 
 
-class Vendor:
+class Vendor(Provider):
     """An interactive provider whose reply's usage stays inside the request's worst case."""
 
     name = "sim"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import LOCK_NAME, LockHeld, RunLock
+from harness.runner import LOCK_NAME, LockHeld, RunLock, live_holder, signal_holder
 
 _HOLDER = textwrap.dedent(
     """
@@ -131,3 +131,30 @@ def test_holder_that_exits_cleanly_releases(tmp_path: Path, holder) -> None:
         now = json.loads((tmp_path / "runs" / LOCK_NAME).read_text())
 
     assert (said, now["pid"], now["started_at"]) == ("released", os.getpid(), lock.started_at)
+
+
+def test_live_holder_names_the_process_that_holds_the_lock(tmp_path: Path, holder) -> None:
+    """A night holding the lock in another process is its live holder."""
+    proc, _ = holder
+
+    assert live_holder(tmp_path / "runs") == proc.pid
+
+
+def test_a_leftover_lock_whose_pid_was_reused_has_no_live_holder(tmp_path: Path, holder) -> None:
+    """After a SIGKILL the pid in the file may name an unrelated live process: not a holder,
+    and signal_holder sends it nothing."""
+    proc, _ = holder
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    lock = tmp_path / "runs" / LOCK_NAME
+    unrelated = subprocess.Popen(["sleep", "600"])
+    try:
+        lock.write_text(json.dumps({**json.loads(lock.read_text()), "pid": unrelated.pid}))
+
+        found = live_holder(tmp_path / "runs")
+        sent = signal_holder(tmp_path / "runs", unrelated.pid, signal.SIGTERM)
+        alive = unrelated.poll() is None
+    finally:
+        unrelated.kill()
+        unrelated.wait()
+    assert (found, sent, alive) == (None, False, True)

@@ -147,6 +147,29 @@ def test_support_may_name_a_folder(task_dir: Path) -> None:
     assert spec.support == ((task_dir / "fixtures").resolve(),)
 
 
+@pytest.mark.parametrize(
+    "links",
+    [
+        {"fixtures/loop": "."},  # a folder that holds itself
+        {"fixtures/deep/up": "../.."},  # an ancestor, further down
+        {"fixtures/a/to_b": "../b", "fixtures/b/to_a": "../a"},  # two links, each the other's way
+    ],
+    ids=["self", "ancestor", "mutual"],
+)
+def test_a_support_folder_whose_links_loop_is_refused_at_load(task_dir: Path, links) -> None:
+    """Copying a support folder follows its links: one that leads back into itself would copy
+    forever (the test run would crash after its paid call), so the list is refused, naming it."""
+    for name in ("fixtures/deep", "fixtures/a", "fixtures/b"):
+        (task_dir / name).mkdir(parents=True)
+    for link, target in links.items():
+        (task_dir / link).symlink_to(target)
+    path = write(task_dir / "tasks.yaml", VALID + "    support: [fixtures/]\n")
+
+    found = problems(path)
+
+    assert len(found) == 1 and "symlink loop" in found[0] and "fixtures/" in found[0], found
+
+
 FIVE_PROBLEMS = """
 tasks:
   - id: calc
