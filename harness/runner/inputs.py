@@ -236,10 +236,11 @@ def _guarded(args: RunArgs, config: HarnessConfig) -> dict[Path, str]:
     return {Path(p).resolve(): name for p, name in files.items() if p is not None}
 
 
-def _check_resume(args: RunArgs) -> None:
+def _check_resume(args: RunArgs, config: HarnessConfig) -> None:
     """A run named to --resume must be in the run directory's store: looked up before the
-    lock and the store would create anything there."""
-    if args.resume in (None, "latest"):
+    lock and the store would create anything there. A night on Temporal is looked up there by
+    its id instead (harness/scale/client.py): its run store is written when it closes."""
+    if args.resume in (None, "latest") or config.scale.engine == "temporal":
         return
     if not (args.run_dir / "harness.db").is_file():
         raise BadInput(
@@ -260,7 +261,7 @@ def check_inputs(args: RunArgs) -> Inputs:
             f"--budget-usd must be a positive amount of USD up to {MAX_USD:,}, "
             f"not {args.budget_usd}"
         )
-    _check_resume(args)
+    _check_resume(args, config)
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
     _check_first_call(args, config, prices)

@@ -28,11 +28,13 @@ from harness.report import SCHEMA, load_summary, render_html, render_markdown
 from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
 from harness.scale.gather import gather
 from harness.scale.payloads import Closing, Night, Shard, night_dir, shard_dir
+from harness.scale.shard import UNREACHABLE
 from harness.store import Store
 
-__all__ = ["close_night", "run_task"]
+__all__ = ["HALTED", "close_night", "run_task", "unreachable"]
 
 _PR_SET_PDEATHSIG = 1
+HALTED = "Halted"  # the failure type of an outage outlasting scale.patience_s: exit 4
 # Worst first: the night's exit code is the worst of its tasks', in runner.exit_code's order.
 _EXIT_ORDER = (
     ExitCode.HALTED,
@@ -74,9 +76,22 @@ async def run_task(shard: Shard) -> int:
         raise
     if code == ExitCode.BAD_INPUT:
         raise ApplicationError(f"task {shard.task_id}: bad input", type="BadInput")
+    if code == UNREACHABLE:
+        raise unreachable(shard.task_id)
     if code not in _EXIT_ORDER:  # locked by a shard still alive, interrupted, crashed: again
         raise ApplicationError(f"task {shard.task_id}: shard exited {code}; retrying")
     return code
+
+
+def unreachable(task_id: str) -> ApplicationError:
+    """The failure that halts the night: the task's shard waited `scale.patience_s` for the
+    database and it never came back (the shard's log names the outage)."""
+    return ApplicationError(
+        f"task {task_id}: scale.database stayed unreachable past scale.patience_s; the night "
+        "halts (resume it with --resume RUN_ID once the database is back)",
+        type=HALTED,
+        non_retryable=True,
+    )
 
 
 async def _wait(proc: asyncio.subprocess.Process, beat: float) -> int:

@@ -19,7 +19,7 @@ from harness.errors import BadInput, ExitCode
 from harness.runner import LockHeld, RunArgs, RunLock, check_inputs, execute, exit_code, open_run
 from harness.scale.payloads import Shard, shard_dir
 
-__all__ = ["run_shard"]
+__all__ = ["UNREACHABLE", "refusal_code", "run_shard"]
 
 
 def _run_args(shard: Shard) -> RunArgs:
@@ -61,6 +61,20 @@ def run_shard(shard: Shard) -> ExitCode:
         lock.release()
 
 
+# The shard's exit when a service it needs (scale.database) stayed unreachable past
+# scale.patience_s: weather, not bad input (EX_UNAVAILABLE; between a worker and its shard only).
+UNREACHABLE = 69
+
+
+def refusal_code(exc: BadInput) -> int:
+    """A start-up refusal's exit: UNREACHABLE when an outage caused it, else bad input."""
+    try:
+        from harness.budget.shared import unreachable
+    except ImportError:  # no psycopg: no database to be out
+        return ExitCode.BAD_INPUT
+    return UNREACHABLE if unreachable(exc) else ExitCode.BAD_INPUT
+
+
 def main(argv: list[str]) -> int:
     from harness.log import configure_logging
 
@@ -69,7 +83,7 @@ def main(argv: list[str]) -> int:
         return int(run_shard(Shard.from_json(json.loads(argv[0]))))
     except BadInput as exc:
         print(f"harness shard: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return refusal_code(exc)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from harness.config import ScaleConfig
 from harness.errors import BadInput
 from harness.scale.activities import close_night, run_task
 from harness.scale.batchsteps import batch_poll, batch_submit
+from harness.scale.build import night_queue
+from harness.scale.connection import connection_options
 from harness.scale.night import NightWorkflow, SliceWorkflow
 from harness.scale.payloads import closing_queue
 
@@ -30,7 +32,7 @@ GRACE = timedelta(seconds=10)
 async def connect(scale: ScaleConfig) -> Client:
     """The cluster's Temporal client; a server that cannot be reached is bad input (exit 2)."""
     try:
-        return await Client.connect(scale.temporal.address, namespace=scale.temporal.namespace)
+        return await Client.connect(scale.temporal.address, **connection_options(scale))
     except RuntimeError as exc:
         raise BadInput(
             f"scale.temporal.address {scale.temporal.address}: cannot connect ({exc}); start "
@@ -39,14 +41,14 @@ async def connect(scale: ScaleConfig) -> Client:
 
 
 async def serve(scale: ScaleConfig, concurrency: int) -> None:
-    """Run tasks of `scale.temporal.task_queue`, `concurrency` at a time, until SIGTERM/SIGINT;
-    a night's closing step runs beside them in a slot of its own."""
+    """Run tasks of this build's nights on `scale.temporal.task_queue`, `concurrency` at a
+    time, until SIGTERM/SIGINT; a night's closing step runs beside them in a slot of its own."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     client = await connect(scale)
-    queue = scale.temporal.task_queue
+    queue = night_queue(scale)  # this build's nights only (harness/scale/build.py)
     with ThreadPoolExecutor(1) as executor:
         tasks = Worker(
             client,
