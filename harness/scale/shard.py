@@ -10,7 +10,9 @@ one configuration per process and the run lock hold as they do on one machine.
 
 from __future__ import annotations
 
+import ctypes
 import json
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +21,7 @@ from harness.errors import BadInput, ExitCode
 from harness.runner import LockHeld, RunArgs, RunLock, check_inputs, execute, exit_code, open_run
 from harness.scale.payloads import Shard, shard_dir
 
-__all__ = ["UNREACHABLE", "refusal_code", "run_shard"]
+__all__ = ["UNREACHABLE", "die_with_parent", "ready", "refusal_code", "run_forked", "run_shard"]
 
 
 def _run_args(shard: Shard) -> RunArgs:
@@ -73,6 +75,26 @@ def refusal_code(exc: BadInput) -> int:
     except ImportError:  # no psycopg: no database to be out
         return ExitCode.BAD_INPUT
     return UNREACHABLE if unreachable(exc) else ExitCode.BAD_INPUT
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """This process gets SIGKILL when the process that started it dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def ready() -> None:
+    """A warm process's first fork, which proves it has imported everything (warm.start)."""
+
+
+def run_forked(payload: str) -> None:
+    """A shard forked from a worker's warm process (harness/scale/warm.py): it dies with
+    that process, and exits with the shard's code."""
+    die_with_parent()
+    sys.exit(main([payload]))
 
 
 def main(argv: list[str]) -> int:

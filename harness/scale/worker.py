@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 
 from harness.config import ScaleConfig
 from harness.errors import BadInput
+from harness.scale import warm
 from harness.scale.activities import close_night, run_task
 from harness.scale.batchsteps import batch_poll, batch_submit
 from harness.scale.build import night_queue
@@ -48,6 +49,7 @@ async def serve(scale: ScaleConfig, concurrency: int) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     client = await connect(scale)
+    warm.start()  # the process each task is forked from, with the harness imported
     queue = night_queue(scale)  # this build's nights only (harness/scale/build.py)
     with ThreadPoolExecutor(1) as executor:
         tasks = Worker(
@@ -66,7 +68,10 @@ async def serve(scale: ScaleConfig, concurrency: int) -> None:
             max_concurrent_activities=1,
             graceful_shutdown_timeout=GRACE,
         )
-        async with tasks, closing:
-            log.info("worker_serving", task_queue=queue, slots=concurrency)
-            await stop.wait()
-            log.info("worker_stopping")
+        try:
+            async with tasks, closing:
+                log.info("worker_serving", task_queue=queue, slots=concurrency)
+                await stop.wait()
+                log.info("worker_stopping")
+        finally:
+            warm.stop()
