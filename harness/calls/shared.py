@@ -26,7 +26,7 @@ import psycopg
 import structlog
 
 from harness.budget import LedgerError
-from harness.budget.shared import connect
+from harness.budget.shared import Session, connect
 from harness.calls.gate import DEFAULT_SLOTS
 from harness.keys import scrub
 from harness.llm import AuthenticationError, ErrorKind
@@ -48,7 +48,14 @@ _SLOT_WAIT_S = (0.02, 0.5)  # a request waiting for a free slot asks again after
 class SharedGates:
     """The `Gates` of one process of a distributed night named `night`."""
 
-    def __init__(self, url: str, night: str, limits: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        night: str,
+        limits: Mapping[str, int] | None = None,
+        *,
+        patience_s: float = 0.0,
+    ) -> None:
         self._night = night
         self._limits = dict(limits or {})
         self._held: set[str] = set()  # slots this process holds (one session: locks re-enter)
@@ -56,16 +63,20 @@ class SharedGates:
         self._state_lock = threading.Lock()  # one statement at a time on the state connection
         self._local: dict[str, threading.Lock] = {}  # this process's threads queue here first
         self._proven: set[str] = set()
-        try:
-            self._state = connect(url)
-            self._gate = connect(url)  # holds the advisory locks
-            self._slots = connect(url)  # holds the request slots
-            with self._state.transaction():
-                self._state.execute("SELECT pg_advisory_xact_lock(7240)")
+        # Each connection outlives an outage of the database for up to `patience_s`
+        # (budget/shared.py, Session); the locks a lost session held went with it.
+        what = "shared gates"
+        self._state = Session(url, what, patience_s=patience_s)
+        self._gate = Session(url, what, patience_s=patience_s)  # holds the advisory locks
+        self._slots = Session(url, what, patience_s=patience_s, on_reconnect=self._held.clear)
+
+        def schema(db: psycopg.Connection) -> None:
+            with db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(7240)")
                 for statement in _SCHEMA:
-                    self._state.execute(statement)
-        except psycopg.Error as exc:
-            raise LedgerError(f"shared gates (scale.database): {exc}; check the URL") from exc
+                    db.execute(statement)
+
+        self._state.run(schema)
 
     @contextmanager
     def passage(self, provider: str) -> Iterator[None]:
@@ -77,15 +88,24 @@ class SharedGates:
                 yield
                 return
             key = f"{self._night}/{provider}"
-            self._gate.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, key))
+            self._gate.run(
+                lambda db: db.execute(
+                    "SELECT pg_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, key)
+                )
+            )
             try:
                 if self._is_proven(provider):
                     self._proven.add(provider)
                 yield
             finally:
-                self._gate.execute(
-                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, key)
-                )
+                try:  # a session lost meanwhile let the lock go with it
+                    self._gate.run(
+                        lambda db: db.execute(
+                            "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, key)
+                        )
+                    )
+                except LedgerError as exc:
+                    log.warning("gate_release_failed", gate=key, error=scrub(str(exc)))
 
     @contextmanager
     def slot(self, provider: str, stopping: Callable[[], bool]) -> Iterator[None]:
@@ -109,10 +129,12 @@ class SharedGates:
         slot then goes with this process's session (logged)."""
         with self._slot_lock:
             try:
-                self._slots.execute(
-                    "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SLOT_CLASS, key)
+                self._slots.run(
+                    lambda db: db.execute(
+                        "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_SLOT_CLASS, key)
+                    )
                 )
-            except psycopg.Error as exc:
+            except LedgerError as exc:
                 log.warning("slot_release_failed", slot=key, error=scrub(str(exc)))
             finally:
                 self._held.discard(key)
@@ -124,12 +146,11 @@ class SharedGates:
                 key = f"{self._night}/{provider}/{n}"
                 if key in self._held:  # this session's own lock would be granted again
                     continue
-                try:
-                    row = self._slots.execute(
+                row = self._slots.run(
+                    lambda db, key=key: db.execute(
                         "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_SLOT_CLASS, key)
                     ).fetchone()
-                except psycopg.Error as exc:
-                    raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+                )
                 if row and row[0]:
                     self._held.add(key)
                     return key
@@ -172,17 +193,11 @@ class SharedGates:
 
     def _write(self, query: str, params: tuple) -> None:
         with self._state_lock:
-            try:
-                self._state.execute(query, params)
-            except psycopg.Error as exc:
-                raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+            self._state.run(lambda db: db.execute(query, params))
 
     def _read(self, query: str, params: tuple) -> tuple | None:
         with self._state_lock:
-            try:
-                return self._state.execute(query, params).fetchone()
-            except psycopg.Error as exc:
-                raise LedgerError(f"shared gates (scale.database): {exc}") from exc
+            return self._state.run(lambda db: db.execute(query, params).fetchone())
 
     def _local_lock(self, provider: str) -> threading.Lock:
         with self._state_lock:

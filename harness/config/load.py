@@ -126,6 +126,16 @@ def _amount_problems(raw: dict[str, Any]) -> list[tuple[Loc, str]]:
     return problems
 
 
+def _resolve_tls_files(raw: dict[str, Any], folder: Path) -> None:
+    """scale.temporal.tls's files, relative to the config's folder as `prices` is."""
+    tls = raw.get("scale", {}).get("temporal", {}).get("tls")
+    if not isinstance(tls, dict):
+        return
+    for key in ("server_ca", "client_cert", "client_key"):
+        if isinstance(tls.get(key), str) and tls[key]:
+            tls[key] = str((folder / tls[key]).resolve())
+
+
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
@@ -163,6 +173,7 @@ def load_config(path: Path | None = None) -> HarnessConfig:
         raw = _merge(raw, override)
         if isinstance(override.get("prices"), str) and override["prices"]:
             raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
+        _resolve_tls_files(raw, Path(path).parent)
     problems = _amount_problems(raw)
     override = (doc.data or {}) if doc else {}
     try:

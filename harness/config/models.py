@@ -206,6 +206,23 @@ class BatchConfig(_Strict):
         return at if at > local else at + dt.timedelta(days=1)
 
 
+class TemporalTLS(_Strict):
+    """TLS to the Temporal frontend (docs/scale.md, "Temporal Cloud and TLS"): the server's
+    CA and name to check it by, and this process's client certificate and key (mTLS)."""
+
+    enabled: bool
+    server_ca: Path | None  # PEM; null: the system's roots
+    server_name: str | None  # the name its certificate carries; null: the address's host
+    client_cert: Path | None  # PEM, with client_key, for a server that asks for one
+    client_key: Path | None
+
+    @model_validator(mode="after")
+    def _pair(self) -> TemporalTLS:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("client_cert and client_key go together: set both (mTLS) or neither")
+        return self
+
+
 class TemporalConfig(_Strict):
     """Where a distributed night's Temporal service is (docs/scale.md)."""
 
@@ -214,6 +231,8 @@ class TemporalConfig(_Strict):
     task_queue: str = Field(min_length=1)
     heartbeat_s: Seconds  # a worker silent this long is dead: its task goes to another
     slice_tasks: int  # tasks per child workflow (docs/scale.md)
+    tls: TemporalTLS
+    api_key_env: str | None = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")  # the key's variable
 
     @field_validator("slice_tasks", mode="before")
     @classmethod
@@ -240,6 +259,7 @@ class ScaleConfig(_Strict):
     engine: Literal["local", "temporal"]
     temporal: TemporalConfig
     database: str | None  # the workers' shared budget ledger; null = none (one machine)
+    patience_s: Seconds  # an outage of Temporal or the database waited out this long, then halt
 
     @field_validator("database")
     @classmethod

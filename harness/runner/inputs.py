@@ -21,6 +21,7 @@ from harness.guardrails import Policy, PolicyError, load_policy
 from harness.pricing import MILLION, PriceTable
 from harness.prompts import PromptError, PromptSet, default_prompts_dir, known_types, task_context
 from harness.results import money
+from harness.router import Router
 from harness.runner.args import RunArgs
 from harness.tasks import TaskListError, TaskSpec, YamlError, load_tasks, read_yaml
 
@@ -233,18 +234,21 @@ def _check_ledger(args: RunArgs, config: HarnessConfig) -> None:
 
 def _check_first_call(args: RunArgs, config: HarnessConfig, prices: PriceTable) -> None:
     """The write step's route must fit under the caps, or every task's first call is refused
-    and the night does nothing (a max_tokens typo, a cap in cents)."""
-    route = config.routes[config.steps["write"]]
+    and the night does nothing (a max_tokens typo, a cap in cents). The write reserves for the
+    output cap the router gives it: the route's `max_tokens`, or `step_max_tokens.write` when
+    that is smaller."""
+    tier = config.steps["write"]
+    route = Router.from_config(config).route("write")
     worst = route.max_tokens * prices.get(route.model, route.provider).output / MILLION
     budget = config.budget
     caps = {"run": budget.run_cap(args.budget_usd, dt.datetime.now()), "task": budget.task_cap_usd}
     for kind, cap in caps.items():
         if cap is not None and worst > cap:
             raise BadInput(
-                f"the write step's route {config.steps['write']!r} may cost {money(worst)} per "
-                f"call ({route.max_tokens} output tokens of {route.model}), more than the "
-                f"{kind} cap ${cap}: no task could start; lower routes.{config.steps['write']}"
-                ".max_tokens in harness.yaml, or raise the cap"
+                f"the write step's route {tier!r} may cost {money(worst)} per call "
+                f"({route.max_tokens} output tokens of {route.model}), more than the {kind} "
+                f"cap ${cap}: no task could start; lower step_max_tokens.write or "
+                f"routes.{tier}.max_tokens in harness.yaml, or raise the cap"
             )
 
 
@@ -258,10 +262,11 @@ def _guarded(args: RunArgs, config: HarnessConfig) -> dict[Path, str]:
     return {Path(p).resolve(): name for p, name in files.items() if p is not None}
 
 
-def _check_resume(args: RunArgs) -> None:
+def _check_resume(args: RunArgs, config: HarnessConfig) -> None:
     """A run named to --resume must be in the run directory's store: looked up before the
-    lock and the store would create anything there."""
-    if args.resume in (None, "latest"):
+    lock and the store would create anything there. A night on Temporal is looked up there by
+    its id instead (harness/scale/client.py): its run store is written when it closes."""
+    if args.resume in (None, "latest") or config.scale.engine == "temporal":
         return
     if not (args.run_dir / "harness.db").is_file():
         raise BadInput(
@@ -282,7 +287,7 @@ def check_inputs(args: RunArgs) -> Inputs:
             f"--budget-usd must be a positive amount of USD up to {MAX_USD:,}, "
             f"not {args.budget_usd}"
         )
-    _check_resume(args)
+    _check_resume(args, config)
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BadInput(f"--concurrency must be 1 to {MAX_CONCURRENCY}, not {args.concurrency}")
     _check_first_call(args, config, prices)

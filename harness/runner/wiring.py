@@ -138,8 +138,11 @@ def _shared(args: RunArgs, inputs: Inputs, run_id: str, cap: Decimal) -> _Shared
             "remove scale.database from the config"
         ) from exc
     night = args.budget_scope or run_id
-    ledger = open_shared_ledger(database, Scope(f"run:{night}", cap), day=args.provider == "live")
-    gates = SharedGates(database, night, inputs.config.provider_limits)
+    patience = inputs.config.scale.patience_s  # an outage is weather: waited out this long
+    ledger = open_shared_ledger(
+        database, Scope(f"run:{night}", cap), day=args.provider == "live", patience_s=patience
+    )
+    gates = SharedGates(database, night, inputs.config.provider_limits, patience_s=patience)
 
     def close() -> None:
         gates.close()

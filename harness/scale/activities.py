@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import datetime as dt
 import json
-import signal
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -28,11 +25,13 @@ from harness.report import SCHEMA, load_summary, render_html, render_markdown
 from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
 from harness.scale.gather import gather
 from harness.scale.payloads import Closing, Night, Shard, night_dir, shard_dir
+from harness.scale.shard import UNREACHABLE, die_with_parent
+from harness.scale.warm import exited, start_shard
 from harness.store import Store
 
-__all__ = ["close_night", "run_task"]
+__all__ = ["HALTED", "close_night", "run_task", "unreachable"]
 
-_PR_SET_PDEATHSIG = 1
+HALTED = "Halted"  # the failure type of an outage outlasting scale.patience_s: exit 4
 # Worst first: the night's exit code is the worst of its tasks', in runner.exit_code's order.
 _EXIT_ORDER = (
     ExitCode.HALTED,
@@ -50,41 +49,50 @@ _STATUS_ORDER = (
 
 
 def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent()
 
 
 @activity.defn(name="run_task")
 async def run_task(shard: Shard) -> int:
-    """One task through today's runner in a process of its own; its exit code."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "harness.scale.shard",
-        json.dumps(shard.to_json()),
-        preexec_fn=_die_with_parent,
-    )
+    """One task through today's runner in a process of its own, forked from the worker's warm
+    process (harness/scale/warm.py); its exit code."""
+    proc = await start_shard(json.dumps(shard.to_json()))
+    ended = asyncio.ensure_future(exited(proc))
     beat = max(shard.night.heartbeat_s / 4, 0.2)
     try:
-        code = await _wait(proc, beat)
+        code = await _wait(ended, beat)
     except asyncio.CancelledError:  # stopped (harness stop, a worker shutting down): it saves
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        await asyncio.shield(_wait(proc, beat))  # alive while it saves, so not retried as dead
+        if not ended.done():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                proc.terminate()  # SIGTERM
+        await asyncio.shield(_wait(ended, beat))  # alive while it saves, so not retried as dead
         raise
     if code == ExitCode.BAD_INPUT:
         raise ApplicationError(f"task {shard.task_id}: bad input", type="BadInput")
+    if code == UNREACHABLE:
+        raise unreachable(shard.task_id)
     if code not in _EXIT_ORDER:  # locked by a shard still alive, interrupted, crashed: again
         raise ApplicationError(f"task {shard.task_id}: shard exited {code}; retrying")
     return code
 
 
-async def _wait(proc: asyncio.subprocess.Process, beat: float) -> int:
+def unreachable(task_id: str) -> ApplicationError:
+    """The failure that halts the night: the task's shard waited `scale.patience_s` for the
+    database and it never came back (the shard's log names the outage)."""
+    return ApplicationError(
+        f"task {task_id}: scale.database stayed unreachable past scale.patience_s; the night "
+        "halts (resume it with --resume RUN_ID once the database is back)",
+        type=HALTED,
+        non_retryable=True,
+    )
+
+
+async def _wait(ended: asyncio.Future[int], beat: float) -> int:
     """The shard's exit code, heartbeating every `beat` seconds until it ends."""
     while True:
         activity.heartbeat()
         try:
-            return await asyncio.wait_for(asyncio.shield(proc.wait()), beat)
+            return await asyncio.wait_for(asyncio.shield(ended), beat)
         except TimeoutError:
             continue
 

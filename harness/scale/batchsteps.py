@@ -29,10 +29,10 @@ from harness.errors import BadInput, ExitCode
 from harness.runner import LockHeld, RunLock, check_inputs, open_run
 from harness.runner.batch.start import batch_requests, start_batch
 from harness.runner.prepared import Run
-from harness.scale.activities import _die_with_parent
+from harness.scale.activities import _die_with_parent, unreachable
 from harness.scale.batchflow import POLL, SUBMIT, BatchStep, BatchWait
 from harness.scale.payloads import Shard
-from harness.scale.shard import _run_args
+from harness.scale.shard import UNREACHABLE, _run_args, refusal_code
 
 __all__ = ["batch_poll", "batch_submit", "run_step"]
 
@@ -76,6 +76,8 @@ async def _in_process(kind: str, step: BatchStep) -> BatchWait:
     task = step.shard.task_id
     if proc.returncode == ExitCode.BAD_INPUT:
         raise ApplicationError(f"task {task}: bad input", type="BadInput")
+    if proc.returncode == UNREACHABLE:
+        raise unreachable(task)
     if proc.returncode != 0:
         raise ApplicationError(f"task {task}: batch {kind} exited {proc.returncode}; retrying")
     return BatchWait(**json.loads(out.decode().strip().splitlines()[-1]))
@@ -137,7 +139,7 @@ def main(argv: list[str]) -> int:
         wait = run_step(argv[0], _step_from(json.loads(argv[1])))
     except BadInput as exc:
         print(f"harness batch step: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return refusal_code(exc)
     except LockHeld:
         return ExitCode.LOCKED
     print(json.dumps(dataclasses.asdict(wait)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import sys
 from pathlib import Path
 
 from temporalio.client import (
@@ -23,6 +24,8 @@ from harness.errors import BadInput, ExitCode
 from harness.report import load_summary, render_markdown
 from harness.runner import RunArgs
 from harness.runner.inputs import Inputs
+from harness.scale.activities import HALTED
+from harness.scale.build import night_queue
 from harness.scale.night import NIGHT, STOP, TASK_TIMEOUT
 from harness.scale.payloads import Night, Plan, night_dir, workflow_id
 from harness.scale.worker import connect
@@ -83,66 +86,182 @@ def batch_slice_tasks(batch: BatchConfig, now: dt.datetime) -> int:
     return max(1, SLICE_EVENTS // per_task)
 
 
-async def _start_and_wait(plan: Plan, inputs: Inputs, resumed: bool) -> int:
+async def _start_and_wait(plan: Plan, inputs: Inputs, resumed: bool) -> tuple[int, Night]:
+    """Start the night, or re-attach to it by id; wait for its exit code: (it, the night)."""
     scale = inputs.config.scale
     client = await connect(scale)
-    if resumed and scale.database is not None:
-        await _forget_halt(client, scale.database, plan.night.run_id)
-    handle = await client.start_workflow(
-        NIGHT,
-        plan,
-        id=workflow_id(plan.night.run_id),
-        task_queue=scale.temporal.task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        result_type=int,
-        task_timeout=TASK_TIMEOUT,
-    )
+    if resumed:
+        run_id = plan.night.run_id
+        found = await _through_outages(
+            scale, client, run_id, lambda: _resumable(client, scale, run_id)
+        )
+        if isinstance(found, tuple):  # finished: its outcome, not a second run
+            return found
+        if found is not None:
+            plan = found  # still running: its own plan (its run dir, its cap)
+        elif scale.database is not None:  # stopped or halted: it starts again
+            await _forget_halt(scale.database, plan.night.run_id)
+    night = plan.night
+
+    async def start() -> WorkflowHandle:
+        return await client.start_workflow(
+            NIGHT,
+            plan,
+            id=workflow_id(night.run_id),
+            task_queue=night_queue(scale),  # served by workers of this build only
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=int,
+            task_timeout=TASK_TIMEOUT,
+        )
+
+    handle = await _through_outages(scale, client, night.run_id, start)
+    return await _through_outages(scale, client, night.run_id, handle.result), night
+
+
+# A finished night's outcomes: --resume prints its summary again and starts nothing. A night
+# that ended short of them (stopped, halted, stopped by a cap) starts again and resumes.
+_FINISHED = (ExitCode.OK, ExitCode.NOT_ALL_PASSED)
+
+
+async def _resumable(
+    client: Client, scale: ScaleConfig, run_id: str
+) -> tuple[int, Night] | Plan | None:
+    """The night `run_id` on Temporal: (its exit code, the night) when it finished, its plan
+    when it still runs, None when it ended short and starts again; BadInput when Temporal
+    has no such night."""
+    handle = client.get_workflow_handle(workflow_id(run_id), result_type=int)
     try:
-        return await handle.result()
-    except WorkflowFailureError as exc:
-        refusal = bad_input(exc)
-        if refusal is None:
+        status = (await handle.describe()).status
+    except RPCError as exc:
+        if exc.status != RPCStatusCode.NOT_FOUND:
             raise
-        raise refusal from exc
+        raise BadInput(
+            f"--resume: no night {run_id} on Temporal at {scale.temporal.address} (namespace "
+            f"{scale.temporal.namespace}); check the run id and --config (a dev server started "
+            "without --db-filename forgets its nights when it stops)"
+        ) from exc
+    plan = await _plan_of(client, handle)
+    if status == WorkflowExecutionStatus.RUNNING:
+        return plan
+    if status == WorkflowExecutionStatus.COMPLETED:
+        code = await handle.result()
+        if code in _FINISHED:
+            return code, plan.night
+    return None
+
+
+# What an unreachable server answers: the night is not over, the line to it is.
+_OUTAGE = frozenset(
+    {
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.CANCELLED,
+        RPCStatusCode.UNKNOWN,
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+_OUTAGE_WAIT_S = (1.0, 15.0)
+
+
+class ServerLost(Exception):
+    """Temporal stayed unreachable past `scale.patience_s`: the client stops waiting (exit 4);
+    the night itself may still run (re-attach with --resume RUN_ID)."""
+
+
+async def _through_outages(scale: ScaleConfig, client: Client, run_id: str, call):
+    """`await call()`, called again while Temporal cannot be reached (a restart, a network
+    outage), backing off; ServerLost once it has been unreachable for `scale.patience_s`
+    without a break."""
+    loop = asyncio.get_running_loop()
+    since, wait = None, _OUTAGE_WAIT_S[0]
+    while True:
+        try:
+            return await call()
+        except RPCError as exc:
+            if exc.status not in _OUTAGE:
+                raise
+            failure = exc
+        if since is not None and await _reachable(client, run_id):
+            since, wait = None, _OUTAGE_WAIT_S[0]  # it answered between two outages
+        now = loop.time()
+        since = now if since is None else since
+        if now - since >= scale.patience_s:
+            raise ServerLost(
+                f"Temporal at {scale.temporal.address} unreachable for {now - since:.0f} s "
+                f"(scale.patience_s {scale.patience_s:g}): {failure}; the night may still run: "
+                f"re-attach with `harness run TASKS --config CONFIG --resume {run_id}`"
+            ) from failure
+        print(
+            f"harness: Temporal at {scale.temporal.address} unreachable ({failure.message}); "
+            f"waiting, up to scale.patience_s {scale.patience_s:g} s",
+            file=sys.stderr,
+        )
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, _OUTAGE_WAIT_S[1])
+
+
+async def _reachable(client: Client, run_id: str) -> bool:
+    try:
+        await client.get_workflow_handle(workflow_id(run_id)).describe()
+    except RPCError:
+        return False
+    return True
 
 
 def bad_input(failure: BaseException) -> BadInput | None:
     """The shard's refusal of its input (exit 2) behind a failed night, if that is what failed
     it: the worker's log has the shard's message."""
+    cause = _cause(failure, "BadInput")
+    if cause is None:
+        return None
+    return BadInput(f"{cause.message} (the worker's log says what to change)")
+
+
+def _cause(failure: BaseException, kind: str) -> ApplicationError | None:
+    """The application failure of type `kind` behind `failure`, if any."""
     cause: BaseException | None = failure
     while cause is not None:
-        if isinstance(cause, ApplicationError) and cause.type == "BadInput":
-            return BadInput(f"{cause.message} (the worker's log says what to change)")
+        if isinstance(cause, ApplicationError) and cause.type == kind:
+            return cause
         cause = getattr(cause, "cause", None) or cause.__cause__
     return None
 
 
-async def _forget_halt(client: Client, database: str, run_id: str) -> None:
+async def _forget_halt(database: str, run_id: str) -> None:
     """A resumed night that a refused key halted starts without that halt (the operator
-    fixed the key), unless the night still runs: then it is only re-attached to."""
-    handle = client.get_workflow_handle(workflow_id(run_id))
-    try:
-        running = (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
-    except RPCError as exc:
-        if exc.status != RPCStatusCode.NOT_FOUND:
-            raise
-        running = False
-    if not running:
-        from harness.budget import LedgerError
-        from harness.calls.shared import clear_halt
+    fixed the key); only called when the night does not run."""
+    from harness.budget import LedgerError
+    from harness.calls.shared import clear_halt
 
-        try:
-            clear_halt(database, run_id)
-        except LedgerError as exc:
-            raise BadInput(f"scale.database: {exc}") from exc
+    try:
+        clear_halt(database, run_id)
+    except LedgerError as exc:
+        raise BadInput(f"scale.database: {exc}") from exc
 
 
 def run_night(args: RunArgs, inputs: Inputs) -> tuple[ExitCode, str, str]:
-    """(exit code, the morning summary in markdown, the night's folder)."""
+    """(exit code, the morning summary in markdown, the night's folder). A night halted by an
+    outage past `scale.patience_s`, or a server lost as long, exits 4 with the cause in
+    place of the summary."""
     plan = _plan(args, inputs)
-    code = ExitCode(asyncio.run(_start_and_wait(plan, inputs, args.resume is not None)))
-    root = night_dir(plan.night)
-    return code, render_markdown(load_summary(root)), str(root)
+    try:
+        code, night = asyncio.run(_start_and_wait(plan, inputs, args.resume is not None))
+    except ServerLost as exc:
+        return ExitCode.HALTED, f"harness: {exc}", str(night_dir(plan.night))
+    except WorkflowFailureError as exc:
+        refusal = bad_input(exc)
+        if refusal is not None:
+            raise refusal from exc
+        halted = _cause(exc, HALTED)
+        if halted is None:
+            raise
+        return (
+            ExitCode.HALTED,
+            f"harness: night {plan.night.run_id}: {halted.message}",
+            str(night_dir(plan.night)),
+        )
+    root = night_dir(night)
+    return ExitCode(code), render_markdown(load_summary(root)), str(root)
 
 
 async def _running_night(client: Client, scale: ScaleConfig, run_id: str) -> WorkflowHandle:

@@ -8,10 +8,12 @@ runs/demo-cluster, prints the summary, and stops everything it started, by pid.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,14 +59,32 @@ def temporal_dev_server() -> Iterator[str]:
 
 @contextlib.contextmanager
 def embedded_postgres(where: Path) -> Iterator[str]:
-    """An embedded PostgreSQL (pgserver) with its data in `where`: its URL."""
+    """An embedded PostgreSQL (pgserver) with its data in `where`: its URL.
+
+    Run as root, pgserver serves the data as a user of its own and opens every folder above
+    the data to others so that user can reach it (a 0700 home would become 0755). The data
+    then lives in a folder of its own under the system's temporary folder, whose parents
+    are open already, and `where` is only a link to it: nothing outside that folder changes
+    its permissions."""
     import pgserver
 
-    server = pgserver.get_server(where, cleanup_mode="stop")
+    data, own = where, None
+    if os.geteuid() == 0:
+        own = Path(tempfile.mkdtemp(prefix="harness-pg-"))
+        own.chmod(0o755)  # the folder's own permission: pgserver's user must enter it
+        data = own / "data"
+        where.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            where.unlink()
+        where.symlink_to(data, target_is_directory=True)
+    server = pgserver.get_server(data, cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        if own is not None:
+            where.unlink(missing_ok=True)
+            shutil.rmtree(own, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:

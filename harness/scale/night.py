@@ -26,7 +26,7 @@ from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowEr
 from temporalio.workflow import ActivityCancellationType, ChildWorkflowCancellationType
 
 from harness.scale.batchflow import batch_phase
-from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, slice_id
+from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, closing_queue, slice_id
 
 __all__ = ["NIGHT", "SLICE", "STOP", "TASK_TIMEOUT", "NightWorkflow", "SliceWorkflow"]
 
@@ -71,6 +71,7 @@ class NightWorkflow:
             "close_night",
             Closing(plan.night, plan.task_ids, self._stopped),
             result_type=int,
+            task_queue=closing_queue(workflow.info().task_queue),
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=_RETRY,
         )

@@ -19,6 +19,7 @@ __all__ = [
     "Plan",
     "Shard",
     "Slice",
+    "closing_queue",
     "night_dir",
     "shard_dir",
     "slice_id",
@@ -112,6 +113,12 @@ def workflow_id(run_id: str) -> str:
 def slice_id(run_id: str, number: int) -> str:
     """The workflow id of a night's slice `number` (from 0)."""
     return f"{workflow_id(run_id)}-slice-{number}"
+
+
+def closing_queue(task_queue: str) -> str:
+    """The task queue of the nights' `close_night` steps: a slot of its own on every worker,
+    so a closing night never waits behind tasks and never takes a task's slot."""
+    return f"{task_queue}.close"
 
 
 def night_dir(night: Night) -> Path:

@@ -10,7 +10,9 @@ one configuration per process and the run lock hold as they do on one machine.
 
 from __future__ import annotations
 
+import ctypes
 import json
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +21,7 @@ from harness.errors import BadInput, ExitCode
 from harness.runner import LockHeld, RunArgs, RunLock, check_inputs, execute, exit_code, open_run
 from harness.scale.payloads import Shard, shard_dir
 
-__all__ = ["run_shard"]
+__all__ = ["UNREACHABLE", "die_with_parent", "ready", "refusal_code", "run_forked", "run_shard"]
 
 
 def _run_args(shard: Shard) -> RunArgs:
@@ -61,6 +63,40 @@ def run_shard(shard: Shard) -> ExitCode:
         lock.release()
 
 
+# The shard's exit when a service it needs (scale.database) stayed unreachable past
+# scale.patience_s: weather, not bad input (EX_UNAVAILABLE; between a worker and its shard only).
+UNREACHABLE = 69
+
+
+def refusal_code(exc: BadInput) -> int:
+    """A start-up refusal's exit: UNREACHABLE when an outage caused it, else bad input."""
+    try:
+        from harness.budget.shared import unreachable
+    except ImportError:  # no psycopg: no database to be out
+        return ExitCode.BAD_INPUT
+    return UNREACHABLE if unreachable(exc) else ExitCode.BAD_INPUT
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """This process gets SIGKILL when the process that started it dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def ready() -> None:
+    """A warm process's first fork, which proves it has imported everything (warm.start)."""
+
+
+def run_forked(payload: str) -> None:
+    """A shard forked from a worker's warm process (harness/scale/warm.py): it dies with
+    that process, and exits with the shard's code."""
+    die_with_parent()
+    sys.exit(main([payload]))
+
+
 def main(argv: list[str]) -> int:
     from harness.log import configure_logging
 
@@ -69,7 +105,7 @@ def main(argv: list[str]) -> int:
         return int(run_shard(Shard.from_json(json.loads(argv[0]))))
     except BadInput as exc:
         print(f"harness shard: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return refusal_code(exc)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,16 +50,32 @@ def workers(config: Path, count: int, concurrency: int = 2) -> Iterator[list[sub
             proc.wait()
 
 
-def shard_task(worker: int) -> str | None:
-    """The task a worker's shard process runs now, from its command line, if any."""
-    children = Path(f"/proc/{worker}/task/{worker}/children")
-    for child in children.read_text().split() if children.exists() else []:
+def _descendants(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        children = Path(f"/proc/{parent}/task/{parent}/children")
         try:
-            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            kids = [int(c) for c in children.read_text().split()]
+        except OSError:
+            kids = []
+        found += kids
+        queue += kids
+    return found
+
+
+def shard_task(worker: int) -> str | None:
+    """The task a worker's shard process runs now, if any: a process below the worker (its
+    shards are forked from its warm process) holding a file of a task's run folder open."""
+    for pid in _descendants(worker):
+        try:
+            targets = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
         except OSError:
             continue
-        if b"harness.scale.shard" in argv:
-            return json.loads(argv[argv.index(b"harness.scale.shard") + 1])["task_id"]
+        for target in targets:
+            found = re.search(r"/tasks/([^/]+)/", target)
+            if found:
+                return found.group(1)
     return None
 
 

@@ -26,7 +26,7 @@ from harness.scale.activities import close_night, run_task
 from harness.scale.batchsteps import batch_poll, batch_submit
 from harness.scale.client import EVENTS_PER_POLL, EVENTS_PER_SUBMIT, EVENTS_PER_TASK
 from harness.scale.night import NIGHT, STOP, NightWorkflow, SliceWorkflow
-from harness.scale.payloads import Night, Plan, shard_dir, slice_id, workflow_id
+from harness.scale.payloads import Night, Plan, closing_queue, shard_dir, slice_id, workflow_id
 from harness.store import RecordedBatch, Store
 from tests._night import Task, events, write_tasks
 
@@ -73,15 +73,22 @@ def _plan(night: Night) -> Plan:
 @asynccontextmanager
 async def _worker(client: Client):
     with ThreadPoolExecutor(2) as executor:
-        async with Worker(
-            client,
-            task_queue=QUEUE,
-            workflows=[NightWorkflow, SliceWorkflow],
-            activities=[run_task, close_night, batch_submit, batch_poll],
-            activity_executor=executor,
-            # No sticky cache: the test server does not hand a stopped worker's sticky
-            # workflow tasks to the next worker (a real server does, after a timeout).
-            max_cached_workflows=0,
+        async with (
+            Worker(
+                client,
+                task_queue=QUEUE,
+                workflows=[NightWorkflow, SliceWorkflow],
+                activities=[run_task, batch_submit, batch_poll],
+                # No sticky cache: the test server does not hand a stopped worker's sticky
+                # workflow tasks to the next worker (a real server does, after a timeout).
+                max_cached_workflows=0,
+            ),
+            Worker(
+                client,
+                task_queue=closing_queue(QUEUE),
+                activities=[close_night],
+                activity_executor=executor,
+            ),
         ):
             yield
 

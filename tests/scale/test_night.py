@@ -21,7 +21,15 @@ from temporalio.worker import Worker  # noqa: E402
 
 from harness.config import load_config  # noqa: E402
 from harness.scale.night import NIGHT, TASK_TIMEOUT, NightWorkflow, SliceWorkflow  # noqa: E402
-from harness.scale.payloads import Closing, Night, Plan, Shard, slice_id, workflow_id  # noqa: E402
+from harness.scale.payloads import (  # noqa: E402
+    Closing,
+    Night,
+    Plan,
+    Shard,
+    closing_queue,
+    slice_id,
+    workflow_id,
+)
 
 # Same digit count, so the night's reference (which holds the count) has the same size in both.
 SMALL, LARGE, SLICE = 1000, 2000, 25
@@ -115,9 +123,10 @@ async def _run_nights(server: Path) -> dict[int, Measured]:
             env.client,
             task_queue="shape",
             workflows=[NightWorkflow, SliceWorkflow],
-            activities=[run_task, close_night],
+            activities=[run_task],
         )
-        async with worker:
+        closer = Worker(env.client, task_queue=closing_queue("shape"), activities=[close_night])
+        async with worker, closer:
             return {n: await _one_night(env.client, n, ran, closed) for n in (SMALL, LARGE)}
 
 
