@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,7 +291,7 @@ def _py_files(root: Path, rels: Iterable[str]) -> list[str]:
     return found
 
 
-def build(lib: Library, where: Path, cache: Path = CACHE) -> Corpus:
+def build(lib: Library, where: Path, cache: Path = CACHE, isolation: str | None = None) -> Corpus:
     """Lay `lib` out under `where`: the plain tree, and per task a folder with the library's
     files (its module absent, the original as the reference) and a one-task list."""
     source = sdist(lib, cache)
@@ -314,7 +313,8 @@ def build(lib: Library, where: Path, cache: Path = CACHE) -> Corpus:
         corpus.outputs[task_id] = output
         corpus.tests[task_id] = task_tests
         support = [p for p in code if p != output] + list(lib.support)
-        corpus.lists.append(_write_list(night, [_task(task_id, ref, task_tests, output, support)]))
+        entry = _task(task_id, ref, task_tests, output, support)
+        corpus.lists.append(_write_list(night, [entry], isolation))
     return corpus
 
 
@@ -333,8 +333,11 @@ def _task(task_id: str, ref: str, tests: Iterable[str], output: str, support: li
     return entry
 
 
-def _write_list(folder: Path, entries: list[dict]) -> Path:
-    body = {"defaults": {"max_attempts": 1, "type": "module_port"}, "tasks": entries}
+def _write_list(folder: Path, entries: list[dict], isolation: str | None = None) -> Path:
+    defaults = {"max_attempts": 1, "type": "module_port"}
+    if isolation:  # the default (boundary) is what the corpus holds to plain pytest
+        defaults["isolation"] = isolation
+    body = {"defaults": defaults, "tasks": entries}
     path = folder / "tasks.yaml"
     path.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
     return path
@@ -373,7 +376,7 @@ def quixbugs_source(cache: Path = CACHE) -> Path:
     return tree
 
 
-def quixbugs(where: Path, cache: Path = CACHE) -> Corpus:
+def quixbugs(where: Path, cache: Path = CACHE, isolation: str | None = None) -> Corpus:
     """QuixBugs as a task list: each correct program served at `python_programs/NAME.py`,
     where the suite's own tests import it (without `--correct`); the buggy program is the
     reference."""
@@ -410,7 +413,7 @@ def quixbugs(where: Path, cache: Path = CACHE) -> Corpus:
         corpus.outputs[name] = output
         corpus.tests[name] = (test,)
         entries.append(_task(name, ref, [test], output, support))
-    corpus.lists.append(_write_list(night, entries))
+    corpus.lists.append(_write_list(night, entries, isolation))
     return corpus
 
 
@@ -473,34 +476,40 @@ class Outcomes:
     messages: dict[str, str] = field(default_factory=dict)  # the night's, per failing test
 
 
-def plain_pytest(corpus: Corpus, task_id: str, scratch: Path) -> Outcomes:
-    """`python -m pytest` on the task's tests in the plain tree, the module's folder and the
-    tree's root on the path (as the harness's launch puts them), no ini file of the library's."""
+def plain_pytest(corpus: Corpus, scratch: Path) -> dict[str, Outcomes]:
+    """Per task, plain `python -m pytest` outcomes of its tests in the plain tree: the module's
+    folder and the tree's root on the path (as the harness's launch puts them), no ini file
+    of the library's. Tasks whose modules share a folder share one pytest process."""
+    groups: dict[Path, list[str]] = {}
+    for task_id, output in corpus.outputs.items():
+        groups.setdefault((corpus.plain / output).parent, []).append(task_id)
+    found: dict[str, Outcomes] = {}
+    for n, (folder, task_ids) in enumerate(groups.items()):
+        tests = [t for task_id in task_ids for t in corpus.tests[task_id]]
+        ran = _plain_run(corpus.plain, folder, tests, scratch / str(n))
+        for task_id in task_ids:
+            mine = corpus.tests[task_id]
+            by_test = {k: v for k, v in ran.by_test.items() if k.split("::")[0] in mine}
+            broken = tuple(b for b in ran.broken if b in mine)
+            found[task_id] = Outcomes(by_test, broken)
+    return found
+
+
+def _plain_run(root: Path, folder: Path, tests: list[str], scratch: Path) -> Outcomes:
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "_parity_outcomes.py").write_text(PLUGIN)
     (scratch / "pytest.ini").write_text("[pytest]\n")
-    report = scratch / f"{task_id}.json"
-    root = corpus.plain
-    folder = (root / corpus.outputs[task_id]).parent
+    report = scratch / "outcomes.json"
     paths = dict.fromkeys([str(folder), str(root), str(scratch)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PARITY_OUTCOMES": str(report)}
     env.pop("PYTEST_ADDOPTS", None)
     env["PYTHONHASHSEED"] = "0"  # as the sandbox pins it: a set's order (and ids drawn from it)
-    argv = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *corpus.tests[task_id],
-        "-c",
-        str(scratch / "pytest.ini"),
-    ]
+    argv = [sys.executable, "-m", "pytest", *tests, "-c", str(scratch / "pytest.ini")]
     argv += ["--rootdir", str(root), "--confcutdir", str(root), "-p", "no:cacheprovider"]
     argv += ["-p", "_parity_outcomes", "--continue-on-collection-errors", "-q", "--color=no"]
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=900)
     if not report.is_file():
-        raise AssertionError(
-            f"plain pytest wrote no outcomes for {task_id}:\n{done.stdout[-3000:]}"
-        )
+        raise AssertionError(f"plain pytest wrote no outcomes in {root}:\n{done.stdout[-3000:]}")
     data = json.loads(report.read_text())
     return Outcomes(data["outcomes"], tuple(data["broken"]))
 
@@ -600,5 +609,46 @@ def report(name: str, diffs: list[Difference], notes: Mapping[str, str], total: 
     return "\n".join(lines)
 
 
-def dedent(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.parity.corpus OUT [--only NAME ...] [--plain] [--isolation I]`: lay
+    the corpus out under OUT (QuixBugs too when HARNESS_QUIXBUGS is set) and print each task
+    list; --plain also prints plain pytest's outcome counts; --isolation writes that isolation
+    into the lists (the test holds the default, boundary, to plain pytest). On the simulator
+    (`harness run LIST --provider sim`) a task with no solution is answered with its
+    reference, the module itself: the same night without a fake vendor."""
+    import argparse
+    from collections import Counter
+
+    parser = argparse.ArgumentParser(prog="python -m tests.parity.corpus")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--only", nargs="*", default=None, help="library names (or QuixBugs)")
+    parser.add_argument("--plain", action="store_true", help="run plain pytest and count")
+    parser.add_argument("--isolation", choices=["boundary", "in_process"], default=None)
+    ns = parser.parse_args(argv)
+    wanted = [lib for lib in LIBRARIES if ns.only is None or lib.name in ns.only]
+    jobs: list[tuple[str, Library | None]] = [(lib.key, lib) for lib in wanted]
+    if ns.only is None or "QuixBugs" in ns.only:
+        jobs.append(("QuixBugs", None))
+    for key, lib in jobs:
+        try:
+            where = ns.out / key
+            built = (
+                build(lib, where, isolation=ns.isolation)
+                if lib
+                else quixbugs(where, isolation=ns.isolation)
+            )
+        except Unavailable as exc:
+            print(f"{key}: skipped: {exc}")
+            continue
+        print(f"{key}: {len(built.outputs)} task(s)")
+        for task_list in built.lists:
+            print(f"  {task_list}")
+        if ns.plain:
+            plain = plain_pytest(built, ns.out / key / "plain-run")
+            counts = Counter(v for o in plain.values() for v in o.by_test.values())
+            print(f"  plain pytest: {sum(counts.values())} tests {dict(counts)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

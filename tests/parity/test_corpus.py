@@ -47,6 +47,8 @@ NOT_YET: dict[str, str] = {
     "toolz-0.12.1": "`from .itertoolz import *` brings no names: every task collects 0 tests",
     "tabulate-0.9.0": "the placeholder check refuses a comment of the library "
     "(`... (more datarows) ...`)",
+    "QuixBugs": "the suites read `gcd.__name__` at collection (31 tasks collect 0 tests); a "
+    "defaultdict with a lambda factory crosses as a handle",
 }
 
 
@@ -96,7 +98,7 @@ def _nights(built: Corpus, monkeypatch: pytest.MonkeyPatch, where: Path) -> list
 
 
 def _parity(built: Corpus, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    plain = {t: corpus.plain_pytest(built, t, tmp_path / "plain") for t in built.outputs}
+    plain = corpus.plain_pytest(built, tmp_path / "plain")
     broken = {t: o.broken for t, o in plain.items() if o.broken}
     assert not broken, f"plain pytest itself cannot collect: {broken}"
     total = sum(len(o.by_test) for o in plain.values())
