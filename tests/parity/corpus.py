@@ -291,10 +291,17 @@ def _py_files(root: Path, rels: Iterable[str]) -> list[str]:
     return found
 
 
-def build(lib: Library, where: Path, cache: Path = CACHE, isolation: str | None = None) -> Corpus:
+def build(
+    lib: Library,
+    where: Path,
+    cache: Path = CACHE,
+    isolation: str | None = None,
+    source: Path | None = None,
+) -> Corpus:
     """Lay `lib` out under `where`: the plain tree, and per task a folder with the library's
-    files (its module absent, the original as the reference) and a one-task list."""
-    source = sdist(lib, cache)
+    files (its module absent, the original as the reference) and a one-task list. `source`:
+    an unpacked tree to use instead of the library's sdist."""
+    source = source or sdist(lib, cache)
     corpus = Corpus(lib.key, where / "plain")
     shutil.rmtree(where, ignore_errors=True)
     for dst, src in lib.files.items():

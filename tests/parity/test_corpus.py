@@ -18,9 +18,10 @@ import structlog
 
 from harness.cli import main
 from harness.testrun.launch import bwrap_works
+from tests.conftest import write
 from tests.fakeserver import FakeLLMServer, Reply, Seen, anthropic_sse, fake_vendors
 from tests.parity import corpus
-from tests.parity.corpus import Corpus, Library, Unavailable
+from tests.parity.corpus import Corpus, Difference, Library, Outcomes, Unavailable
 
 pytestmark = [
     pytest.mark.slow,
@@ -141,3 +142,103 @@ def test_a_library_served_as_its_own_port_scores_what_plain_pytest_says(
     if lib is None:
         assert len(built.outputs) == 40
     _parity(built, monkeypatch, tmp_path)
+
+
+# A package whose honest module the boundary carries today (plain values, builtin exceptions),
+# with a suite that also fails and skips on its own: what the instrument must call parity.
+MINI = Library(
+    "mini",
+    "0",
+    {"mini": "mini", "tests": "tests"},
+    ("mini",),
+    {
+        "calc": ("mini/calc.py", ("tests/test_calc.py",)),
+        "words": ("mini/words.py", ("tests/test_words.py",)),
+    },
+)
+MINI_FILES = {
+    "mini/__init__.py": "from mini.calc import add, ratio\nfrom mini.words import shout\n",
+    "mini/calc.py": """
+        def add(a, b):
+            return a + b
+
+
+        def ratio(a, b):
+            return a / b
+        """,
+    "mini/words.py": """
+        def shout(text, times=1):
+            return "!".join([text.upper()] * times)
+        """,
+    "tests/test_calc.py": """
+        import pytest
+
+        from mini.calc import add, ratio
+
+
+        @pytest.mark.parametrize("a,b,total", [(1, 2, 3), (-1, 1, 0), (2.5, 0.5, 3.0)])
+        def test_add(a, b, total):
+            assert add(a, b) == total
+
+
+        def test_ratio_by_zero():
+            with pytest.raises(ZeroDivisionError):
+                ratio(1, 0)
+
+
+        def test_the_suite_itself_is_wrong_here():
+            assert add(1, 1) == 3
+
+
+        @pytest.mark.skip(reason="the suite skips this one")
+        def test_skipped():
+            assert False
+        """,
+    "tests/test_words.py": """
+        import mini
+
+
+        def test_shout():
+            assert mini.shout("hey", times=2) == "HEY!HEY"
+        """,
+}
+
+
+def test_the_instrument_reports_parity_for_a_suite_the_boundary_carries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A two-module package of plain functions passes the parity check as the libraries do
+    (same build, plain run, nights and comparison), its own failing and skipped tests
+    compared as such: the libraries' xfails are the boundary's, not the instrument's."""
+    for rel, text in MINI_FILES.items():
+        write(tmp_path / "src" / rel, text)
+    built = corpus.build(MINI, tmp_path / "corpus", source=tmp_path / "src")
+    plain = corpus.plain_pytest(built, tmp_path / "plain")
+    assert plain["calc"].by_test["tests/test_calc.py::test_the_suite_itself_is_wrong_here"] == (
+        "failed"
+    )
+    assert plain["calc"].by_test["tests/test_calc.py::test_skipped"] == "skipped"
+    assert len(built.lists) == 2  # one night per module of the package
+
+    _parity(built, monkeypatch, tmp_path)
+
+
+def test_a_difference_is_reported_per_test_with_both_outcomes_and_the_message() -> None:
+    """compare() lists every test whose outcome differs (one side's missing test as
+    `absent`), and report() prints plain -> night per test with the night's message."""
+    plain = Outcomes({"t.py::a": "passed", "t.py::b": "failed", "t.py::c": "passed"})
+    night = Outcomes(
+        {"t.py::a": "passed", "t.py::b": "passed", "t.py::d": "error"},
+        messages={"t.py::d": "TypeError: boom"},
+    )
+
+    diffs = corpus.compare(plain, night, "task")
+    text = corpus.report("lib-1.0", diffs, {"task": ""}, 3)
+
+    assert diffs == [
+        Difference("task", "t.py::b", "failed", "passed"),
+        Difference("task", "t.py::c", "passed", "absent"),
+        Difference("task", "t.py::d", "absent", "error", "TypeError: boom"),
+    ]
+    assert text.splitlines()[0] == "lib-1.0: 3 of 3 tests differ from plain pytest"
+    assert "failed -> passed  t.py::b" in text and "TypeError: boom" in text
