@@ -44,9 +44,9 @@ test: $(STAMP)
 # pinned sdists are downloaded into .parity-cache/ on first use. QUIXBUGS names a QuixBugs
 # checkout or git directory (default: .parity-cache/QuixBugs when present); `make test` runs
 # the same test.
-QUIXBUGS ?= $(firstword $(HARNESS_QUIXBUGS) $(wildcard .parity-cache/QuixBugs))
+QUIXBUGS ?= $(firstword $(HARNESS_QUIXBUGS) $(abspath $(wildcard .parity-cache/QuixBugs)))
 parity: $(STAMP)
-	HARNESS_QUIXBUGS=$(QUIXBUGS) $(BIN)/python -m pytest -rxXs tests/parity
+	HARNESS_QUIXBUGS=$(QUIXBUGS) $(BIN)/python -m pytest -n 2 -rxXs tests/parity
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests bench
