@@ -510,7 +510,8 @@ def _plain_run(root: Path, folder: Path, tests: list[str], scratch: Path) -> Out
     paths = dict.fromkeys([str(folder), str(root), str(scratch)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PARITY_OUTCOMES": str(report)}
     env.pop("PYTEST_ADDOPTS", None)
-    env["PYTHONHASHSEED"] = "0"  # as the sandbox pins it: a set's order (and ids drawn from it)
+    # As the sandbox pins them (launch.base_env): a set's order, local time, the text encoding.
+    env.update(PYTHONHASHSEED="0", TZ="UTC", LANG="C.UTF-8", LC_ALL="C.UTF-8")
     argv = [sys.executable, "-m", "pytest", *tests, "-c", str(scratch / "pytest.ini")]
     argv += ["--rootdir", str(root), "--confcutdir", str(root), "-p", "no:cacheprovider"]
     argv += ["-p", "_parity_outcomes", "--continue-on-collection-errors", "-q", "--color=no"]
@@ -575,23 +576,37 @@ class Difference:
     message: str = ""  # what the night said about the test
 
 
+# pytest's generated id part for a value it cannot print (`expected12`, `dt0`): its number is
+# the value's position in the parameter list, and a list drawn from a set of tuples holding
+# None is ordered by address on Python 3.11 (hash(None) is id-based before 3.12), so the
+# number differs between processes. Tests are matched on ids with that number masked, and
+# compared as the multiset of outcomes under each masked id.
+_GENERATED = re.compile(r"(?<=[\[-])([A-Za-z_]+)\d+(?=[-\]])")
+
+
+def _masked(test_id: str) -> str:
+    return _GENERATED.sub(r"\1#", test_id)
+
+
 def compare(plain: Outcomes, night: Outcomes, task: str) -> list[Difference]:
-    """Every test whose outcome differs; a test one side never ran reads `absent`."""
+    """Every test whose outcome differs; a test one side never ran reads `absent`. Ids are
+    matched with pytest's generated parameter numbers masked (see `_GENERATED`)."""
     from harness.results import safe_id
 
     expected = {safe_id(k): v for k, v in plain.by_test.items()}
-    ids = sorted(set(expected) | set(night.by_test))
-    return [
-        Difference(
-            task,
-            t,
-            expected.get(t, "absent"),
-            night.by_test.get(t, "absent"),
-            night.messages.get(t, ""),
-        )
-        for t in ids
-        if expected.get(t, "absent") != night.by_test.get(t, "absent")
-    ]
+    sides: dict[str, tuple[list[str], list[str]]] = {}
+    for side, tests in enumerate((expected, night.by_test)):
+        for test_id in tests:
+            sides.setdefault(_masked(test_id), ([], []))[side].append(test_id)
+    diffs: list[Difference] = []
+    for _, (mine, theirs) in sorted(sides.items()):
+        if sorted(expected[t] for t in mine) == sorted(night.by_test[t] for t in theirs):
+            continue
+        for t in sorted(set(mine) | set(theirs)):
+            was, now = expected.get(t, "absent"), night.by_test.get(t, "absent")
+            if was != now:
+                diffs.append(Difference(task, t, was, now, night.messages.get(t, "")))
+    return diffs
 
 
 def report(name: str, diffs: list[Difference], notes: Mapping[str, str], total: int) -> str:

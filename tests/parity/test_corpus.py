@@ -244,3 +244,18 @@ def test_a_difference_is_reported_per_test_with_both_outcomes_and_the_message() 
     ]
     assert text.splitlines()[0] == "lib-1.0: 3 of 3 tests differ from plain pytest"
     assert "failed -> passed  t.py::b" in text and "TypeError: boom" in text
+
+
+def test_generated_parameter_numbers_do_not_make_a_difference_but_outcomes_do() -> None:
+    """Ids that differ only in pytest's generated parameter numbers (`expected3` against
+    `expected7`: a set's order) match as a multiset of outcomes; a changed outcome among
+    them is still a difference."""
+    plain = Outcomes({"t.py::f[1-expected3]": "passed", "t.py::f[2-expected7]": "failed"})
+    same = Outcomes({"t.py::f[1-expected7]": "passed", "t.py::f[2-expected3]": "failed"})
+    worse = Outcomes({"t.py::f[1-expected7]": "failed", "t.py::f[2-expected3]": "failed"})
+
+    assert corpus.compare(plain, same, "task") == []
+    assert [d.test for d in corpus.compare(plain, worse, "task")] == [
+        "t.py::f[1-expected3]",
+        "t.py::f[1-expected7]",
+    ]
