@@ -43,8 +43,8 @@ NOT_YET: dict[str, str] = {
     "more-itertools-10.5.0": "`from .more import *` brings no names (0 tests collected); "
     "unittest subTest reports read as tampering",
     "isodate-0.7.2": "custom tzinfo, a value class with __eq__ and arithmetic (Duration), "
-    "isinstance against a candidate class, pickling, set-ordered parametrize ids read as "
-    "tampering",
+    "isinstance against a candidate class, pickling; parametrize ids that differ between "
+    "processes (hash(None) on 3.11) read as tampering",
     "toolz-0.12.1": "`from .itertoolz import *` brings no names: every task collects 0 tests",
     "tabulate-0.9.0": "the placeholder check refuses a comment of the library "
     "(`... (more datarows) ...`)",
