@@ -32,6 +32,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("HARNESS_PARITY_CACHE") or REPO / ".parity-cache")
+# Each checkout's own, even when checkouts share the download cache.
+REPORTS = REPO / ".parity-cache" / "reports"
 
 
 class Unavailable(Exception):
