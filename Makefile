@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-cluster test lint docs bench bench-policies bench-check bench-live clean
+.PHONY: demo demo-cluster test lint docs bench bench-policies bench-check bench-live parity clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,15 @@ demo-cluster: $(STAMP)
 TEST_WORKERS ?= 4
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
+
+# The parity corpus (docs/parity.md): real libraries' own suites, each library served as its
+# own port through a live night against a fake vendor, held to plain pytest test by test. The
+# pinned sdists are downloaded into .parity-cache/ on first use. QUIXBUGS names a QuixBugs
+# checkout or git directory (default: .parity-cache/QuixBugs when present); `make test` runs
+# the same test.
+QUIXBUGS ?= $(firstword $(HARNESS_QUIXBUGS) $(abspath $(wildcard .parity-cache/QuixBugs)))
+parity: $(STAMP)
+	HARNESS_QUIXBUGS=$(QUIXBUGS) $(BIN)/python -m pytest -n 2 -rxXs tests/parity
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests bench
