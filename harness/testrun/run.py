@@ -336,8 +336,19 @@ def _missing(nodeid: str, tally: Settlement) -> TestCase:
     return TestCase(nodeid, Outcome.ERROR, "the test did not run (the test process stopped early)")
 
 
+def _unsuperseded(ids: tuple[str, ...], extra: list[str], tally: Settlement) -> tuple[str, ...]:
+    """The expected ids less those of a parametrized test whose run collected other
+    parameters (its parameters come from the candidate's data: the stub had none)."""
+    rerolled = {i.partition("[")[0] for i in extra if "[" in i}
+    return tuple(
+        i for i in ids if i in tally.cases or "[" not in i or i.partition("[")[0] not in rerolled
+    )
+
+
 def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) -> TestResult:
     extra = [i for i in tally.cases if i not in run.expected]
+    if run.boundary:  # a stub's parametrization that the candidate's data replaced
+        ids = _unsuperseded(ids, extra, tally)
     cases = [tally.cases.get(i) or _missing(i, tally) for i in (*ids, *extra)]
     error = None
     if tally.tamper:

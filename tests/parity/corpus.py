@@ -543,7 +543,7 @@ def fence(text: str) -> str:
 def night_outcomes(run_root: Path) -> tuple[dict[str, Outcomes], dict]:
     """Per task, each test's outcome in the night's first attempt (read from the run store),
     and summary.json."""
-    from harness.morning.runs import RunFolder
+    from harness.store.runs import RunFolder
 
     run = RunFolder(run_root)
     summary = run.require_summary()
