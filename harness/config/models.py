@@ -23,6 +23,7 @@ __all__ = [
     "ContextToolsConfig",
     "DeliverConfig",
     "FixFailures",
+    "FixFormat",
     "GitDeliverConfig",
     "HarnessConfig",
     "JudgeConfig",
@@ -80,6 +81,13 @@ class FixFailures(StrEnum):
     FULL = "full"  # every visible test's outcome, passing ones too, as the published loop did
 
 
+class FixFormat(StrEnum):
+    """How a fix reply may give its change."""
+
+    EDITS = "edits"  # SEARCH/REPLACE blocks against the best code (whole file as fallback)
+    WHOLE = "whole"  # the complete file, always
+
+
 class ContextToolsConfig(_Strict):
     """`loop.context_tools`: read-only tools a write or fix step may call (see
     docs/context-and-judge.md)."""
@@ -111,6 +119,7 @@ class LoopConfig(_Strict):
     escalate_to: str
     review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
     fix_failures: FixFailures
+    fix_format: FixFormat = FixFormat.EDITS
     context_tools: ContextToolsConfig
     judge: JudgeConfig
 
