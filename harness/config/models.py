@@ -119,7 +119,7 @@ class LoopConfig(_Strict):
     escalate_to: str
     review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
     fix_failures: FixFailures
-    fix_format: FixFormat = FixFormat.EDITS
+    fix_format: FixFormat
     context_tools: ContextToolsConfig
     judge: JudgeConfig
 
@@ -179,10 +179,15 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600}
 
 
 class BatchConfig(_Strict):
-    """Attempt 1's writes through the vendors' batch APIs (half price, hours of latency)."""
+    """Steps through the vendors' batch APIs (half price, hours of latency): attempt 1's
+    writes alone (`steps: [write]`), or every listed step in rounds."""
 
     enabled: bool = Field(strict=True)
-    steps: tuple[Literal["write"], ...]  # the steps batched; only attempt 1's write can be
+    # [write]: attempt 1's writes in one batch at the start; any other step listed: every
+    # listed step in rounds (harness/runner/batch/rounds.py)
+    steps: tuple[Literal["write", "review", "rewrite", "fix"], ...]
+    # a round goes once every running task waits, or when its oldest request waited this long
+    round_window_s: Seconds
     deadline: str  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
     poll_s: Seconds
     max_poll_s: Seconds
@@ -196,6 +201,11 @@ class BatchConfig(_Strict):
                 'like "90s", "45m" or "2h"; write one of those'
             )
         return value
+
+    @property
+    def in_rounds(self) -> bool:
+        """Whether the listed steps go in rounds (any step but attempt 1's write listed)."""
+        return self.enabled and any(step != "write" for step in self.steps)
 
     def deadline_at(self, start: dt.datetime) -> dt.datetime:
         """When the batch must have ended: a duration from `start` (aware), or the next
@@ -278,3 +288,12 @@ class HarnessConfig(_Strict):
     deliver: DeliverConfig
     batch: BatchConfig
     scale: ScaleConfig
+
+    @model_validator(mode="after")
+    def _rounds_run_locally(self) -> HarnessConfig:
+        if self.batch.in_rounds and self.scale.engine != "local":
+            raise ValueError(
+                f"batch.steps {list(self.batch.steps)} batches steps in rounds, which run on "
+                "the local engine only; on scale.engine: temporal use batch.steps: [write]"
+            )
+        return self
