@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
     args.out.with_suffix(".md").write_text(table)
     print(table)
     print(f"results: {args.out} (and .md); took {results['duration_s']:.0f} s", file=sys.stderr)
-    return 0 if all(results["checks"].values()) else 1
+    return 0 if all(v is not False for v in results["checks"].values()) else 1
 
 
 def _ram_disk() -> str | None:

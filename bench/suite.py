@@ -16,8 +16,9 @@ from typing import Any
 
 from bench import biglist
 from bench.baseline import LastAttempt
-from bench.batch import BATCH_VARIANT, batch_figures
+from bench.batch import BATCH_VARIANT, ROUNDS_VARIANT, batch_figures, rounds_figures
 from bench.bench_isolation import measure_isolation
+from bench.billing import Billing, night_rebilled
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
@@ -26,7 +27,7 @@ from bench.figures import ratio
 from bench.judge import judge_stage
 from bench.machine import cpu_seconds, describe, load_average, source_digest
 from bench.model import Night
-from bench.policies import POLICIES, compare_pools, headline, policy_table
+from bench.policies import NIGHT, POLICIES, SAME_BILLING, compare_pools, headline, policy_table
 from bench.scale import measure as measure_scale
 from bench.sensitivity import ranges, survivors, sweep
 from bench.stages import REALISTIC, Settings, Stages
@@ -177,13 +178,27 @@ def _sensitivity(st: Stages) -> dict[str, Any] | None:
     center, rows = sweep(st, specs, st.s.sensitivity_calibration_seeds)
     return {
         "seeds": list(st.s.sensitivity_seeds),
-        "prompt_cache": "off on every side",
-        "headline_variant": "harness_no_prompt_cache",
+        "prompt_cache": "on for the night (harness_night, priced from the shipped loop's"
+        " nights); off on every side for the policies and loops_alone",
+        "headline_variant": NIGHT,
         "center": center,
         "parameters": rows,
         "ranges": ranges(center, rows),
         "survivors": survivors(center, rows),
     }
+
+
+def _derived(outcomes: Sequence[Night]) -> list[Night]:
+    """The rows priced from recorded calls (bench/billing.py): the shipped loop's nights and
+    the published loop's, each as a night in batch rounds with caching on."""
+    night = Billing.night()
+    out = []
+    for n in outcomes:
+        if n.variant == "harness":
+            out.append(night_rebilled(n, night, NIGHT))
+        elif n.variant == "baseline":
+            out.append(night_rebilled(n, night, SAME_BILLING))
+    return out
 
 
 def _policy_nights(
@@ -213,12 +228,14 @@ def run_suite(
     calibration, outcomes, timed_rest, night = _policy_nights(st)
     base = next(n for n in outcomes if n.variant == "baseline")
     capped, capped_nights = (None, []) if settings.policies_only else _capped(st, base)
-    policies = policy_table(outcomes)
+    policies = policy_table([*outcomes, *_derived(outcomes)])
     sensitivity = _sensitivity(st)
     batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
+    rounds_night = st.harness(st.s.seeds[-1], 4, False, ROUNDS_VARIANT)  # one in rounds
     timed = not settings.policies_only
     figures: dict[str, Any] = {
         "batch": batch_figures(outcomes, batch_night, compare_pools),
+        "rounds": rounds_figures([*outcomes, *capped_nights], rounds_night),
         "outcomes": outcome_figures(outcomes),
         "policies": policies,
         "night": night,
@@ -232,7 +249,7 @@ def run_suite(
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
         "nights_reused": st.nights_reused,
     }
-    nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
+    nights = [*outcomes, *timed_rest, *capped_nights, batch_night, rounds_night]
     machine["load_average_at_end"] = load_average()
     machine["cpu_s"] = cpu_seconds()
     machine["code"]["source_digest_at_end"] = source_digest()

@@ -82,7 +82,7 @@ def test_every_invariant_check_holds(results: dict[str, Any]) -> None:
     test's: that check is left out.)"""
     checks = {k: v for k, v in results["checks"].items() if k != "code_unchanged_during_run"}
 
-    failed = [name for name, ok in checks.items() if not ok]
+    failed = [name for name, ok in checks.items() if ok is False]
 
     assert failed == []
 
