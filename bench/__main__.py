@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.isolation_rounds,
         help="rounds of the isolation stage (boundary vs in_process vs plain pytest; 0: skip)",
     )
+    parser.add_argument(
+        "--no-sweep-choices",
+        action="store_true",
+        help="the sweep runs the shipped loop and the published loop only, not each design "
+        "choice turned off (no survivors table)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     parser.add_argument(
         "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
@@ -94,6 +100,7 @@ def _run(args: argparse.Namespace) -> int:
         policies_only=args.policies_only,
         sensitivity_seeds=tuple(range(args.sensitivity_seeds)),
         isolation_rounds=args.isolation_rounds,
+        sweep_choices=not args.no_sweep_choices,
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

@@ -56,7 +56,8 @@ def _nights(st: Stages, name: str, model: SimModel) -> list[Night]:
     nights: list[Night] = []
     for seed in st.s.sensitivity_seeds:
         nights.append(st.harness(seed, 4, False, SHIPPED, model=tagged))
-        nights += [st.harness(seed, 4, False, _uncached(v), model=tagged) for v in SWEPT]
+        swept = SWEPT if st.s.sweep_choices else (HEADLINE,)
+        nights += [st.harness(seed, 4, False, _uncached(v), model=tagged) for v in swept]
         nights.append(st.baseline(seed, 2, False, model=tagged))
         nights.append(
             st.baseline(
@@ -73,7 +74,7 @@ def _point(nights: list[Night]) -> dict[str, Any]:
         return {(n.seed, t.id): t for n in nights if n.variant == variant for t in n.tasks}
 
     base = pool("baseline")
-    rows = {v: compare_pools(pool(_uncached(v)), base) for v in SWEPT}
+    rows = {v: compare_pools(pool(_uncached(v)), base) for v in SWEPT if pool(_uncached(v))}
     rows["baseline_full_output"] = compare_pools(pool("baseline_full_output"), base)
     shipped = pool(SHIPPED)
     rows[NIGHT] = compare_pools(rebilled(shipped, Billing.night()), base)
@@ -163,6 +164,8 @@ def survivors(center: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, A
     ]
     out: dict[str, Any] = {"points": len(points), "choices": {}}
     for choice, off in CHOICES.items():
+        if any(off not in p for p in points):
+            continue  # the sweep ran without the design choices (--no-sweep-choices)
         cheaper = sum(
             _lt(p[HEADLINE]["cost_per_pass_usd"], p[off]["cost_per_pass_usd"]) for p in points
         )

@@ -51,6 +51,7 @@ class Settings:
     sensitivity_seeds: tuple[int, ...] = (0,)  # seeds of the sensitivity sweep (): skip it
     sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches
+    sweep_choices: bool = True  # the sweep also runs each design choice turned off
 
     @property
     def latency(self) -> SimLatency | None:
