@@ -72,7 +72,12 @@ def _usage(call: Call, billing: Billing, batched: bool) -> Usage:
     if batched and read:
         hit = round(read * billing.batch_cache_hit)
         write, read = write + read - hit, hit
-    return Usage(fresh, call.output, write, read)
+    return Usage(
+        input_tokens=fresh,
+        cache_write_tokens=write,
+        cache_read_tokens=read,
+        output_tokens=call.output,
+    )
 
 
 def bill(calls: tuple[Call, ...], billing: Billing, prices: PriceTable) -> Decimal:
