@@ -66,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the sweep runs the shipped loop and the published loop only, not each design "
         "choice turned off (no survivors table)",
     )
+    parser.add_argument(
+        "--core-variants",
+        action="store_true",
+        help="the policy table's shipped loop, its loops-alone and whole-file-fix twins and the "
+        "published loop only (not every other policy and published variant)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     parser.add_argument(
         "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
@@ -101,6 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         sensitivity_seeds=tuple(range(args.sensitivity_seeds)),
         isolation_rounds=args.isolation_rounds,
         sweep_choices=not args.no_sweep_choices,
+        extra_variants=not args.core_variants,
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

@@ -25,6 +25,17 @@ __all__ = ["TARGETS", "calibrate", "targets"]
 TARGETS = Path(__file__).resolve().parent / "calibration.yaml"
 _ROUTES = {t: Route(t, "sim", f"sim-{t}", 64000) for t in ("cheap", "mid", "frontier")}
 Bugs = frozenset[int] | None  # None: no usable code
+# Failing tests a fix prompt shows per bug the code carries: assumed (no source counts them);
+# recorded with every row it shapes (`assumptions`), beside the calibration.yaml comment.
+FAILURES_PER_BUG = 2
+_PROTOCOL_ASSUMPTIONS = {
+    "failures_per_bug": {
+        "value": FAILURES_PER_BUG,
+        "label": "assumed",
+        "why": "no public figure counts failing tests per bug; it sets how often "
+        "fix.per_extra_failure bites in the try-2 and no-ratchet protocols",
+    }
+}
 
 
 @dataclass
@@ -92,7 +103,7 @@ class _Driver:
                 "message": "",
                 "details": "",
             }
-            for i in range(max(1, 2 * len(bugs)))
+            for i in range(max(1, FAILURES_PER_BUG * len(bugs)))
         ]
         if feedback in ("focused", "edits"):
             extra = {"code": code, "failures": failures, "passed": 12, "total": 12 + len(failures)}
@@ -265,7 +276,13 @@ def calibrate(
 
 
 def _row(target: dict[str, Any], m: dict[str, Any], measured: float) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if target.get("moved_by"):
+        extra["moved_by"] = list(target["moved_by"])
+    if m["kind"] in ("try2", "no_ratchet_worse"):
+        extra["assumptions"] = _PROTOCOL_ASSUMPTIONS
     return {
+        **extra,
         "target": target["target"],
         "kind": target["kind"],
         "protocol": m["protocol"],

@@ -29,6 +29,15 @@ def _calibration(rows: list[dict[str, Any]]) -> list[str]:
             f"| {r['measured']:.3f} | {r['error']:+.3f} | ±{r['tolerance']} "
             f"| {'yes' if r['within_tolerance'] else 'NO'} | {r['source']} |"
         )
+    missed = [r for r in rows if not r["within_tolerance"]]
+    for r in missed:
+        moved = ", ".join(r.get("moved_by") or []) or "no parameter named"
+        out.append(f"- {r['target']} missed; the swept parameter(s) that would move it: {moved}")
+    if missed:
+        out.append(
+            "- the try-2 and no-ratchet protocols show 2 failing tests per bug "
+            "(`failures_per_bug`, assumed)"
+        )
     return [*out, ""]
 
 

@@ -53,21 +53,23 @@ def _outcome_plan(st: Stages, base: Night | None) -> list[tuple[str, Callable[[S
         if seed != st.s.seeds[0] or base is None:
             plan.append(("harness", partial(harness, seed=seed)))
             plan.append(("baseline", partial(baseline, seed=seed)))
-        plan.append(
-            (
-                "baseline",
-                partial(baseline, seed=seed, keep=LastAttempt, variant="baseline_no_ratchet"),
+        if st.s.extra_variants:
+            plan.append(
+                (
+                    "baseline",
+                    partial(baseline, seed=seed, keep=LastAttempt, variant="baseline_no_ratchet"),
+                )
             )
-        )
-        plan.append(
-            (
-                "baseline",
-                partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
+            plan.append(
+                (
+                    "baseline",
+                    partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
+                )
             )
-        )
-        # The headline's variant (caching off, as in the published loop) always runs.
+        # The loops alone (caching off, as in the published loop) and the shipped loop with
+        # whole-file fixes (what the edit format buys) always run.
         extra = [v for v in POLICIES if v != "harness"] if st.s.extra_variants else []
-        for variant in extra or ["harness_no_prompt_cache"]:
+        for variant in extra or ["harness_no_prompt_cache", "harness_whole_fixes"]:
             plan.append(("harness", partial(harness, seed=seed, variant=variant)))
     return plan
 
