@@ -177,6 +177,7 @@ def record(
     policies = policy_table(nights)
     figures: dict[str, Any] = {
         "batch": None,
+        "rounds": None,  # the night in rounds is a real night here, not priced
         "outcomes": outcome_figures(nights),
         "policies": policies,
         "night": None,
