@@ -108,6 +108,7 @@ def _run(args: argparse.Namespace) -> int:
         isolation_rounds=args.isolation_rounds,
         sweep_choices=not args.no_sweep_choices,
         extra_variants=not args.core_variants,
+        published_variants=not args.core_variants,
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

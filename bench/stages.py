@@ -52,6 +52,7 @@ class Settings:
     sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches
     sweep_choices: bool = True  # the sweep also runs each design choice turned off
+    published_variants: bool = True  # baseline_no_ratchet and baseline_full_output too
 
     @property
     def latency(self) -> SimLatency | None:

@@ -53,7 +53,7 @@ def _outcome_plan(st: Stages, base: Night | None) -> list[tuple[str, Callable[[S
         if seed != st.s.seeds[0] or base is None:
             plan.append(("harness", partial(harness, seed=seed)))
             plan.append(("baseline", partial(baseline, seed=seed)))
-        if st.s.extra_variants:
+        if st.s.published_variants:
             plan.append(
                 (
                     "baseline",
