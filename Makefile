@@ -61,9 +61,9 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 # The policy table, the calibration and the sensitivity sweep only (no timed nights), at the
-# committed record's settings (bench/results/latest.json "settings"); BENCH_POLICIES_ARGS=
-# (empty) runs the defaults instead (24 tasks, 2 seeds: four times the task-nights).
-BENCH_POLICIES_ARGS ?= --tasks 12 --seeds 1 --sensitivity-seeds 1
+# committed record's settings (bench/results/latest.json "settings": 96 task-nights per
+# policy, the sweep on seed 0); BENCH_POLICIES_ARGS= (empty) runs the defaults instead.
+BENCH_POLICIES_ARGS ?= --tasks 24 --seeds 4 --sensitivity-seeds 1 --no-sweep-choices --core-variants
 bench-policies: $(STAMP)
 	$(BIN)/python -m bench --policies-only $(BENCH_POLICIES_ARGS)
 

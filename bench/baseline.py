@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import article
 from bench.article import ArticleTracker, EvalResult
-from bench.instrument import NoPromptCache, Probe, TimedProvider
+from bench.instrument import Billed, NoPromptCache, Probe, TimedProvider
 from bench.memo import Memo
 from bench.model import Night, TaskOutcome
 from harness.config import check_prices, load_config
@@ -182,6 +182,7 @@ def _run_task(env: _Env, spec: TaskSpec, keep_kind: type[Ratchet]) -> TaskOutcom
         test_s=tally.test_s,
         test_runs=tally.test_runs,
         tokens=tally.tokens,
+        bill=tuple(tally.bill),
     )
 
 
@@ -211,7 +212,7 @@ def run_baseline(
     probe = Probe()
     config = load_config(config_path)
     env = _Env(
-        provider=TimedProvider(NoPromptCache(sim), probe),
+        provider=TimedProvider(NoPromptCache(Billed(sim, probe)), probe, bill=False),
         prices=check_prices(config),  # the operator's table and endpoints, as a night's
         router=Router.from_config(config, route_to),
         prompts={t: PromptSet(default_prompts_dir(), t) for t in {s.type for s in specs}},

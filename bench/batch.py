@@ -20,10 +20,24 @@ from bench.model import Night, TaskOutcome
 from harness.llm import ServiceTier, Usage
 from harness.pricing import PriceError, PriceTable, cost, load_prices
 
-__all__ = ["BATCH_CONFIG", "BATCH_VARIANT", "batch_figures", "first_write_savings"]
+__all__ = [
+    "BATCH_CONFIG",
+    "BATCH_VARIANT",
+    "ROUNDS_CONFIG",
+    "ROUNDS_VARIANT",
+    "batch_figures",
+    "first_write_savings",
+    "rounds_figures",
+]
 
 BATCH_VARIANT = "harness_batch_check"
 BATCH_CONFIG = 'batch: {enabled: true, deadline: "2h", poll_s: 0.01, max_poll_s: 0.05}\n'
+# One real night in batch rounds (every step through sim.SimBatch), to check bench/billing.py.
+ROUNDS_VARIANT = "harness_rounds_check"
+ROUNDS_CONFIG = (
+    'batch: {enabled: true, steps: [write, review, rewrite, fix], deadline: "2h",'
+    " poll_s: 0.01, max_poll_s: 0.05, round_window_s: 0.2}\n"
+)
 
 
 def first_write_savings(
@@ -72,6 +86,39 @@ def batch_figures(
         twin = next((n for n in nights if n.variant == "harness" and n.seed == check.seed), None)
         repriced = sum(_batched(t).cost_usd for t in twin.tasks) if twin else None
         out["real_batch_night"] = {
+            "seed": check.seed,
+            "spent_usd": check.spent_usd,
+            "repriced_twin_usd": repriced,
+            "same_outcomes": twin is not None
+            and [t.shipped_passed for t in twin.tasks] == [t.shipped_passed for t in check.tasks],
+        }
+    return out
+
+
+def rounds_figures(nights: Sequence[Night], check: Night | None) -> dict[str, Any] | None:
+    """A real night in batch rounds on the simulator (every round submitted and ended at
+    once: nothing past the deadline, every cached prefix read) against its interactive twin
+    priced by bench/billing.py under the same billing; and every night's recorded calls
+    priced as it ran, against what it spent (the repricing reproduces the spend)."""
+    from bench.billing import Billing, bill
+
+    prices = load_prices()
+    out: dict[str, Any] = {}
+    as_ran = []
+    for n in nights:
+        billing = Billing(cache=not n.variant.startswith("baseline"))
+        if n.variant.endswith("_uncached") or n.variant == "harness_no_prompt_cache":
+            continue  # their Gemini review stays cached on its own: not one billing
+        if n.cap_usd is not None and n.stopped:
+            continue
+        repriced = sum(float(bill(t.bill, billing, prices)) for t in n.tasks)
+        as_ran.append(abs(repriced - n.spent_usd) < 1e-6 * max(1, len(n.tasks)))
+    out["calls_repriced_as_they_ran"] = {"nights": len(as_ran), "equal": sum(as_ran)}
+    if check is not None:
+        twin = next((n for n in nights if n.variant == "harness" and n.seed == check.seed), None)
+        every = Billing(cache=True, rounds=True, night_h=1e9, turnaround_h=1, batch_cache_hit=1)
+        repriced = sum(float(bill(t.bill, every, prices)) for t in twin.tasks) if twin else None
+        out["real_rounds_night"] = {
             "seed": check.seed,
             "spent_usd": check.spent_usd,
             "repriced_twin_usd": repriced,

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from bench import article
-from harness.extract import extract_code, required_names_from_tests
+from harness.extract import apply_edits, extract_code, parse_edits, required_names_from_tests
 from harness.llm import CallRequest, Prompt, Route, StopReason
 from harness.prompts import PromptSet, default_prompts_dir, task_context
 from harness.sim import SimModel, SimProvider
@@ -25,6 +25,17 @@ __all__ = ["TARGETS", "calibrate", "targets"]
 TARGETS = Path(__file__).resolve().parent / "calibration.yaml"
 _ROUTES = {t: Route(t, "sim", f"sim-{t}", 64000) for t in ("cheap", "mid", "frontier")}
 Bugs = frozenset[int] | None  # None: no usable code
+# Failing tests a fix prompt shows per bug the code carries: assumed (no source counts them);
+# recorded with every row it shapes (`assumptions`), beside the calibration.yaml comment.
+FAILURES_PER_BUG = 2
+_PROTOCOL_ASSUMPTIONS = {
+    "failures_per_bug": {
+        "value": FAILURES_PER_BUG,
+        "label": "assumed",
+        "why": "no public figure counts failing tests per bug; it sets how often "
+        "fix.per_extra_failure bites in the try-2 and no-ratchet protocols",
+    }
+}
 
 
 @dataclass
@@ -92,10 +103,11 @@ class _Driver:
                 "message": "",
                 "details": "",
             }
-            for i in range(max(1, 2 * len(bugs)))
+            for i in range(max(1, FAILURES_PER_BUG * len(bugs)))
         ]
-        if feedback == "focused":
+        if feedback in ("focused", "edits"):
             extra = {"code": code, "failures": failures, "passed": 12, "total": 12 + len(failures)}
+            extra["fix_format"] = "edits" if feedback == "edits" else "whole"
             prompt = self.task.prompts.render("fix", {**self.ctx, **extra})
             return self._ask("fix", attempt, prompt)
         run = _pytest_run([f["nodeid"] for f in failures])
@@ -141,6 +153,29 @@ def _chain(d: _Driver, attempts: int, feedback: str, ratchet: bool) -> list[int 
         if bugs is not None and (keep is None or not ratchet or len(bugs) < len(keep[1])):  # type: ignore[arg-type]
             keep = (code, bugs)
     return history
+
+
+def _edits_applied(d: _Driver) -> list[bool]:
+    """Whether the fix after a buggy draft, asked for SEARCH/REPLACE blocks with the harness's
+    own fix template, gave edits that apply to the draft exactly (one per edit reply)."""
+    code, bugs = d.write(1)
+    if code is None or not bugs:
+        return []
+    prompt_extra = {
+        "code": code,
+        "failures": [{"nodeid": "t::x", "outcome": "failed", "message": "", "details": ""}],
+        "passed": 12,
+        "total": 13,
+        "fix_format": "edits",
+    }
+    prompt = d.task.prompts.render("fix", {**d.ctx, **prompt_extra})
+    request = CallRequest(_ROUTES[d.tier], prompt, d.task.spec.id, "fix", 2)
+    completion = d.sim.complete(request)
+    parsed = parse_edits(completion.text)
+    if parsed is None:
+        return []  # answered with the whole file: not an edit reply
+    blocks, problem = parsed
+    return [problem is None and apply_edits(code, blocks)[0] is not None]
 
 
 def _passed_by(history: list[int | None], n: int) -> bool:
@@ -222,22 +257,39 @@ def calibrate(
             continue
         m = target["measure"]
         key = (m["kind"], m["protocol"], m["tier"])
+        if m["kind"] == "edit_well_formed":
+            if key not in cache:
+                drivers = (
+                    _Driver(t, s, m["tier"], True, model) for t in tasks for s in range(seeds)
+                )
+                cache[key] = [[int(ok)] for d in drivers for ok in _edits_applied(d)]
+            measured = statistics.mean(r[0] for r in cache[key]) if cache[key] else 0.0
+            rows.append(_row(target, m, measured))
+            continue
         if key[:2] == ("try1", "aider"):
             key = ("try2", "aider", key[2])  # try 1 is the first step of the try-2 runs
         if key not in cache:
             cache[key] = _runs(key, tasks, range(seeds), model)
         measured = _measure(m["kind"], cache[key])
-        rows.append(
-            {
-                "target": target["target"],
-                "kind": target["kind"],
-                "protocol": m["protocol"],
-                "source": target["source"],
-                "expected": target["expected"],
-                "tolerance": target["tolerance"],
-                "measured": round(measured, 4),
-                "error": round(measured - target["expected"], 4),
-                "within_tolerance": abs(measured - target["expected"]) <= target["tolerance"],
-            }
-        )
+        rows.append(_row(target, m, measured))
     return rows
+
+
+def _row(target: dict[str, Any], m: dict[str, Any], measured: float) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if target.get("moved_by"):
+        extra["moved_by"] = list(target["moved_by"])
+    if m["kind"] in ("try2", "no_ratchet_worse"):
+        extra["assumptions"] = _PROTOCOL_ASSUMPTIONS
+    return {
+        **extra,
+        "target": target["target"],
+        "kind": target["kind"],
+        "protocol": m["protocol"],
+        "source": target["source"],
+        "expected": target["expected"],
+        "tolerance": target["tolerance"],
+        "measured": round(measured, 4),
+        "error": round(measured - target["expected"], 4),
+        "within_tolerance": abs(measured - target["expected"]) <= target["tolerance"],
+    }

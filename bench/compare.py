@@ -49,33 +49,45 @@ def timing_figures(
     }
 
 
-def checks(figures: dict[str, Any], nights: list[Night]) -> dict[str, bool]:
-    """Invariants every run must keep; the smoke test asserts them."""
+def checks(figures: dict[str, Any], nights: list[Night]) -> dict[str, bool | None]:
+    """Invariants every run must keep; the smoke test asserts them. None: nothing was
+    measured for it in this run (a stage not run), never reported as kept."""
     ratchets = [t for n in nights if "no_ratchet" not in n.variant for t in n.tasks]
     capped = figures.get("tight_cap") or {}
     statuses = {t.status for n in nights for t in n.tasks}
+    rounds = figures.get("rounds") or {}
     return {
         "no_harness_task_faulted": "error" not in statuses,
         "ratchet_never_ships_worse": all(not t.shipped_worse for t in ratchets),
         "shipped_file_is_an_attempt": all(t.shipped_passed >= 0 for t in ratchets),
         "harness_within_cap": all(
             capped[k]["spent_usd"] <= capped["cap_usd"] for k in capped if k.startswith("harness")
-        ),
-        # None (no timed nights: --policies-only) is not a failure
+        )
+        if capped
+        else None,
         "same_outcomes_across_concurrency": (figures["night"] or {}).get(
             "same_outcomes_across_concurrency"
-        )
-        is not False,
+        ),
         "batch_priced_as_a_real_batch_night": _batch_checked(figures.get("batch")),
+        "rounds_priced_as_a_real_rounds_night": _batch_checked(
+            {"real_batch_night": rounds.get("real_rounds_night")} if rounds else None
+        ),
+        "calls_repriced_as_they_ran": _as_ran(rounds.get("calls_repriced_as_they_ran")),
     }
 
 
-def _batch_checked(batch: dict[str, Any] | None) -> bool:
+def _as_ran(found: dict[str, int] | None) -> bool | None:
+    if not found or not found["nights"]:
+        return None
+    return found["equal"] == found["nights"]
+
+
+def _batch_checked(batch: dict[str, Any] | None) -> bool | None:
     """The repriced nights stand for batch mode only if a real batch night spent the same
-    (to the micro-dollar) with the same outcomes."""
+    (to the micro-dollar) with the same outcomes; None without a real night."""
     real = (batch or {}).get("real_batch_night")
     if real is None:
-        return True
+        return None
     repriced = real["repriced_twin_usd"]
     close = repriced is not None and abs(real["spent_usd"] - repriced) < 1e-6
     return close and real["same_outcomes"]

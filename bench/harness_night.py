@@ -78,6 +78,7 @@ def _outcome(task: TaskResult, probe: Probe, attempts_dir: Path) -> TaskOutcome:
         test_runs=tally.test_runs,
         tokens=tally.tokens,
         status=task.status.value,
+        bill=tuple(tally.bill),
     )
 
 

@@ -8,12 +8,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from bench.model import Tokens
+from bench.model import Call, Tokens
 from harness.llm import CallRequest, Completion, Provider, Usage
 from harness.results import TestResult
 from harness.tasks import TaskSpec
 
-__all__ = ["NoPromptCache", "Probe", "TimedProvider", "timed_tests"]
+__all__ = ["Billed", "NoPromptCache", "Probe", "TimedProvider", "timed_tests"]
 
 
 @dataclass
@@ -24,6 +24,7 @@ class _Tally:
     tokens: Tokens = field(default_factory=Tokens)
     test_runs: int = 0
     test_s: float = 0.0  # the runs themselves: the sandbox's own duration, no slot wait
+    bill: list[Call] = field(default_factory=list)  # every call as billed, in order
 
 
 class Probe:
@@ -43,6 +44,20 @@ class Probe:
             tally.latency_s += completion.latency_s
             tally.tokens = tally.tokens + tokens
 
+    def billed(self, request: CallRequest, completion: Completion) -> None:
+        """One call's usage as the provider reported it (caching as the request asked)."""
+        u = completion.usage
+        call = Call(
+            request.step,
+            completion.model,
+            u.input_tokens,
+            u.cache_write_tokens,
+            u.cache_read_tokens,
+            u.output_tokens,
+        )
+        with self._lock:
+            self._tallies[request.task_id].bill.append(call)
+
     def tests(self, task_id: str, seconds: float) -> None:
         with self._lock:
             tally = self._tallies[task_id]
@@ -51,11 +66,31 @@ class Probe:
 
     def of(self, task_id: str) -> _Tally:
         with self._lock:
-            return replace(self._tallies[task_id])
+            tally = self._tallies[task_id]
+            return replace(tally, bill=list(tally.bill))
 
 
 class TimedProvider(Provider):
     """A Provider that times every `complete` of the provider it wraps into a Probe."""
+
+    def __init__(self, inner: Provider, probe: Probe, bill: bool = True) -> None:
+        self.name = inner.name
+        self._inner = inner
+        self._probe = probe
+        self._bill = bill  # False: a wrapper inside records the bill (Billed)
+
+    def complete(self, request: CallRequest) -> Completion:
+        started = time.perf_counter()
+        completion = self._inner.complete(request)
+        self._probe.call(request.task_id, time.perf_counter() - started, completion)
+        if self._bill:
+            self._probe.billed(request, completion)
+        return completion
+
+
+class Billed:
+    """Records each call's usage as the provider gave it into the Probe's bill: inside
+    NoPromptCache, the published loop's calls with the caching its prompts would get."""
 
     def __init__(self, inner: Provider, probe: Probe) -> None:
         self.name = inner.name
@@ -64,9 +99,8 @@ class TimedProvider(Provider):
         self._probe = probe
 
     def complete(self, request: CallRequest) -> Completion:
-        started = time.perf_counter()
         completion = self._inner.complete(request)
-        self._probe.call(request.task_id, time.perf_counter() - started, completion)
+        self._probe.billed(request, completion)
         return completion
 
 

@@ -27,7 +27,7 @@ from bench.compare import checks, outcome_figures
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average
 from bench.model import Night
-from bench.policies import POLICIES, headline, policy_table
+from bench.policies import NIGHT, POLICIES, headline, policy_table
 from bench.render import render
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
@@ -54,6 +54,21 @@ RESULTS = Path(__file__).resolve().parent / "results" / "live.json"
 # before it goes, so the shipped 32k-64k caps would hold most of a small share for one call.
 # The example tasks' modules fit well under it.
 LIVE_MAX_TOKENS = 8192
+# The night in batch rounds (every step through the vendors' batch APIs, fixes as edits by
+# default): its own night beside the policies. A round may take up to the vendor's
+# turnaround (most Anthropic batches end within an hour), so a live run waits that long per
+# round; past its deadline the rest goes interactive. The offline test polls faster.
+ROUNDS_DEADLINE = "3h"
+ROUNDS_POLL_S = 30.0
+NIGHTS = 2 + len(POLICIES)  # the published loop, each policy, the night in rounds
+
+
+def _rounds_config() -> str:
+    return (
+        "batch: {enabled: true, steps: [write, review, rewrite, fix], "
+        f'deadline: "{ROUNDS_DEADLINE}", poll_s: {ROUNDS_POLL_S}, '
+        f"max_poll_s: {max(ROUNDS_POLL_S, 300.0)}, round_window_s: 5}}\n"
+    )
 
 
 def _live_config(config: HarnessConfig) -> str:
@@ -137,7 +152,7 @@ def _baseline(specs: list, share: Decimal, out: Path, config_path: Path) -> Nigh
 
 
 def _share(cap: Decimal) -> Decimal:
-    return (cap / (1 + len(POLICIES))).quantize(Decimal("0.0001"), rounding="ROUND_DOWN")
+    return (cap / NIGHTS).quantize(Decimal("0.0001"), rounding="ROUND_DOWN")
 
 
 def _fresh_copy(tasks_yaml: Path, folder: Path) -> Path:
@@ -159,7 +174,7 @@ def _nights(
     base.write_text(_live_config(load_config(config)))
     baseline_specs = load_tasks(_fresh_copy(tasks_yaml, scratch / "ws" / "baseline"))
     nights = [_baseline(baseline_specs, share, scratch / "baseline", base)]
-    for variant, policy in POLICIES.items():
+    for variant, policy in [*POLICIES.items(), (NIGHT, _rounds_config())]:
         path = scratch / f"{variant}.yaml"
         path.write_text(_with_policy(base.read_text(), policy))
         nights.append(
@@ -194,6 +209,7 @@ def record(
     policies = policy_table(nights)
     figures: dict[str, Any] = {
         "batch": None,
+        "rounds": None,  # the night in rounds is a real night here, not priced
         "outcomes": outcome_figures(nights),
         "policies": policies,
         "night": None,
@@ -278,11 +294,11 @@ def main(argv: list[str]) -> int:
         return 0
     scratch_config = Path(tempfile.mkdtemp(prefix="harness-bench-live-config-")) / "live.yaml"
     scratch_config.write_text(_live_config(load_config(args.config)))
-    floor = _smallest_share(load_config(scratch_config)) * (1 + len(POLICIES))
+    floor = _smallest_share(load_config(scratch_config)) * NIGHTS
     shutil.rmtree(scratch_config.parent)
     if not args.cap_usd >= floor:
         print(
-            f"--cap-usd {args.cap_usd}: too small to start {1 + len(POLICIES)} nights (each "
+            f"--cap-usd {args.cap_usd}: too small to start {NIGHTS} nights (each "
             f"needs room for a few calls at {LIVE_MAX_TOKENS} output tokens); give at least "
             f"{floor:.2f}",
             file=sys.stderr,

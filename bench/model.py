@@ -27,6 +27,20 @@ class Tokens:
 
 
 @dataclass(frozen=True)
+class Call:
+    """One paid call as the vendor would bill it at the list price, with prompt caching as
+    the night ran it: which step and model, and its tokens. bench/billing.py prices a task's
+    calls again under other billing (no caching, batch rounds)."""
+
+    step: str
+    model: str
+    fresh: int
+    cache_write: int
+    cache_read: int
+    output: int
+
+
+@dataclass(frozen=True)
 class TaskOutcome:
     """One task of one night, measured the same way for every variant."""
 
@@ -44,6 +58,7 @@ class TaskOutcome:
     tokens: Tokens = field(default_factory=Tokens)
     status: str = ""  # the harness's task status (passed, partial, error, ...); "" for the baseline
     batch_saving_usd: float = 0.0  # what batch mode would save on its attempt-1 write
+    bill: tuple[Call, ...] = ()  # every paid call in order (not written to the record)
 
     @property
     def passing(self) -> bool:
@@ -72,5 +87,5 @@ class Night:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["tasks"] = [asdict(t) for t in self.tasks]
+        data["tasks"] = [{k: v for k, v in asdict(t).items() if k != "bill"} for t in self.tasks]
         return data

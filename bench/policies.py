@@ -9,9 +9,18 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from bench.billing import assumptions
 from bench.model import Night, TaskOutcome
 
-__all__ = ["POLICIES", "compare_pools", "headline", "policy_table"]
+__all__ = [
+    "DERIVED",
+    "NIGHT",
+    "POLICIES",
+    "SAME_BILLING",
+    "compare_pools",
+    "headline",
+    "policy_table",
+]
 
 # Variant name → the harness.yaml it runs with (None: the shipped defaults, whatever they are).
 POLICIES: dict[str, str | None] = {
@@ -23,7 +32,14 @@ POLICIES: dict[str, str | None] = {
     "harness_escalate_stop3": (
         "loop:\n  escalate: true\n  escalate_after: 1\n  stop_after_no_improvement: 3\n"
     ),
+    "harness_whole_fixes": "loop:\n  fix_format: whole\n",
 }
+# Rows priced from other rows' recorded calls (bench/billing.py), never run as nights of
+# their own: the shipped loop as a night in batch rounds (caching on), and the published
+# loop given the same caching and batch rounds (design and billing apart).
+NIGHT = "harness_night"
+SAME_BILLING = "baseline_same_billing"
+DERIVED = (NIGHT, SAME_BILLING)
 RESAMPLES = 2000
 LEVEL = 0.9  # two-sided interval
 
@@ -93,7 +109,14 @@ def policy_table(nights: Sequence[Night]) -> dict[str, Any]:
     """Every harness policy and the published loop's variants, against the published loop
     (the article's filtered fix prompt)."""
     base = _pool(nights, "baseline")
-    rows = (*POLICIES, "baseline_full_output", "baseline_no_ratchet", "baseline")
+    rows = (
+        *POLICIES,
+        NIGHT,
+        "baseline_full_output",
+        "baseline_no_ratchet",
+        SAME_BILLING,
+        "baseline",
+    )
     names = [v for v in rows if _pool(nights, v)]
     return {
         "level": LEVEL,
@@ -109,38 +132,52 @@ def headline(
     same_across_c: bool | None,
     sensitivity: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The shipped loop with prompt caching off ÷ the published loop (the article's filtered
-    fix prompt, no caching): caching is given to neither side, so the ratio is model
-    behaviour and the loops' shapes, not billing. The range is the lowest and highest value
-    over the sensitivity sweep (bench/sensitivity.py) and this point."""
-    shipped = table["policies"]["harness_no_prompt_cache"]
-    out = {
-        "variant": "harness_no_prompt_cache (shipped loop; caching off on both sides)",
-        "against": "baseline (the article's loop: filtered fix prompt, as published)",
-        "prompt_cache": "neither side",
+    """The shipped defaults as a night (caching on, every step in batch rounds: NIGHT) ÷ the
+    published loop as published (filtered fix prompt, no caching, interactive). The range is
+    the lowest and highest value over the sensitivity sweep (every assumed parameter of the
+    simulator and of the billing, bench/sensitivity.py) and this point. Beside it: the same
+    night against the published loop given the same caching and rounds (design alone), and
+    the loops with caching given to neither side and no batch (behaviour alone)."""
+    shipped = table["policies"][NIGHT]
+    out: dict[str, Any] = {
+        "variant": f"{NIGHT} (shipped loop, caching on, every step in batch rounds)",
+        "against": "baseline (the article's loop as published: no caching, interactive)",
+        "task_nights": shipped["task_nights"],
+        "billing": billing_note(),
         "cost_per_pass_ratio": shipped["cost_per_pass_ratio"],
         "cost_per_pass_ratio_interval": shipped["cost_per_pass_ratio_interval"],
         "pass_rate_ratio": shipped["pass_rate_ratio"],
         "pass_rate_ratio_interval": shipped["pass_rate_ratio_interval"],
         "same_outcomes_at_every_concurrency": same_across_c,
-        "target_cost_per_pass_ratio_at_most": 0.6,
+        "target_cost_per_pass_ratio_at_most": TARGET,
+        "target_range_at_most": TARGET_RANGE,
+        "target_pass_rate_ratio_at_least": TARGET_PASS,
     }
-    ratio, interval = shipped["cost_per_pass_ratio"], shipped["pass_rate_ratio_interval"]
+    ratio, passes = shipped["cost_per_pass_ratio"], shipped["pass_rate_ratio"]
     out["meets_target"] = bool(
-        ratio is not None and ratio <= 0.6 and interval is not None and interval[1] >= 1.0
+        ratio is not None and ratio <= TARGET and passes is not None and passes >= TARGET_PASS
     )
     spread = (sensitivity or {}).get("ranges") or {}
     out["cost_per_pass_ratio_range"] = spread.get("cost_per_pass_ratio")
     out["pass_rate_ratio_range"] = spread.get("pass_rate_ratio")
     if spread.get("cost_per_pass_ratio"):
-        out["meets_target_across_range"] = bool(
-            spread["cost_per_pass_ratio"][1] <= 0.6 and spread["pass_rate_ratio"][0] >= 1.0
-        )
-    out["with_prompt_cache"] = {
-        "variant": "harness (shipped defaults, caching on) ÷ baseline (no caching)",
-        "cost_per_pass_ratio": table["policies"]["harness"]["cost_per_pass_ratio"],
-        "pass_rate_ratio": table["policies"]["harness"]["pass_rate_ratio"],
-    }
+        out["meets_target_across_range"] = bool(spread["cost_per_pass_ratio"][1] <= TARGET_RANGE)
+    same = table["policies"].get(SAME_BILLING)
+    if same is not None:
+        out["same_billing"] = {
+            "variant": f"{SAME_BILLING} (the published loop, caching on, every step in rounds)",
+            "its_cost_per_pass_ratio": same["cost_per_pass_ratio"],
+            "its_cost_per_pass_ratio_interval": same["cost_per_pass_ratio_interval"],
+            "night_over_it": _over(shipped, same),
+        }
+    alone = table["policies"].get("harness_no_prompt_cache")
+    if alone is not None:
+        out["loops_alone"] = {
+            "variant": "harness_no_prompt_cache ÷ baseline: caching to neither side, no batch",
+            "cost_per_pass_ratio": alone["cost_per_pass_ratio"],
+            "cost_per_pass_ratio_interval": alone["cost_per_pass_ratio_interval"],
+            "pass_rate_ratio": alone["pass_rate_ratio"],
+        }
     if capped:
         out["tight_cap"] = {
             "cap_usd": capped["cap_usd"],
@@ -148,3 +185,16 @@ def headline(
             "baseline_passing": capped["baseline"]["passing"],
         }
     return out
+
+
+TARGET, TARGET_RANGE, TARGET_PASS = 0.5, 0.65, 0.97
+
+
+def _over(mine: dict[str, Any], other: dict[str, Any]) -> float | None:
+    a, b = mine["cost_per_pass_usd"], other["cost_per_pass_usd"]
+    return a / b if a is not None and b else None
+
+
+def billing_note() -> dict[str, Any]:
+    """The billing a NIGHT row is priced under, each value with its label."""
+    return {k: {"value": v["value"], "label": v["label"]} for k, v in assumptions().items()}

@@ -244,5 +244,6 @@ def render(results: dict[str, Any]) -> str:
     out += render_runner(f)
     if f.get("judge"):
         out += [render_judge(f["judge"])]
-    checks = ", ".join(f"{k}: {'ok' if v else 'FAILED'}" for k, v in results["checks"].items())
+    shown = {True: "ok", False: "FAILED", None: "not measured in this run"}
+    checks = ", ".join(f"{k}: {shown[v]}" for k, v in results["checks"].items())
     return "\n".join([*out, f"Checks: {checks}.", ""])

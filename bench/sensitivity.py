@@ -11,10 +11,11 @@ from typing import Any
 
 import yaml
 
+from bench.billing import Billing, assumptions, rebilled
 from bench.calibrate import calibrate
 from bench.fanout import fan_out
 from bench.model import Night
-from bench.policies import compare_pools
+from bench.policies import NIGHT, SAME_BILLING, compare_pools
 from bench.stages import Stages
 from harness.sim import SimModel
 from harness.tasks import TaskSpec
@@ -22,6 +23,7 @@ from harness.tasks import TaskSpec
 __all__ = ["HEADLINE", "SWEPT", "labels", "ranges", "survivors", "sweep"]
 
 HEADLINE = "harness_no_prompt_cache"  # the shipped loop, caching given to neither side
+SHIPPED = "harness"  # the shipped defaults, caching on: priced as a night in rounds (NIGHT)
 # Each design choice: the policy that turns it off, against the shipped loop (both uncached).
 CHOICES = {
     "review": "harness_no_review",
@@ -53,8 +55,11 @@ def _nights(st: Stages, name: str, model: SimModel) -> list[Night]:
     tagged = (name, model)
     nights: list[Night] = []
     for seed in st.s.sensitivity_seeds:
-        nights += [st.harness(seed, 4, False, _uncached(v), model=tagged) for v in SWEPT]
+        nights.append(st.harness(seed, 4, False, SHIPPED, model=tagged))
         nights.append(st.baseline(seed, 2, False, model=tagged))
+        if not st.s.sweep_choices:
+            continue  # the headline's night and the published loop only
+        nights += [st.harness(seed, 4, False, _uncached(v), model=tagged) for v in SWEPT]
         nights.append(
             st.baseline(
                 seed, 2, False, variant="baseline_full_output", full_output=True, model=tagged
@@ -70,10 +75,26 @@ def _point(nights: list[Night]) -> dict[str, Any]:
         return {(n.seed, t.id): t for n in nights if n.variant == variant for t in n.tasks}
 
     base = pool("baseline")
-    rows = {v: compare_pools(pool(_uncached(v)), base) for v in SWEPT}
-    rows["baseline_full_output"] = compare_pools(pool("baseline_full_output"), base)
+    rows = {v: compare_pools(pool(_uncached(v)), base) for v in SWEPT if pool(_uncached(v))}
+    if pool("baseline_full_output"):
+        rows["baseline_full_output"] = compare_pools(pool("baseline_full_output"), base)
+    shipped = pool(SHIPPED)
+    rows[NIGHT] = compare_pools(rebilled(shipped, Billing.night()), base)
+    rows[SAME_BILLING] = compare_pools(rebilled(base, Billing.night()), base)
     keep = ("pass_rate", "cost_per_pass_usd", "pass_rate_ratio", "cost_per_pass_ratio")
-    return {v: {k: r[k] for k in keep} for v, r in rows.items()}
+    out: dict[str, Any] = {v: {k: r[k] for k in keep} for v, r in rows.items()}
+    billing: dict[str, Any] = {}
+    for name, label in assumptions().items():
+        if "range" not in label:
+            continue
+        billing[name] = {}
+        for end in ("low", "high"):
+            row = compare_pools(
+                rebilled(shipped, Billing.night(**{name: label["range"][end]})), base
+            )
+            billing[name][end] = {k: row[k] for k in keep}
+    out["billing"] = billing
+    return out
 
 
 def sweep(
@@ -97,6 +118,16 @@ def sweep(
         for end in ("low", "high"):
             row[end] = points.pop(0)
         rows.append(row)
+    for name, ends in center.pop("billing").items():  # priced again, no night run again
+        label = assumptions()[name]
+        row = {"parameter": f"billing.{name}", "label": label["label"], "kind": "billing"}
+        for end in ("low", "high"):
+            row[end] = {
+                "values": {name: label["range"][end]},
+                "cost_per_pass_ratio": ends[end]["cost_per_pass_ratio"],
+                "pass_rate_ratio": ends[end]["pass_rate_ratio"],
+            }
+        rows.append(row)
     return center, rows
 
 
@@ -115,9 +146,11 @@ def _end(
 ) -> dict[str, Any]:
     """One end of one parameter's range: the policies there, and its calibration if any."""
     point = _point(_nights(st, f"{param}-{end}", model))
+    point.pop("billing")
     at: dict[str, Any] = {"values": values, "policies": point}
-    at["cost_per_pass_ratio"] = point[HEADLINE]["cost_per_pass_ratio"]
-    at["pass_rate_ratio"] = point[HEADLINE]["pass_rate_ratio"]
+    at["cost_per_pass_ratio"] = point[NIGHT]["cost_per_pass_ratio"]
+    at["pass_rate_ratio"] = point[NIGHT]["pass_rate_ratio"]
+    at["loops_alone_cost_per_pass_ratio"] = point.get(HEADLINE, {}).get("cost_per_pass_ratio")
     if param in _CALIBRATION_AT and seeds:
         at["calibration"] = calibrate(calibration_specs, seeds, model, only=_CALIBRATION_AT[param])
     st.note(f"sensitivity {param} {end}: {at['cost_per_pass_ratio']:.2f}× cost per pass")
@@ -128,9 +161,13 @@ def survivors(center: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, A
     """For each design choice: at how many points (centre and every end) turning it off costs
     more per pass, and at how many it passes fewer tasks; a choice that wins at every point
     survives the sweep."""
-    points = [center] + [row[end]["policies"] for row in rows for end in ("low", "high")]
+    points = [center] + [
+        row[end]["policies"] for row in rows if "kind" not in row for end in ("low", "high")
+    ]
     out: dict[str, Any] = {"points": len(points), "choices": {}}
     for choice, off in CHOICES.items():
+        if any(off not in p for p in points):
+            continue  # the sweep ran without the design choices (--no-sweep-choices)
         cheaper = sum(
             _lt(p[HEADLINE]["cost_per_pass_usd"], p[off]["cost_per_pass_usd"]) for p in points
         )
@@ -152,9 +189,7 @@ def ranges(center: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, list
     """The headline's lowest and highest value over the centre and every swept end."""
     out = {}
     for key in ("cost_per_pass_ratio", "pass_rate_ratio"):
-        values = [center[HEADLINE][key]] + [
-            row[end][key] for row in rows for end in ("low", "high")
-        ]
+        values = [center[NIGHT][key]] + [row[end][key] for row in rows for end in ("low", "high")]
         values = [v for v in values if v is not None]
         out[key] = [round(min(values), 4), round(max(values), 4)] if values else None
     return out

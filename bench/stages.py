@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from bench.baseline import Ratchet, run_baseline
-from bench.batch import BATCH_CONFIG, BATCH_VARIANT
+from bench.batch import BATCH_CONFIG, BATCH_VARIANT, ROUNDS_CONFIG, ROUNDS_VARIANT
 from bench.harness_night import run_harness
 from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
@@ -51,6 +51,8 @@ class Settings:
     sensitivity_seeds: tuple[int, ...] = (0,)  # seeds of the sensitivity sweep (): skip it
     sensitivity_calibration_seeds: int = 40  # seeds per re-measured target at a swept end
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches
+    sweep_choices: bool = True  # the sweep also runs each design choice turned off
+    published_variants: bool = True  # baseline_no_ratchet and baseline_full_output too
 
     @property
     def latency(self) -> SimLatency | None:
@@ -88,6 +90,8 @@ class Stages:
             self.configs[f"{variant}_uncached"] = uncached
         self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
+        self.configs[ROUNDS_VARIANT] = workdir / f"{ROUNDS_VARIANT}.yaml"
+        self.configs[ROUNDS_VARIANT].write_text(ROUNDS_CONFIG)
         # Untimed nights reuse test results measured earlier in this run (bench/memo.py).
         self.memos = {"harness": Memo(sandbox_verdict), "baseline": Memo(pytest_verdict)}
         # Untimed nights already run, by what decides them (_night_key): asked again (the

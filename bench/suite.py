@@ -18,9 +18,10 @@ from typing import Any
 
 from bench import biglist
 from bench.baseline import LastAttempt
-from bench.batch import BATCH_VARIANT, batch_figures
+from bench.batch import BATCH_VARIANT, ROUNDS_VARIANT, batch_figures, rounds_figures
 from bench.bench_isolation import measure_isolation
 from bench.bench_jsboundary import measure_js_boundary
+from bench.billing import Billing, night_rebilled
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
@@ -29,7 +30,7 @@ from bench.figures import ratio
 from bench.judge import judge_stage
 from bench.machine import cpu_seconds, describe, load_average, source_digest
 from bench.model import Night
-from bench.policies import POLICIES, compare_pools, headline, policy_table
+from bench.policies import NIGHT, POLICIES, SAME_BILLING, compare_pools, headline, policy_table
 from bench.scale import measure as measure_scale
 from bench.sensitivity import ranges, survivors, sweep
 from bench.stages import REALISTIC, Settings, Stages
@@ -55,21 +56,23 @@ def _outcome_plan(st: Stages, base: Night | None) -> list[tuple[str, Callable[[S
         if seed != st.s.seeds[0] or base is None:
             plan.append(("harness", partial(harness, seed=seed)))
             plan.append(("baseline", partial(baseline, seed=seed)))
-        plan.append(
-            (
-                "baseline",
-                partial(baseline, seed=seed, keep=LastAttempt, variant="baseline_no_ratchet"),
+        if st.s.published_variants:
+            plan.append(
+                (
+                    "baseline",
+                    partial(baseline, seed=seed, keep=LastAttempt, variant="baseline_no_ratchet"),
+                )
             )
-        )
-        plan.append(
-            (
-                "baseline",
-                partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
+            plan.append(
+                (
+                    "baseline",
+                    partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
+                )
             )
-        )
-        # The headline's variant (caching off, as in the published loop) always runs.
+        # The loops alone (caching off, as in the published loop) and the shipped loop with
+        # whole-file fixes (what the edit format buys) always run.
         extra = [v for v in POLICIES if v != "harness"] if st.s.extra_variants else []
-        for variant in extra or ["harness_no_prompt_cache"]:
+        for variant in extra or ["harness_no_prompt_cache", "harness_whole_fixes"]:
             plan.append(("harness", partial(harness, seed=seed, variant=variant)))
     return plan
 
@@ -188,13 +191,27 @@ def _sensitivity(st: Stages) -> dict[str, Any] | None:
     center, rows = sweep(st, specs, st.s.sensitivity_calibration_seeds)
     return {
         "seeds": list(st.s.sensitivity_seeds),
-        "prompt_cache": "off on every side",
-        "headline_variant": "harness_no_prompt_cache",
+        "prompt_cache": "on for the night (harness_night, priced from the shipped loop's"
+        " nights); off on every side for the policies and loops_alone",
+        "headline_variant": NIGHT,
         "center": center,
         "parameters": rows,
         "ranges": ranges(center, rows),
         "survivors": survivors(center, rows),
     }
+
+
+def _derived(outcomes: Sequence[Night]) -> list[Night]:
+    """The rows priced from recorded calls (bench/billing.py): the shipped loop's nights and
+    the published loop's, each as a night in batch rounds with caching on."""
+    night = Billing.night()
+    out = []
+    for n in outcomes:
+        if n.variant == "harness":
+            out.append(night_rebilled(n, night, NIGHT))
+        elif n.variant == "baseline":
+            out.append(night_rebilled(n, night, SAME_BILLING))
+    return out
 
 
 def _policy_nights(
@@ -224,12 +241,14 @@ def run_suite(
     calibration, outcomes, timed_rest, night = _policy_nights(st)
     base = next(n for n in outcomes if n.variant == "baseline")
     capped, capped_nights = (None, []) if settings.policies_only else _capped(st, base)
-    policies = policy_table(outcomes)
+    policies = policy_table([*outcomes, *_derived(outcomes)])
     sensitivity = _sensitivity(st)
     batch_night = st.harness(st.s.seeds[-1], 4, False, BATCH_VARIANT)  # one real batch night
+    rounds_night = st.harness(st.s.seeds[-1], 4, False, ROUNDS_VARIANT)  # one in rounds
     timed = not settings.policies_only
     figures: dict[str, Any] = {
         "batch": batch_figures(outcomes, batch_night, compare_pools),
+        "rounds": rounds_figures([*outcomes, *capped_nights], rounds_night),
         "outcomes": outcome_figures(outcomes),
         "policies": policies,
         "night": night,
@@ -244,7 +263,7 @@ def run_suite(
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
         "nights_reused": st.nights_reused,
     }
-    nights = [*outcomes, *timed_rest, *capped_nights, batch_night]
+    nights = [*outcomes, *timed_rest, *capped_nights, batch_night, rounds_night]
     machine["load_average_at_end"] = load_average()
     machine["cpu_s"] = cpu_seconds()
     machine["code"]["source_digest_at_end"] = source_digest()

@@ -48,6 +48,7 @@ class _PriceRow(BaseModel):
     cache_write: Rate
     cache_read: Rate
     retires: dt.date | None = None
+    source: str = ""  # where the price comes from (every shipped row says; tests/test_pricing.py)
 
 
 class _TierRow(BaseModel):
@@ -85,6 +86,7 @@ class Price:
     cache_write: Decimal
     cache_read: Decimal
     retires: dt.date | None = None
+    source: str = ""
     service_tier: ServiceTier = ServiceTier.STANDARD
     tiers: tuple[tuple[ServiceTier, TierDiscount], ...] = ()
 

@@ -167,6 +167,8 @@ class PromptSet:
             "passed": 0,
             "total": 0,
             "full_output": "",
+            "fix_format": "edits",
+            "edit_error": None,
         }
         for step in STEP_TEMPLATES:
             self.render(step, {**sample, **context})

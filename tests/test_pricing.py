@@ -137,3 +137,10 @@ def test_bad_yaml_is_reported_at_its_line_as_the_pure_loader_reports_it(tmp_path
         load_prices(path)
 
     assert f"{path} is not a valid price table: {pure.value}" == str(caught.value)
+
+
+def test_every_shipped_price_says_where_it_comes_from() -> None:
+    """Each model row of the shipped price table names its source (a page, a date)."""
+    table = load_prices()
+
+    assert [m for m, p in table.prices.items() if not p.source.strip()] == []

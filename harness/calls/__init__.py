@@ -3,7 +3,7 @@ retry policy and the credential gate. Adapters below it only send; the runner ab
 
 from __future__ import annotations
 
-from harness.calls.caller import Caller, CallLog, RunStopped, charge
+from harness.calls.caller import Caller, CallLog, Rounds, RunStopped, charge
 from harness.calls.gate import Gates, LocalGates
 from harness.calls.retry import RetryPolicy
 
@@ -13,6 +13,7 @@ __all__ = [
     "Gates",
     "LocalGates",
     "RetryPolicy",
+    "Rounds",
     "RunStopped",
     "charge",
 ]

@@ -11,7 +11,7 @@ import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -45,8 +45,18 @@ __all__ = ["CallLog", "Caller", "Charge", "PricedCompletion", "RunStopped", "cha
 log = structlog.get_logger()
 
 
+class Rounds(Protocol):
+    """Batch rounds (harness/runner/batch/rounds.py): `wait` blocks until the round carrying
+    the request has ended and its reply, if it succeeded, is recorded for this run; False
+    when the request does not go by batch."""
+
+    def wait(self, request: CallRequest) -> bool: ...
+
+
 class Caller:
     """Every paid call goes through `call`; nothing is sent without a reservation."""
+
+    rounds: Rounds | None = None  # set by the runner when batch mode batches every step
 
     def __init__(
         self,
@@ -152,6 +162,8 @@ class Caller:
         A request this run already received and recorded a reply to (a resume redoing the
         attempt it was killed in) gets that reply again, bought once, never twice."""
         reused = self._reuse(request)
+        if reused is None and self.rounds is not None and self.rounds.wait(request):
+            reused = self._reuse(request)  # bought in a batch round, or else bought now
         if reused is not None:
             return reused
         failed: list[Decimal] = []

@@ -24,6 +24,7 @@ __all__ = [
     "ContextToolsConfig",
     "DeliverConfig",
     "FixFailures",
+    "FixFormat",
     "GitDeliverConfig",
     "HarnessConfig",
     "JudgeConfig",
@@ -81,6 +82,13 @@ class FixFailures(StrEnum):
     FULL = "full"  # every visible test's outcome, passing ones too, as the published loop did
 
 
+class FixFormat(StrEnum):
+    """How a fix reply may give its change."""
+
+    EDITS = "edits"  # SEARCH/REPLACE blocks against the best code (whole file as fallback)
+    WHOLE = "whole"  # the complete file, always
+
+
 class ContextToolsConfig(_Strict):
     """`loop.context_tools`: read-only tools a write or fix step may call (see
     docs/context-and-judge.md)."""
@@ -112,6 +120,7 @@ class LoopConfig(_Strict):
     escalate_to: str
     review: bool = Field(strict=True)  # review (and rewrite) attempt 1's draft
     fix_failures: FixFailures
+    fix_format: FixFormat
     context_tools: ContextToolsConfig
     judge: JudgeConfig
 
@@ -176,10 +185,15 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600}
 
 
 class BatchConfig(_Strict):
-    """Attempt 1's writes through the vendors' batch APIs (half price, hours of latency)."""
+    """Steps through the vendors' batch APIs (half price, hours of latency): attempt 1's
+    writes alone (`steps: [write]`), or every listed step in rounds."""
 
     enabled: bool = Field(strict=True)
-    steps: tuple[Literal["write"], ...]  # the steps batched; only attempt 1's write can be
+    # [write]: attempt 1's writes in one batch at the start; any other step listed: every
+    # listed step in rounds (harness/runner/batch/rounds.py)
+    steps: tuple[Literal["write", "review", "rewrite", "fix"], ...]
+    # a round goes once every running task waits, or when its oldest request waited this long
+    round_window_s: Seconds
     deadline: str  # "05:30": next local occurrence; "90s", "45m", "2h": from the start
     poll_s: Seconds
     max_poll_s: Seconds
@@ -193,6 +207,11 @@ class BatchConfig(_Strict):
                 'like "90s", "45m" or "2h"; write one of those'
             )
         return value
+
+    @property
+    def in_rounds(self) -> bool:
+        """Whether the listed steps go in rounds (any step but attempt 1's write listed)."""
+        return self.enabled and any(step != "write" for step in self.steps)
 
     def deadline_at(self, start: dt.datetime) -> dt.datetime:
         """When the batch must have ended: a duration from `start` (aware), or the next
@@ -303,3 +322,12 @@ class HarnessConfig(_Strict):
         `concurrency` where it sets one."""
         own = {n: e.concurrency for n, e in self.endpoints.items() if e.concurrency is not None}
         return {**self.concurrency.providers, **own}
+
+    @model_validator(mode="after")
+    def _rounds_run_locally(self) -> HarnessConfig:
+        if self.batch.in_rounds and self.scale.engine != "local":
+            raise ValueError(
+                f"batch.steps {list(self.batch.steps)} batches steps in rounds, which run on "
+                "the local engine only; on scale.engine: temporal use batch.steps: [write]"
+            )
+        return self

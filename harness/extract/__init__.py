@@ -4,6 +4,7 @@ the language registry (harness/data/languages.yaml); review and judge-verdict pa
 from __future__ import annotations
 
 from harness.extract.code import NO_CODE, Extraction, extract_code, required_names_from_tests
+from harness.extract.edits import EditBlock, apply_edits, is_edit_refusal, parse_edits
 from harness.extract.languages import (
     LANGUAGES,
     RESULT_FORMATS,
@@ -19,15 +20,19 @@ __all__ = [
     "LANGUAGES",
     "NO_CODE",
     "RESULT_FORMATS",
+    "EditBlock",
     "Extraction",
     "Language",
     "Review",
     "Verdict",
     "VerdictReading",
+    "apply_edits",
     "comment_free",
     "extract_code",
+    "is_edit_refusal",
     "language_named",
     "language_of_path",
+    "parse_edits",
     "parse_review",
     "parse_verdict",
     "required_names_from_tests",

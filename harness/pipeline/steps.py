@@ -18,7 +18,7 @@ from harness.budget import BudgetExceeded
 from harness.calls import RunStopped
 from harness.config import FixFailures
 from harness.context import TOOLS, ToolBox
-from harness.extract import extract_code, parse_review
+from harness.extract import apply_edits, extract_code, language_named, parse_edits, parse_review
 from harness.llm import (
     AuthenticationError,
     CallRequest,
@@ -35,7 +35,7 @@ from harness.store import TaskFiles
 from harness.tasks import TaskSpec
 from harness.tracker import BestTracker
 
-__all__ = ["Attempt", "TaskState", "code_from", "fix", "write"]
+__all__ = ["Attempt", "TaskState", "code_from", "fix", "fixed_code", "write"]
 
 log = structlog.get_logger()
 FULL = FixFailures.FULL
@@ -70,6 +70,7 @@ class TaskState:
     since_best: int = 0
     expecting: Background | None = None  # the expected test ids, collected in the background
     tools: ToolBox | None = None  # context tools, when `loop.context_tools` is on
+    edit_error: str | None = None  # why the last fix's edits were not applied (shown next)
 
     @property
     def reference_text(self) -> str:
@@ -153,6 +154,32 @@ def code_from(
         return None, f"reply ended with {completion.stop_reason.value}{detail}"
     extraction = extract_code(completion.text, required, language, reference)
     return extraction.code, extraction.reason
+
+
+def fixed_code(
+    completion: Completion,
+    base: str,
+    required: frozenset[str],
+    language: str = "python",
+    reference: str = "",
+) -> tuple[str | None, str | None, bool]:
+    """(code, reason, whether the reply was an edit reply). A reply with SEARCH/REPLACE
+    blocks is applied to `base` strictly (every block exactly, or none) and the result is
+    checked as a whole-file reply would be; a reply without them is read whole."""
+    if completion.stop_reason is not StopReason.END:
+        return (*code_from(completion, required, language, reference), False)
+    parsed = parse_edits(completion.text)
+    if parsed is None:
+        return (*code_from(completion, required, language, reference), False)
+    blocks, problem = parsed
+    if problem is None:
+        edited, problem = apply_edits(base, blocks)
+        if edited is not None:
+            fence = language_named(language).fence
+            text = f"```{fence}\n{edited}\n```"
+            extraction = extract_code(text, required, language, reference)
+            return extraction.code, extraction.reason, True
+    return None, problem, True
 
 
 def write(task: TaskState, n: int, with_review: bool) -> Attempt:
@@ -267,10 +294,12 @@ def fix(task: TaskState, n: int) -> Attempt:
         "full_output": steady(full_report(best.result))
         if task.env.loop.fix_failures is FULL
         else "",
+        "fix_format": task.env.loop.fix_format.value,
+        "edit_error": task.edit_error,
     }
     priced = task.call("fix", n, extra)
-    code, reason = code_from(
-        priced.completion, task.required, task.spec.language, task.reference_text
+    code, reason, _ = fixed_code(
+        priced.completion, current, task.required, task.spec.language, task.reference_text
     )
     attempt = Attempt("fix", code, reason, tier=priced.tier)
     priced.note(attempt)

@@ -8,6 +8,7 @@ import structlog
 
 from harness.budget import BudgetExceeded
 from harness.calls import RunStopped
+from harness.extract import is_edit_refusal
 from harness.fsio import write_atomic
 from harness.guardrails import GuardrailError
 from harness.pipeline.background import Background
@@ -171,6 +172,9 @@ def _count(task: TaskState, record: AttemptRecord) -> None:
     task.since_best = 0 if record.improved else task.since_best + 1
     if record.kind == "fix":
         task.non_improving_fixes = 0 if record.improved else task.non_improving_fixes + 1
+        # A refused edit is shown to the next fix, block and all (a resume restores it too).
+        refused = is_edit_refusal(record.extraction_error)
+        task.edit_error = record.extraction_error if refused else None
 
 
 def _restore(task: TaskState, prior: Prior) -> None:

@@ -62,6 +62,17 @@ def _run_one(run: Run, spec: TaskSpec) -> TaskResult:
         return result
 
 
+def _run_in_rounds(run: Run, spec: TaskSpec) -> TaskResult:
+    """One task, counted among the running tasks a batch round waits for."""
+    rounds = run.parts.rounds
+    assert rounds is not None
+    rounds.enter(spec.id)
+    try:
+        return _run_one(run, spec)
+    finally:
+        rounds.leave(spec.id)
+
+
 def _not_run(run: Run, spec: TaskSpec) -> TaskResult:
     """A task the run stopped before it started: why, for a person and for a resume."""
     halt = run.parts.env.caller.halt_reason
@@ -190,10 +201,15 @@ def _record_summary(run: Run, summary: RunSummary) -> RunSummary:
 def _drain(run: Run, results: dict[str, TaskResult]) -> None:
     """Run every task on the pool and wait for all of them, whatever one of them raises.
     In batch mode a task whose write is out in a batch joins the pool once it is settled."""
-    with ThreadPoolExecutor(run.plan.concurrency) as pool:
+    rounds, workers = run.parts.rounds, run.plan.concurrency
+    if rounds is not None:  # a round takes every task's next request: all tasks in flight
+        workers = max(workers, len(run.plan.tasks))
+    with ThreadPoolExecutor(workers) as pool:
         waiting = start_batch(run)
         futures = {
-            s.id: pool.submit(_run_one, run, s) for s in run.plan.tasks if s.id not in waiting
+            s.id: pool.submit(_run_in_rounds if rounds else _run_one, run, s)
+            for s in run.plan.tasks
+            if s.id not in waiting
         }
         if run.parts.batch is not None and waiting:
             specs = {s.id: s for s in run.plan.tasks}

@@ -14,6 +14,7 @@ from harness.budget import Budget
 from harness.deliver import GitDelivery
 from harness.pipeline import TaskEnv
 from harness.runner.batch.night import BatchNight
+from harness.runner.batch.rounds import Rounds
 from harness.store import RunDir, Store
 from harness.tasks import TaskSpec
 
@@ -46,6 +47,7 @@ class Parts:
     rundir: RunDir
     deliver: GitDelivery | None  # config deliver.git: shipped outputs committed
     batch: BatchNight | None  # config batch.enabled: attempt 1's writes by batch
+    rounds: Rounds | None = None  # batch.steps beyond write: every listed step in rounds
 
 
 @dataclass(frozen=True)

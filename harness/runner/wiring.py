@@ -28,7 +28,7 @@ from harness.report import render_metrics, write_metrics
 from harness.results import TestResult
 from harness.router import Router
 from harness.runner.args import RunArgs
-from harness.runner.batch.start import batch_clock, batch_night, batch_vendors
+from harness.runner.batch.start import batch_clock, batch_night, batch_rounds, batch_vendors
 from harness.runner.inputs import Inputs, select
 from harness.runner.prepared import Closing, Parts, Plan, Run
 from harness.store import (
@@ -294,6 +294,19 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     tool_log = _tool_log(args, store.tool_log(run_id, rundir.root))
     env = replace(env, toolbox=_toolbox(args, inputs, tool_log))
     started = info.started_at if info is not None else dt.datetime.now().astimezone()
+    night = batch_night(
+        vendors,
+        inputs,
+        budget,
+        calls,
+        store.batch_log(run_id),
+        run_id,
+        stop,
+        started,
+        batch_clock(args),
+    )
+    rounds = batch_rounds(inputs.config.batch, night, stop, batch_clock(args))
+    caller.rounds = rounds
     parts = Parts(
         env=env,
         budget=budget,
@@ -301,17 +314,8 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
         store=store,
         rundir=rundir,
         deliver=deliver,
-        batch=batch_night(
-            vendors,
-            inputs,
-            budget,
-            calls,
-            store.batch_log(run_id),
-            run_id,
-            stop,
-            started,
-            batch_clock(args),
-        ),
+        batch=night,
+        rounds=rounds,
     )
     return Run(
         plan=_plan(args, inputs, router, info),

@@ -26,6 +26,7 @@ _RAW_PYTEST = re.compile(r"^=* ?\d+ (?:failed|passed|errors?)\b.* in [\d.]+s", r
 _WHOLE_RUN = "## Test run (every visible test)"  # the fix template's `fix_failures: full`
 _EXAMPLES = "## Gold-standard example"
 _CAPABILITIES = "## Platform capabilities"
+_EDITS = "Answer with SEARCH/REPLACE blocks"  # the fix template's `fix_format: edits`
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Features:
     failures_shown: int = 1
     examples: bool = True
     capabilities: bool = True
+    edits: bool = False  # the prompt asks for SEARCH/REPLACE blocks
 
 
 def read_features(request: CallRequest) -> Features:
@@ -59,6 +61,7 @@ def read_features(request: CallRequest) -> Features:
         failures_shown=shown,
         examples=_EXAMPLES in text,
         capabilities=_CAPABILITIES in text,
+        edits=_EDITS in prompt.variable,
     )
 
 
@@ -137,6 +140,19 @@ class SimModel:
 
     def unusable_factor(self, tier: str) -> float:
         return self.data["reply"]["unusable_factor"].get(tier, 1.0)
+
+    def ramble(self) -> float:
+        """Chance a review answers neither CLEAN nor a list."""
+        return self.data["reply"]["review_ramble"]
+
+    def unusable(self) -> float:
+        """The share of whole-file replies that are unusable at unusable_factor 1."""
+        return self.data["reply"]["unusable"]
+
+    def edit_malformed(self, tier: str) -> float:
+        """Chance an edit reply does not apply (a SEARCH text off the file): 1 - well formed."""
+        wf = self.data["reply"]["edit_well_formed"]
+        return 1 - wf.get(tier, wf["mid"])
 
     def judge_chances(self) -> tuple[float, float, float]:
         """The simulated judge's (miss, false_flag, malformed) chances: assumptions."""

@@ -173,14 +173,24 @@ class SimProvider(Provider):
             mutations = self._given(task, request)
         if step == "review":
             lists = self._review_lists(task_id, attempt, len(mutations))
-            return reply.review(rng, task.code(mutations), lists), StopReason.END
+            return reply.review(
+                rng, task.code(mutations), lists, self._model.ramble()
+            ), StopReason.END
         if step == "rewrite":
             mutations = self._rewrite(task_id, features, mutations)
         elif step == "fix":
             mutations = self._fix(task, task_id, features, mutations)
         code = self._remember(task, task_id, mutations)
+        if step == "fix" and features.edits:
+            edit_rng = self._rng(task_id, attempt, step, "edits")
+            malformed = self._model.edit_malformed(features.tier)
+            answer = reply.edits(
+                edit_rng, self._shown(task, request), code, malformed, task.dialect
+            )
+            if answer is not None:
+                return answer
         factor = self._model.unusable_factor(features.tier)
-        return reply.wrap(rng, code, factor, task.dialect)
+        return reply.wrap(rng, code, factor, task.dialect, self._model.unusable())
 
     def _say_from_reference(self, task_id: str) -> None:
         """Announce, once per task, that its replies are its reference, not a degraded port."""
@@ -240,11 +250,15 @@ class SimProvider(Provider):
         near = task.sites[rng.choice(touched)].start if touched else None
         return mutate.add_one(rng, task.sites, fixed, avoid=mutations, near=near)
 
-    def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
-        """The mutation set of the code in the prompt: from the memo, else replayed."""
+    def _shown(self, task: _Task, request: CallRequest) -> str:
+        """The code the prompt gives (its first fenced block of the task's language)."""
         fences = "|".join(map(re.escape, task.dialect.fences))
         match = re.search(_FIRST_BLOCK.format(fences), request.prompt.variable, re.M | re.S)
-        code = match.group(1) if match else ""
+        return match.group(1) if match else ""
+
+    def _given(self, task: _Task, request: CallRequest) -> frozenset[int]:
+        """The mutation set of the code in the prompt: from the memo, else replayed."""
+        code = self._shown(task, request)
         known = self.known_mutations(request.task_id, code)
         if known is not None:
             return known

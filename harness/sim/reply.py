@@ -5,6 +5,7 @@ and reviews that say CLEAN, list violations, or ramble."""
 from __future__ import annotations
 
 import ast
+import difflib
 import random
 import re
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = [
     "WRAP_WEIGHTS",
     "Dialect",
     "break_syntax",
+    "edits",
     "elide_body",
     "fence",
     "review",
@@ -91,11 +93,19 @@ UNUSABLE = ("syntax_error", "truncated", "placeholder")
 
 
 def wrap(
-    rng: random.Random, code: str, unusable_factor: float = 1.0, dialect: Dialect = PYTHON
+    rng: random.Random,
+    code: str,
+    unusable_factor: float = 1.0,
+    dialect: Dialect = PYTHON,
+    unusable: float = 0.08,
 ) -> tuple[str, StopReason]:
-    """`code` in a reply shape drawn from WRAP_WEIGHTS; the unusable shapes' weights are
-    scaled by `unusable_factor` (a weaker tier damages more replies)."""
-    weights = [w * (unusable_factor if s in UNUSABLE else 1) for s, w in WRAP_WEIGHTS.items()]
+    """`code` in a reply shape drawn from WRAP_WEIGHTS; the unusable shapes share `unusable`
+    of the replies at factor 1 (0.08: WRAP_WEIGHTS as written) and their weights are scaled
+    by `unusable_factor` (a weaker tier damages more replies)."""
+    bad = sum(w for s, w in WRAP_WEIGHTS.items() if s in UNUSABLE)
+    good = sum(WRAP_WEIGHTS.values()) - bad
+    scale = unusable_factor * (unusable / (1 - unusable)) * good / bad
+    weights = [w * (scale if s in UNUSABLE else 1) for s, w in WRAP_WEIGHTS.items()]
     shape = rng.choices(list(WRAP_WEIGHTS), weights=weights)[0]
     intro, outro = rng.choice(_INTROS), rng.choice(_OUTROS)
     if shape == "raw":
@@ -117,9 +127,10 @@ def wrap(
     return f"{intro}\n\n{block}{after}", StopReason.END
 
 
-def review(rng: random.Random, code: str, lists: bool) -> str:
-    """CLEAN, or "- " violation lines naming the module's functions; rarely a ramble."""
-    if rng.random() < REVIEW_RAMBLE:
+def review(rng: random.Random, code: str, lists: bool, ramble: float = REVIEW_RAMBLE) -> str:
+    """CLEAN, or "- " violation lines naming the module's functions; with chance `ramble`
+    neither (sim_model.yaml reply.review_ramble)."""
+    if rng.random() < ramble:
         return RAMBLE
     names = re.findall(_DEFINITION, code, re.MULTILINE)
     if not lists or not names:
@@ -202,3 +213,55 @@ def _parses(code: str, dialect: Dialect = PYTHON) -> bool:
     except (SyntaxError, ValueError, RecursionError, SystemError):
         return False
     return True
+
+
+_EDIT_INTROS = (
+    "Here are the changes:",
+    "The fix, as edits to the current file:",
+    "Two spots needed changing.",
+    "I changed only the failing paths:",
+)
+_WHOLE_SHARE = 0.5  # a fix rewriting more than this share of lines answers with the file
+
+
+def edits(
+    rng: random.Random, base: str, code: str, malformed: float, dialect: Dialect = PYTHON
+) -> tuple[str, StopReason] | None:
+    """`code` as SEARCH/REPLACE blocks against `base` (what the fix prompt showed), or None
+    when a whole file is the better answer (nothing changed, or most of it). With chance
+    `malformed` one block's SEARCH text is off by its indentation, as a model copying a line
+    from memory makes it: the strict apply then refuses the reply. Draws in a fixed order."""
+    bad, pick, intro = rng.random() < malformed, rng.random(), rng.choice(_EDIT_INTROS)
+    old, new = base.rstrip("\n").split("\n"), code.rstrip("\n").split("\n")
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    groups = list(matcher.get_grouped_opcodes(1))
+    changed = sum(
+        max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"
+    )
+    if not groups or changed > _WHOLE_SHARE * len(old):
+        return None
+    blocks = []
+    for group in groups:
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        while _count(old, old[i1:i2]) != 1 and (i1 > 0 or i2 < len(old)):  # make it unique
+            if i1 > 0:
+                i1, j1 = i1 - 1, j1 - 1
+            if i2 < len(old):
+                i2, j2 = i2 + 1, j2 + 1
+        blocks.append([old[i1:i2], new[j1:j2]])
+    if bad:
+        search = blocks[int(pick * len(blocks))][0]
+        k = next((n for n, line in enumerate(search) if line.strip()), 0)
+        search[k] = " " + search[k]  # one space more of indentation than the file has
+    text = "\n\n".join(
+        "\n".join(["<<<<<<< SEARCH", *s, "=======", *r, ">>>>>>> REPLACE"]) for s, r in blocks
+    )
+    return f"{intro}\n\n{text}", StopReason.END
+
+
+def _count(lines: list[str], part: list[str]) -> int:
+    """Where `part` occurs in `lines` as whole lines (an empty part never applies: 2)."""
+    if not part or not "".join(part).strip():
+        return 2
+    k = len(part)
+    return sum(lines[i : i + k] == part for i in range(len(lines) - k + 1))

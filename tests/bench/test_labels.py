@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:  # bench/ is not an installed package
 
 from bench.calibrate import TARGETS, targets  # noqa: E402
 
-MEASURES = {"try1", "try2", "no_ratchet_worse"}  # direct measurements of one figure
+MEASURES = {"try1", "try2", "no_ratchet_worse", "edit_well_formed"}  # one figure each
 MODEL = ROOT / "harness" / "data" / "sim_model.yaml"
 SECTIONS = ("write", "fix", "review", "reply", "judge")
 

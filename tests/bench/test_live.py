@@ -10,7 +10,7 @@ import pytest
 
 from bench.__main__ import main as bench_main
 from bench.live import missing_keys
-from bench.policies import POLICIES
+from bench.policies import NIGHT, POLICIES
 from harness.config import load_config
 from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
     CHEAP,
@@ -20,7 +20,15 @@ from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
     servers,
     task_list,
 )
+from tests.fakebatch import BatchScript, EntryScript
 from tests.fakeserver import anthropic_sse, gemini_reply
+
+BROKEN = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+BROKEN_REPLY = f"Here is the port.\n\n```python\n{BROKEN}```\n"
+EDIT_REPLY = (
+    "The fix:\n\n<<<<<<< SEARCH\ndef add(a, b):\n    return a - b\n=======\n"
+    "def add(a, b):\n    return a + b\n>>>>>>> REPLACE\n"
+)
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The simulated comparison's record, whose format the live one shares.
@@ -56,16 +64,26 @@ def test_every_policy_night_runs_through_the_real_sdks_under_the_cap(
     servers,  # noqa: F811
     task_list,  # noqa: F811
     tmp_path,
+    monkeypatch,
 ) -> None:
     """The published loop and each policy pass the task through the fake Anthropic and
-    Gemini servers; the record has every key of the simulated one (the committed
+    Gemini servers, and the night in batch rounds through their batch APIs (its fix an
+    edit); the record has every key of the simulated one (the committed
     bench/results/latest.json), renders with the same tables and spends within the cap."""
     anthropic, gemini = servers
-    nights = 1 + len(POLICIES)
+    nights = 1 + len(POLICIES)  # interactive; the night in rounds goes through the batches
     reviews = nights - sum(1 for p in POLICIES.values() if p and "review: false" in p)
     write = anthropic_sse(WRITE_REPLY, model=MID, input_tokens=1200, output_tokens=400)
     anthropic.script(*[write] * nights)
     gemini.script(*[gemini_reply("CLEAN", model_version=CHEAP, prompt=900, candidates=2)] * reviews)
+    # The night in rounds: a write with a bug (round 1), a CLEAN review (round 2), a fix as
+    # a SEARCH/REPLACE block (round 3), each a batch of the vendor's.
+    anthropic.batches.script(
+        BatchScript(default=EntryScript(text=BROKEN_REPLY, bill=(1200, 0, 0, 400))),
+        BatchScript(default=EntryScript(text=EDIT_REPLY, bill=(1300, 0, 0, 40))),
+    )
+    gemini.batches.script(BatchScript(default=EntryScript(text="CLEAN", bill=(900, 0, 0, 2))))
+    monkeypatch.setattr("bench.live.ROUNDS_POLL_S", 0.05)
     out = tmp_path / "live.json"
 
     code = bench_main(
@@ -77,13 +95,19 @@ def test_every_policy_night_runs_through_the_real_sdks_under_the_cap(
     assert code == 0
     missing = (set(SIMULATED) - set(results), set(SIMULATED["figures"]) - set(results["figures"]))
     assert missing == (set(), set())
-    assert set(SIMULATED["headline"]) - set(results["headline"]) <= {"meets_target_across_range"}
-    assert set(table) == {"baseline", *POLICIES}
+    # The live record prices no night it did not run: no same-billing row, no sweep.
+    only_simulated = {"meets_target_across_range", "same_billing"}
+    assert set(SIMULATED["headline"]) - set(results["headline"]) <= only_simulated
+    assert set(table) == {"baseline", *POLICIES, NIGHT}
     assert {v: t["pass_rate"] for v, t in table.items()} == {v: 1.0 for v in table}
     assert results["headline"]["pass_rate_ratio"] == 1.0
-    assert 0 < results["spent_usd"] <= 3 and all(results["checks"].values())
+    assert 0 < results["spent_usd"] <= 3 and all(v is not False for v in results["checks"].values())
     assert "### Loop policies" in out.with_suffix(".md").read_text()
-    assert (len(anthropic.requests), len(gemini.requests)) == (nights, reviews)
+    assert (anthropic.batches.creates["anthropic"], gemini.batches.creates["gemini"]) == (2, 1)
+    fix = next(r for r in anthropic.batches.batches.values() if "fix" in str(r.requests))
+    assert "SEARCH/REPLACE" in json.dumps(fix.requests)  # the fix asked for edits
+    night = next(n for n in results["nights"] if n["variant"] == NIGHT)
+    assert [t["shipped_passed"] for t in night["tasks"]] == [night["tasks"][0]["total"]]
 
 
 def test_a_cap_too_small_to_start_the_nights_is_refused_before_any_call(

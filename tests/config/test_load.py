@@ -179,12 +179,21 @@ def test_a_batch_deadline_that_is_neither_clock_nor_duration_says_what_to_write(
         load_config(path)
 
 
-def test_a_batch_step_other_than_write_is_refused(tmp_path) -> None:
-    """Only attempt 1's write can be batched (a review needs the write's reply first)."""
+def test_a_batch_step_that_is_no_loop_step_is_refused(tmp_path) -> None:
+    """Only the loop's paid steps (write, review, rewrite, fix) can be batched."""
     path = tmp_path / "harness.yaml"
-    path.write_text("batch: {enabled: true, steps: [fix]}\n")
+    path.write_text("batch: {enabled: true, steps: [judge]}\n")
 
     with pytest.raises(ConfigError, match=r"batch\.steps\[0\]"):
+        load_config(path)
+
+
+def test_batch_rounds_on_temporal_are_refused(tmp_path) -> None:
+    """Steps beyond the first write go in rounds, which the Temporal engine does not run."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("batch: {enabled: true, steps: [write, fix]}\nscale: {engine: temporal}\n")
+
+    with pytest.raises(ConfigError, match=r"local engine only"):
         load_config(path)
 
 

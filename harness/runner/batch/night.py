@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,7 +49,7 @@ from harness.llm import (
 from harness.pricing import Price, PriceError, PriceTable, cost
 from harness.store import BatchEntryRow, BatchLog, RecordedBatch
 
-__all__ = ["BatchNight", "BatchTiming"]
+__all__ = ["BatchNight", "BatchTiming", "entry_id"]
 
 log = structlog.get_logger()
 
@@ -101,6 +102,20 @@ class BatchNight:
         self._waiting: set[str] = set()
         self._lock = threading.Lock()
 
+    def fresh(self) -> BatchNight:
+        """A new phase on the same vendors, store, budget and deadline (one per round)."""
+        return BatchNight(
+            self._vendors,
+            self._timing,
+            budget=self._budget,
+            prices=self._prices,
+            calls=self._calls,
+            batch_log=self._batch_log,
+            run_id=self._run_id,
+            stop=self._stop,
+            clock=self._clock,
+        )
+
     def batchable(self, request: CallRequest) -> bool:
         return request.route.provider in self._vendors
 
@@ -137,13 +152,13 @@ class BatchNight:
         self, requests: Sequence[CallRequest], recorded: Sequence[RecordedBatch]
     ) -> list[CallRequest]:
         """Settle or re-attach every write the store knows of; the writes it knows nothing of."""
-        known = {e.task_id: (b, e) for b in recorded for e in b.entries}
+        known = {e.custom_id: (b, e) for b in recorded for e in b.entries}
         unknown = []
         for request in requests:
             if (reply := self._calls.recorded(request)) is not None:
                 mark_settled(self._batch_log, self._prices, request, reply, known)  # reused
-            elif request.task_id in known:
-                self._reattach(request, *known[request.task_id])
+            elif entry_id(request) in known:
+                self._reattach(request, *known[entry_id(request)])
             else:
                 unknown.append(request)
         return unknown
@@ -158,7 +173,7 @@ class BatchNight:
         entry = reserve(request, self._prices, self._budget)
         if entry is None:  # it is out at the vendor all the same: watch it, unreserved
             price = self._prices.get(request.route.model, request.route.pricing)
-            entry = Pending(request, custom_id(request.task_id), price, None, Decimal(0))
+            entry = Pending(request, entry_id(request), price, None, Decimal(0))
         log.info("batch_reattached", batch_id=batch.handle.id, task_id=request.task_id)
         self._watch(batch.handle, entry, canceled=batch.canceled)
 
@@ -337,6 +352,16 @@ def custom_id(task_id: str) -> str:
     return f"{task_id[:47]}-{hashlib.sha256(task_id.encode()).hexdigest()[:16]}"
 
 
+def entry_id(request: CallRequest) -> str:
+    """A request's entry id, unique in the run: attempt 1's write keeps the task id (the
+    first-write phase's, as recorded by earlier versions); any other step adds step and
+    attempt, since one task sends one request per round (harness/runner/batch/rounds.py)."""
+    if request.step == "write" and request.attempt == 1:
+        return custom_id(request.task_id)
+    step = re.sub(r"[^A-Za-z0-9_-]", "_", request.step)
+    return custom_id(f"{request.task_id}--{step}-{request.attempt}")
+
+
 def reserve(request: CallRequest, prices: PriceTable, budget: Budget) -> Pending | None:
     """Hold the write's worst case at the batch price, or None (not batched: no batch price,
     or it does not fit, which stops nothing: the task runs interactively later)."""
@@ -351,7 +376,7 @@ def reserve(request: CallRequest, prices: PriceTable, budget: Budget) -> Pending
     if held is None:
         log.warning("batch_entry_not_fitted", task_id=request.task_id, worst_usd=str(worst))
         return None
-    return Pending(request, custom_id(request.task_id), price, held, worst)
+    return Pending(request, entry_id(request), price, held, worst)
 
 
 def _size(pending: Pending) -> int:
@@ -438,7 +463,7 @@ def mark_settled(
     known: Mapping[str, tuple[RecordedBatch, BatchEntryRow]],
 ) -> None:
     """A reply recorded before a crash whose entry was not yet marked: mark it succeeded."""
-    found = known.get(request.task_id)
+    found = known.get(entry_id(request))
     if found is None or found[1].outcome is not None:
         return
     batch, row = found

@@ -43,6 +43,6 @@ def batch_notes(report: BatchReport | None) -> tuple[str, ...]:
     return (
         f"{report.fell_back} of {report.submitted} batch entries did not succeed "
         f"({report.errored} errored, {report.expired} expired, {report.canceled} canceled, "
-        "e.g. at the batch deadline); those tasks' first writes ran interactively at the list "
+        "e.g. at the batch deadline); those requests ran interactively at the list "
         "price. A later deadline (batch.deadline in harness.yaml) leaves the vendor more time",
     )

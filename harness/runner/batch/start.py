@@ -11,16 +11,25 @@ import structlog
 
 from harness.budget import Budget
 from harness.calls import CallLog
+from harness.config import BatchConfig
 from harness.llm import BatchProvider, CallRequest
 from harness.pipeline import first_write
 from harness.runner.args import RunArgs
 from harness.runner.batch.night import BatchNight, BatchTiming
+from harness.runner.batch.rounds import Rounds
 from harness.runner.carryover import starts_with_write
 from harness.runner.inputs import Inputs
 from harness.runner.prepared import Run
 from harness.store import BatchLog
 
-__all__ = ["batch_clock", "batch_night", "batch_requests", "batch_vendors", "start_batch"]
+__all__ = [
+    "batch_clock",
+    "batch_night",
+    "batch_requests",
+    "batch_rounds",
+    "batch_vendors",
+    "start_batch",
+]
 
 log = structlog.get_logger()
 
@@ -30,12 +39,30 @@ def start_batch(run: Run) -> set[str]:
     Off, stopped or with nothing to submit: nobody waits."""
     if run.parts.batch is None or run.parts.stop.is_set() or run.parts.budget.stopped:
         return set()
+    if run.parts.rounds is not None:
+        return set()  # in rounds the first writes are the first round
     requests = batch_requests(run)
     if not requests:
         return set()
     waiting = run.parts.batch.start(requests)
     log.info("batch_started", tasks=len(requests), waiting=len(waiting))
     return waiting
+
+
+def batch_rounds(
+    config: BatchConfig, night: BatchNight | None, stop: threading.Event, clock: Callable[[], float]
+) -> Rounds | None:
+    """The round collector when batch mode lists any step but attempt 1's write."""
+    if night is None or not config.in_rounds:
+        return None
+    return Rounds(
+        night.fresh,
+        config.steps,
+        deadline=night.timing.deadline,
+        window_s=config.round_window_s,
+        stop=stop,
+        clock=clock,
+    )
 
 
 def batch_requests(run: Run) -> list[CallRequest]:
@@ -61,7 +88,7 @@ def batch_vendors(args: RunArgs, inputs: Inputs) -> dict[str, BatchProvider]:
     """The batch APIs of the run's providers when config batch.enabled (none when off): the
     simulator's (its vendor side kept in a file of the run directory, so a resumed process
     sees the batches a killed one made), or the live adapters."""
-    if not inputs.config.batch.enabled or "write" not in inputs.config.batch.steps:
+    if not inputs.config.batch.enabled or not inputs.config.batch.steps:
         return {}  # off, or `steps: []`: no step goes by batch
     if args.provider == "sim":
         from harness.sim import SimBatch
