@@ -176,7 +176,8 @@ def fixed_code(
         edited, problem = apply_edits(base, blocks)
         if edited is not None:
             fence = language_named(language).fence
-            text = f"```{fence}\n{edited}\n```"
+            end = "" if edited.endswith("\n") else "\n"  # the file's own last newline, once
+            text = f"```{fence}\n{edited}{end}```"
             extraction = extract_code(text, required, language, reference)
             return extraction.code, extraction.reason, True
     return None, problem, True

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import main as bench_main
-from bench.live import missing_keys
+from bench.live import NIGHTS, missing_keys
 from bench.policies import NIGHT, POLICIES
 from harness.config import load_config
 from tests.e2e.test_providers_wire import (  # noqa: F401 - fixtures
@@ -146,7 +146,7 @@ def test_bench_live_runs_its_nights_on_openai_compatible_endpoints(
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("WRITER_KEY", "writer-key-0123456789")
-    nights = 1 + len(POLICIES)
+    nights = NIGHTS  # a named endpoint has no batch API: the night in rounds is interactive
     with FakeLLMServer() as writer, FakeLLMServer() as reviewer:
         writer.script(*[openai_sse(WRITE_REPLY, model="coder", prompt=900, completion=300)] * 20)
         reviewer.script(*[openai_reply("CLEAN", model="coder", prompt=900, completion=2)] * 20)

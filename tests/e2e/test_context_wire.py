@@ -12,6 +12,7 @@ import pytest
 from harness.cli import main
 from harness.llm import Usage
 from harness.pricing import cost, load_prices
+from harness.results import usd
 from tests.conftest import write
 from tests.e2e import test_providers_wire as wire
 from tests.e2e.test_providers_wire import CHEAP, MID, SOLUTION, run_live
@@ -96,7 +97,7 @@ def test_anthropic_fix_reads_a_file_and_answers_with_code(servers, task_dir):
     assert [(e["tool"], e["path"], e["ok"], e["bytes"]) for e in reads] == [
         ("read_file", "lib/helper.py", True, len(HELPER))
     ]
-    assert round(float(priced(anthropic.bills, MID)), 6) == summary["budget"]["spent_usd"]
+    assert usd(priced(anthropic.bills, MID)) == summary["budget"]["spent_usd"]
 
 
 def test_gemini_fix_reads_a_file_and_answers_with_code(servers, task_dir):
@@ -125,7 +126,7 @@ def test_gemini_fix_reads_a_file_and_answers_with_code(servers, task_dir):
     assert response["response"] == {"output": HELPER}
     assert write_body["tools"] == ask_body["tools"] == answer_body["tools"]
     assert [e["ok"] for e in events if e["event"] == "context_request"] == [True]
-    assert round(float(priced(gemini.bills, CHEAP)), 6) == summary["budget"]["spent_usd"]
+    assert usd(priced(gemini.bills, CHEAP)) == summary["budget"]["spent_usd"]
 
 
 def test_replay_serves_the_recorded_tool_results_with_the_read_file_deleted(servers, task_dir):

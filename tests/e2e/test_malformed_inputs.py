@@ -960,7 +960,7 @@ class _Unreachable:
         raise AssertionError(f"a provider request was made: {request!r}")
 
 
-def _unreachable_adapter(name: str, *, timeout_s: float) -> _Unreachable:
+def _unreachable_adapter(name: str, *, timeout_s: float, **_: object) -> _Unreachable:
     return _Unreachable()
 
 

@@ -34,7 +34,6 @@ GEMINI_KEY = "AIzaSyPARITYFAKEFAKEFAKEFAKEFAKEFAKE00"
 # Measured on the boundary as it stands (docs/parity.md): why each library misses parity. A
 # strict xfail: when a library reaches parity its test fails until its line here is removed.
 NOT_YET: dict[str, str] = {
-    "inflection-0.5.1": "a module-level set the tests change (UNCOUNTABLES) changes a copy",
     "parse-1.20.2": "a custom tzinfo (FixedTzOffset), an own exception in pytest.raises, a "
     "slice, pickling a candidate class",
     "semver-2.13.0": "the suite's conftest subclasses VersionInfo: the pristine collection "

@@ -265,7 +265,12 @@ def test_a_batch_nights_slices_stay_under_the_history_warning_whatever_the_deadl
     sizes = []
     for deadline in ("90s", "2h", "8h", "21:59"):  # the last: the next day, nearly 24 h on
         batch = BatchConfig(
-            enabled=True, steps=("write",), deadline=deadline, poll_s=30, max_poll_s=600
+            enabled=True,
+            steps=("write",),
+            deadline=deadline,
+            poll_s=30,
+            max_poll_s=600,
+            round_window_s=5,
         )
         size = batch_slice_tasks(batch, now)
         per_task = EVENTS_PER_TASK + EVENTS_PER_SUBMIT + EVENTS_PER_POLL * poll_rounds(batch, now)

@@ -293,13 +293,23 @@ def test_a_malformed_tree_is_a_codec_error() -> None:
     assert errors == [True] * len(bad)
 
 
-def test_a_defaultdict_with_a_callable_the_sender_wrote_is_a_handle() -> None:
-    """Only builtin factories cross by value; any other defaultdict stays with its owner."""
+def test_a_defaultdict_with_the_senders_factory_keeps_it_as_a_forwarded_function() -> None:
+    """A builtin factory crosses by name; any other crosses as the sender's function, made
+    on the receiving side (its calls are forwarded to the sender): never the sender's object
+    itself, and the items cross by value."""
     a, b = sides()
 
-    got = through(a, b, collections.defaultdict(lambda: 0))
+    def factory() -> int:
+        return 0
 
-    assert isinstance(got, wire.Handle)
+    got = through(a, b, collections.defaultdict(factory, {"k": 1}))
+
+    assert (type(got), dict(got), got.default_factory is factory) == (
+        collections.defaultdict,
+        {"k": 1},
+        False,
+    )
+    assert got.default_factory.__name__ == "factory"
 
 
 def test_stdlib_values_are_rebuilt_by_exact_type() -> None:

@@ -175,8 +175,8 @@ def test_hidden_tests_can_be_neither_read_by_a_worker_nor_swapped(
 
 
 def test_hidden_content_never_reaches_a_provider(servers, tasks_yaml: Path) -> None:  # noqa: F811
-    """Write, review and fix requests carry none of it; the summary scores it apart and
-    flags the hidden tests trailing the visible ones."""
+    """Write and review requests carry none of it (and no fix is bought: only hidden tests
+    fail); the summary scores it apart and flags the hidden tests trailing the visible ones."""
     anthropic, gemini = servers
     reply = f"Here is the port.\n\n```python\n{CLAMPED}```\n"
     anthropic.script(anthropic_sse(reply, model=MID), anthropic_sse(reply, model=MID))
@@ -186,7 +186,7 @@ def test_hidden_content_never_reaches_a_provider(servers, tasks_yaml: Path) -> N
 
     bodies = [json.dumps(r.json) for r in (*anthropic.requests, *gemini.requests)]
     task = summary["tasks"][0]
-    assert (code, task["status"], len(anthropic.requests)) == (1, "partial", 2)
+    assert (code, task["status"], len(anthropic.requests)) == (1, "partial", 1)
     assert [b for b in bodies if MARKER in b or "below_zero" in b or "hidden" in b] == []
     assert (task["visible"], task["hidden"]) == (
         {"passed": 4, "total": 4},
