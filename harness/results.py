@@ -13,11 +13,11 @@ from typing import Any
 
 __all__ = [
     "CUT_SHORT",
-    "Difference",
-    "Differential",
     "NEEDS_A_HUMAN",
     "AttemptRecord",
     "BatchReport",
+    "Difference",
+    "Differential",
     "JudgeOutcome",
     "Outcome",
     "ReviewOutcome",
@@ -198,6 +198,7 @@ class Differential:
     differences: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
     off: str | None = None
+    required: bool = False  # `differential.required`: the task passes only if it agrees
 
     def __post_init__(self) -> None:
         _make_safe(self, {"off": LINE_CHARS, "notes": LINE_CHARS})
@@ -207,6 +208,14 @@ class Differential:
         """Checked, and no call differed."""
         return self.off is None and self.differed == 0
 
+    def summary(self) -> str:
+        """One line for a person: the counts and the first difference."""
+        if self.off is not None:
+            return f"differential check off: {self.off}"
+        line = f"{self.differed} call(s) differ from the reference ({self.agreed} agreed"
+        line += f", {self.skipped} left out)"
+        return f"{line}; first: {self.differences[0].text()}" if self.differences else line
+
     def to_json(self) -> dict[str, Any]:
         return {
             "agreed": self.agreed,
@@ -215,6 +224,7 @@ class Differential:
             "differences": [d.text() for d in self.differences],
             "notes": list(self.notes),
             "off": self.off,
+            "required": self.required,
         }
 
 
@@ -256,7 +266,6 @@ _ATTEMPT_KEYS = (
     *("extraction_error", "improved", "tier", "review", "tampered", "test_error", "skipped"),
     "fallbacks",
     "uncarried",
-    "differential",
 )
 _SEED_KEYS = ("source", "run_id", *_COUNTERS)
 
@@ -288,7 +297,8 @@ class AttemptRecord(Counts):
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
         data["fallbacks"] = list(self.fallbacks)
-        data["differential"] = self.differential.to_json() if self.differential else None
+        if self.differential is not None:  # only where a check ran or was meant to
+            data["differential"] = self.differential.to_json()
         return data
 
 
@@ -329,12 +339,15 @@ class TaskResult(Counts):
     hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
     hidden_total: int = 0
     judge: JudgeOutcome | None = None  # None: the judge is off (loop.judge.enabled false)
+    differential: Differential | None = None  # the best candidate against its reference
 
     def __post_init__(self) -> None:
         _make_safe(self, {"reason": TEXT_CHARS, "warnings": LINE_CHARS})
 
     def to_json(self) -> dict[str, Any]:
         judged = {"judge": self.judge.value} if self.judge is not None else {}  # only when on
+        if self.differential is not None:  # only where the check applies
+            judged["differential"] = self.differential.to_json()
         return {
             "id": self.id,
             "status": self.status.value,

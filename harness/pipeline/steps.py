@@ -249,6 +249,7 @@ def fix(task: TaskState, n: int) -> Attempt:
         }
         for c in best.result.failing()
     ]
+    failing += _differences(best.result)
     extra = {
         "code": current,
         "failures": failing,
@@ -264,6 +265,22 @@ def fix(task: TaskState, n: int) -> Attempt:
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "fix")
     return attempt
+
+
+def _differences(result: TestResult) -> list[dict[str, str]]:
+    """The calls on which the candidate differs from its reference (testrun/differential),
+    as focused failing cases: the call, what the reference did, what this code did. Only the
+    visible tests' calls and generated ones: a hidden test's inputs are never observed."""
+    found = result.differential
+    return [
+        {
+            "nodeid": f"differential: `{d.call}`",
+            "outcome": "differs from the reference",
+            "message": f"{d.text()} (a {d.source} call)",
+            "details": "",
+        }
+        for d in (found.differences if found is not None else ())
+    ]
 
 
 def full_report(result: TestResult) -> str:

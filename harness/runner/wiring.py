@@ -174,6 +174,7 @@ class Sandbox:
 
 def _sandbox(inputs: Inputs) -> Sandbox:
     from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
+    from harness.testrun.differential import DifferentialSettings
 
     tests = inputs.config.tests
     try:
@@ -188,6 +189,9 @@ def _sandbox(inputs: Inputs) -> Sandbox:
     except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
         raise BadInput(str(exc)) from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
+    # The generated calls' seed is fixed per night (the UTC day), so a night's result repeats.
+    night = int(dt.datetime.now(dt.UTC).strftime("%Y%m%d"))
+    differential = {**inputs.config.differential.model_dump(), "seed": night}
     policy = inputs.policy
     guard = policy.enforce_command
 
@@ -197,8 +201,16 @@ def _sandbox(inputs: Inputs) -> Sandbox:
         # policy's node modules for this task), and every command it starts passes the
         # operator's command policy first.
         refused = policy.refused_js_modules(spec.id)
+        checked = DifferentialSettings(**{**differential, **dict(spec.differential)})
         with slots:
-            return run_tests(spec, code, limits=limits, command_guard=guard, js_refused=refused)
+            return run_tests(
+                spec,
+                code,
+                limits=limits,
+                command_guard=guard,
+                js_refused=refused,
+                differential=checked,
+            )
 
     def expect(spec: TaskSpec) -> None:
         # No slot: a test run holding one may wait for this collection, so the collection must

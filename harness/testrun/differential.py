@@ -29,7 +29,6 @@ import re
 import socket
 import string
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -118,16 +117,16 @@ class Process:
         self.stop()
         mine, theirs = socket.socketpair()
         try:
-            self.child = _start_candidate(self.run, self.folder, self.uid, self.shared,
-                                          theirs.fileno())  # fmt: skip
+            fd = theirs.fileno()
+            self.child = _start_candidate(self.run, self.folder, self.uid, self.shared, fd)
         except BaseException:
             mine.close()
             raise
         finally:
             theirs.close()
         mine.settimeout(_CALL_TIMEOUT_S)
-        self.side = wire.Side(mine, frozenset(support_modules(self.run.pristine,
-                                                              self.run.candidate_rel)), True)  # fmt: skip
+        support = support_modules(self.run.pristine, self.run.candidate_rel)
+        self.side = wire.Side(mine, frozenset(support), True)
         self.seq, self.classes = 0, {}
         module = self.ask("import", n=self.name)
         if "x" in module:
@@ -143,9 +142,9 @@ class Process:
             if type(value) is list and value[:1] == ["fn"] and len(value) == 3:
                 meta = value[2] if type(value[2]) is dict else {}
                 self.classes[("fn", value[1])] = str(meta.get("qualname"))
-                if meta.get("module") == self.name and not meta.get("bound"):
-                    if not meta.get("coroutine") and "." not in str(meta.get("qualname")):
-                        self.functions[name] = (value[1], meta)
+                own = meta.get("module") == self.name and "." not in str(meta.get("qualname"))
+                if own and not meta.get("bound") and not meta.get("coroutine"):
+                    self.functions[name] = (value[1], meta)
 
     def ask(self, op: str, **fields: Any) -> dict:
         """One request; the reply as it came (a dead or hung process raises Dead)."""
@@ -319,13 +318,14 @@ class Tally:
         if len(self.differences) < MAX_DIFFERENCES:
             self.differences.append(found)
 
-    def result(self) -> Differential:
+    def result(self, required: bool) -> Differential:
         return Differential(
             self.agreed,
             self.differed,
             self.skipped,
             tuple(self.differences or ()),
             tuple(self.notes or ()),
+            required=required,
         )
 
 
@@ -384,11 +384,12 @@ def check(
         try:
             processes.append(Process(run, reference, name, uid))
         except Dead as exc:
-            return Differential(off=f"the reference {exc}")
+            return Differential(off=f"the reference {exc}", required=settings.required)
         try:
             processes.append(Process(run, run.code, name, uid))
         except Dead as exc:
-            return Differential(off=f"the candidate {exc}")
+            found = Difference("import", "imports", f"fails: {exc}")
+            return Differential(differed=1, differences=(found,), required=settings.required)
         ref, cand = processes
         pair, tally = Pair(cand, ref, settings), Tally(differences=[], notes=[])
         _replay(pair, observed, name, tally)
@@ -398,7 +399,7 @@ def check(
                 tally.note(f"{fn}: no generated calls (the {settings.seconds:g}s budget ran out)")
                 continue
             _generate(pair, fn, observed, settings, deadline, tally)
-        return tally.result()
+        return tally.result(settings.required)
     finally:
         for process in processes:
             process.close()

@@ -323,7 +323,7 @@ def _differ(
     the reference cannot be the oracle."""
     reference, why = reference_code(task.reference)
     if reference is None:
-        found = Differential(off=why)
+        found = Differential(off=why, required=settings.required)
     else:
         found = check(run, task.module_name, reference, tally.observed, settings)
     if found.off is not None:
