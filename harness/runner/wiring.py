@@ -191,7 +191,8 @@ def _sandbox(inputs: Inputs) -> Sandbox:
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
     # The generated calls' seed is fixed per night (the UTC day), so a night's result repeats.
     night = int(dt.datetime.now(dt.UTC).strftime("%Y%m%d"))
-    differential = {**inputs.config.differential.model_dump(), "seed": night}
+    chosen = inputs.config.differential.model_dump()
+    differential = DifferentialSettings(**{**chosen, "ignore": tuple(chosen["ignore"])}, seed=night)
     policy = inputs.policy
     guard = policy.enforce_command
 
@@ -201,7 +202,7 @@ def _sandbox(inputs: Inputs) -> Sandbox:
         # policy's node modules for this task), and every command it starts passes the
         # operator's command policy first.
         refused = policy.refused_js_modules(spec.id)
-        checked = DifferentialSettings(**{**differential, **dict(spec.differential)})
+        checked = differential.over(spec.differential)
         with slots:
             return run_tests(
                 spec,

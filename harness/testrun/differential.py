@@ -76,6 +76,11 @@ class DifferentialSettings:
     messages: bool = True
     seed: int = 0
 
+    def over(self, keys: tuple[tuple[str, object], ...]) -> DifferentialSettings:
+        """These settings with a task's own `differential:` keys (TaskSpec.differential)."""
+        found = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in keys}
+        return replace(self, **found)  # type: ignore[arg-type]
+
     def applies(self, task_type: str) -> bool:
         return self.enabled if self.enabled is not None else task_type == "module_port"
 
@@ -139,9 +144,10 @@ class Process:
             if type(name) is not str or name.startswith("_"):
                 continue
             value = self.ask("get", h=hid, n=name).get("v")
+            with contextlib.suppress(Opaque):
+                self.canon(value)  # a class or function described in full once: its name
             if type(value) is list and value[:1] == ["fn"] and len(value) == 3:
                 meta = value[2] if type(value[2]) is dict else {}
-                self.classes[("fn", value[1])] = str(meta.get("qualname"))
                 own = meta.get("module") == self.name and "." not in str(meta.get("qualname"))
                 if own and not meta.get("bound") and not meta.get("coroutine"):
                     self.functions[name] = (value[1], meta)
@@ -563,7 +569,8 @@ def _of_type(kind: type, samples: list[Any]) -> Any:
     if kind is bool:
         base = st.booleans()
     elif kind is int:
-        base = st.integers(min_value=-(10**6), max_value=10**6)
+        # Small numbers often, where bounds and off-by-ones are; large ones too.
+        base = st.one_of(st.integers(-16, 16), st.integers(-(10**6), 10**6))
     elif kind is float:
         base = st.floats(allow_nan=False, allow_infinity=False, width=64)
     elif kind is str:
