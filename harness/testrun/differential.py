@@ -321,7 +321,8 @@ class Tally:
     def differ(self, found: Difference) -> None:
         assert self.differences is not None
         self.differed += 1
-        if len(self.differences) < MAX_DIFFERENCES:
+        known = any(d.call == found.call for d in self.differences)
+        if len(self.differences) < MAX_DIFFERENCES and not known:
             self.differences.append(found)
 
     def result(self, required: bool) -> Differential:
