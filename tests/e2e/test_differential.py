@@ -40,20 +40,43 @@ FILES = {
 }
 
 
+def _task_folder(base: Path, extra: str = "") -> Path:
+    for rel, text in FILES.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text + (extra if rel == "tasks.yaml" else ""))
+    return base / "tasks.yaml"
+
+
+def _night(tasks: Path, runs: Path, seed: int) -> tuple[int, dict, Path]:
+    argv = ["run", str(tasks), "--provider", "sim", "--seed", str(seed), "--run-dir", str(runs)]
+    code = main([*argv, "--log-level", "error"])
+    root = (runs / "latest").resolve()
+    return code, json.loads((root / "summary.json").read_text()), root
+
+
+def test_the_check_costs_the_night_nothing(tmp_path: Path) -> None:
+    """Seed 2 drafts an honest port at once: with the check on, it agrees on every call,
+    and the night makes the same calls at the same cost as with the check off."""
+    on = _night(_task_folder(tmp_path / "on"), tmp_path / "on" / "runs", 2)
+    off_list = _task_folder(tmp_path / "off", "    differential: {enabled: false}\n")
+    off = _night(off_list, tmp_path / "off" / "runs", 2)
+
+    [checked], [unchecked] = on[1]["tasks"], off[1]["tasks"]
+    assert checked["differential"]["differed"] == 0 and checked["differential"]["agreed"] >= 200
+    assert "differential" not in unchecked
+    assert (on[0], checked["status"], checked["cost_usd"]) == (0, "passed", unchecked["cost_usd"])
+    assert on[1]["budget"]["spent_usd"] == off[1]["budget"]["spent_usd"] > 0
+    calls = [sorted(p.name for p in (r / "calls" / "calc").iterdir()) for r in (on[2], off[2])]
+    assert calls[0] == calls[1]
+
+
 def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path: Path) -> None:
     """Seed 145: the simulator's first draft drops the upper clamp; both tests pass, the
     differential check finds `scale(5, 0, 0)`, the fix prompt shows that call, and the fix
     agrees with the reference on every call; the task passes with no difference left."""
-    for rel, text in FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    runs = tmp_path / "runs"
-    argv = ["run", str(tmp_path / "tasks.yaml"), "--provider", "sim", "--seed", "145"]
+    code, summary, root = _night(_task_folder(tmp_path), tmp_path / "runs", 145)
 
-    code = main([*argv, "--run-dir", str(runs), "--log-level", "error"])
-
-    root = (runs / "latest").resolve()
-    [task] = json.loads((root / "summary.json").read_text())["tasks"]
+    [task] = summary["tasks"]
     first, second = task["attempts"][:2]
     assert (code, task["status"], task["best_attempt"]) == (0, "passed", 2)
     assert (first["passed"], first["total"], first["differential"]["differed"]) == (2, 2, 1)
