@@ -139,6 +139,7 @@ class DifferentialConfig(_Strict):
     required: bool = Field(strict=True)  # a task passes only if it also agrees
     ignore: list[Annotated[str, Field(min_length=1, max_length=200)]]  # fnmatch patterns
     messages: bool = Field(strict=True)  # an exception's text must match, not only its class
+    seed: int = Field(strict=True, ge=0, le=2**32 - 1)  # of the generated calls: they repeat
 
 
 class MetricsConfig(_Strict):

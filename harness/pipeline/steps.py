@@ -255,7 +255,7 @@ def fix(task: TaskState, n: int) -> Attempt:
         "failures": failing,
         "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
         "total": best.result.visible_total,
-        "full_output": steady(full_report(best.result))
+        "full_output": steady(_with_differences(full_report(best.result), best.result))
         if task.env.loop.fix_failures is FULL
         else "",
     }
@@ -281,6 +281,12 @@ def _differences(result: TestResult) -> list[dict[str, str]]:
         }
         for d in (found.differences if found is not None else ())
     ]
+
+
+def _with_differences(report: str, result: TestResult) -> str:
+    """`fix_failures: full`: the test run, then the calls that differ from the reference."""
+    lines = [f"DIFFERS {d['message']}" for d in _differences(result)]
+    return "\n".join([report, *lines])
 
 
 def full_report(result: TestResult) -> str:

@@ -173,8 +173,14 @@ class Sandbox:
 
 
 def _sandbox(inputs: Inputs) -> Sandbox:
-    from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
-    from harness.testrun.differential import DifferentialSettings
+    from harness.testrun import (
+        DifferentialSettings,
+        SandboxError,
+        TestLimits,
+        expect_tests,
+        run_tests,
+        sandbox_kind,
+    )
 
     tests = inputs.config.tests
     try:
@@ -189,10 +195,8 @@ def _sandbox(inputs: Inputs) -> Sandbox:
     except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
         raise BadInput(str(exc)) from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
-    # The generated calls' seed is fixed per night (the UTC day), so a night's result repeats.
-    night = int(dt.datetime.now(dt.UTC).strftime("%Y%m%d"))
     chosen = inputs.config.differential.model_dump()
-    differential = DifferentialSettings(**{**chosen, "ignore": tuple(chosen["ignore"])}, seed=night)
+    differential = DifferentialSettings(**{**chosen, "ignore": tuple(chosen["ignore"])})
     policy = inputs.policy
     guard = policy.enforce_command
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.testrun.differential import DifferentialSettings
 from harness.testrun.isolation import Difference, isolation_differences
 from harness.testrun.run import (
     SandboxError,
@@ -14,6 +15,7 @@ from harness.testrun.run import (
 
 __all__ = [
     "Difference",
+    "DifferentialSettings",
     "SandboxError",
     "TestLimits",
     "expect_tests",

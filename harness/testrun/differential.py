@@ -13,10 +13,11 @@ the exception's class name and (with `messages`) its text.
   from the processes started here, so a forged line can only add a call to check.
 - **Generated calls**: hypothesis draws arguments for each public function from the
   observed arguments (their values and types) and the reference's annotations and defaults,
-  with a fixed seed per night, a budget of examples and seconds, and shrinks a difference to
-  a minimal input.
-- **Nondeterminism**: each call runs twice on the reference; when the two results differ
-  (a clock, random numbers) the call is left out with the reason, never counted a difference.
+  with a fixed seed, a budget of examples and seconds, and shrinks a difference to a small
+  input.
+- **Nondeterminism**: each call runs twice on the reference, before and after the
+  candidate's; when the two results differ (a clock, random numbers) the call is left out
+  with the reason, never counted a difference.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class DifferentialSettings:
     `enabled` None: on for `module_port` tasks. `examples` generated calls per public
     function, within `seconds` for the whole task; `required`: a task passes only if it also
     agrees; `ignore`: function names or calls (fnmatch patterns) left out; `messages`: an
-    exception's text must match too, not only its class; `seed`: fixed per night."""
+    exception's text must match too, not only its class; `seed`: of the generated calls, fixed
+    so a candidate's result repeats."""
 
     enabled: bool | None = None
     examples: int = 200
@@ -355,9 +357,11 @@ class Pair:
             tally.note(f"{name}: in differential.ignore")
             return "skipped"
         try:
+            # The candidate's call between the reference's two: a result that moves with the
+            # clock and is the same at both ends was the same in between.
             first = self.reference.call(name, args, kwargs)
-            second = self.reference.call(name, args, kwargs)
             mine = self.candidate.call(name, args, kwargs)
+            second = self.reference.call(name, args, kwargs)
         except Opaque:
             tally.skipped += 1
             tally.note(f"{name}: a result crossed as a handle (no value to compare)")

@@ -14,8 +14,7 @@ from harness.results import AttemptRecord, TaskResult, TaskStatus
 from harness.store import RunParams, Store
 from harness.tasks.load import load_tasks
 from harness.tasks.spec import TaskSpec
-from harness.testrun import TestLimits, run_tests
-from harness.testrun.differential import DifferentialSettings
+from harness.testrun import DifferentialSettings, TestLimits, run_tests
 from harness.testrun.launch import bwrap_works
 
 pytestmark = [
