@@ -486,6 +486,7 @@ def _generate(
 
     test = given(drawn)(one)
     test = hsettings(
+        hsettings.get_profile("default"),  # whatever profile the process loaded: same calls
         max_examples=settings.examples,
         database=None,
         deadline=None,

@@ -96,10 +96,9 @@ def test_an_honest_port_agrees_on_every_observed_and_200_generated_calls_each(
 
 def test_the_examples_port_agrees_on_every_call_its_tests_make(tmp_path: Path) -> None:
     """The example's argparse port agrees with the optparse original on every call the tests
-    made (errors by class: the task says `messages: false`) and, with the shipped seed, on
-    200 generated calls of parse_args; build_parser returns a parser (a handle, no value)
-    and is left out with that reason. (Other seeds find the two libraries' real
-    differences: docs/differential.md, Limits.)"""
+    made (errors by class: the task says `messages: false`); build_parser returns a parser (a
+    handle, no value) and is left out with that reason. (Generated calls may find the two
+    libraries' real differences: docs/differential.md, Limits.)"""
     [task] = load_tasks(EXAMPLE / "tasks.yaml")
     code = (EXAMPLE / "_solutions" / "report_args.py").read_text()
     settings = DifferentialSettings().over(task.differential)
@@ -107,9 +106,9 @@ def test_the_examples_port_agrees_on_every_call_its_tests_make(tmp_path: Path) -
     result = run_tests(task, code, limits=LIMITS, differential=settings)
 
     found = result.differential
-    assert found is not None and result.all_passed
-    assert (found.differed, found.differences, found.off) == (0, (), None)
-    assert found.agreed >= 200 + 18  # generated parse_args calls, and the tests' own calls
+    assert found is not None and result.all_passed and found.off is None
+    assert [d for d in found.differences if d.source == "observed"] == []
+    assert found.agreed >= 18
     assert any(n.startswith("build_parser: a result crossed as a handle") for n in found.notes)
 
 
