@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -221,11 +222,14 @@ def launch_all(run: Run) -> Settlement:
 def _observed(path: Path) -> list[dict]:
     """The calls the tests made (observe.py), as far as they parse: inputs only, replayed by
     the harness itself, so a line the candidate forged only adds a call to check."""
-    try:
-        with path.open("rb") as source:
-            data = source.read(MAX_OBSERVED)
+    try:  # the shared folder is the candidate's too: never through a link it planted
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return []
+    with os.fdopen(fd, "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return []
+        data = source.read(MAX_OBSERVED)
     found = []
     for line in data.splitlines():
         try:

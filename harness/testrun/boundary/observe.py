@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from typing import Any
 
 MAX_BYTES = 4 << 20
@@ -33,6 +34,10 @@ def call(target: tuple, fields: dict) -> None:
         line = json.dumps(entry, separators=(",", ":")) + "\n"
         if _state["written"] + len(line) > MAX_BYTES:
             return
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(line)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # never a planted link
+        fd = os.open(path, flags, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
         _state["written"] += len(line)
