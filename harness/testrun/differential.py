@@ -33,8 +33,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-import structlog
-
 from harness.results import Difference, Differential
 from harness.testrun import litter, privilege
 from harness.testrun.boundary import codec, wire
@@ -50,7 +48,6 @@ from harness.testrun.session import (
 
 __all__ = ["DifferentialSettings", "check", "reference_code"]
 
-log = structlog.get_logger(__name__)
 
 MAX_DIFFERENCES = 5  # kept per attempt, in the order found: what a fix prompt is fed
 _CALL_TIMEOUT_S = 10.0
@@ -137,7 +134,7 @@ class Process:
         self.seq, self.classes = 0, {}
         module = self.ask("import", n=self.name)
         if "x" in module:
-            raise Dead(f"it could not be imported: {_exception_text(module['x'], self)}")
+            raise Dead(f"it could not be imported: {_exception_text(module['x'])}")
         hid = module.get("v", [None, None])[1]
         names = self.ask("names", h=hid).get("v")
         self.functions = {}
@@ -193,7 +190,7 @@ class Process:
             return ("died", str(exc))
         if "x" in reply:
             node = reply["x"]
-            return ("raises", _exception_name(node), _exception_text(node, self))
+            return ("raises", _exception_name(node), _exception_text(node))
         return ("returns", self.canon(reply.get("v")))
 
     def canon(self, node: Any) -> Any:
@@ -242,7 +239,7 @@ def _exception_name(node: Any) -> str:
     return str(first[1])
 
 
-def _exception_text(node: Any, process: Process | None = None) -> str:
+def _exception_text(node: Any) -> str:
     return str(node[6]) if type(node) is list and len(node) == 7 else ""
 
 
