@@ -572,8 +572,11 @@ def _of_type(kind: type, samples: list[Any]) -> Any:
     if kind is bool:
         base = st.booleans()
     elif kind is int:
-        # Small numbers often, where bounds and off-by-ones are; large ones too.
-        base = st.one_of(st.integers(-16, 16), st.integers(-(10**6), 10**6))
+        # Small numbers often, where bounds and off-by-ones are; large ones too; and numbers
+        # next to one drawn once per call, so two arguments often sit one apart (x == hi + 1).
+        pivot = st.shared(st.integers(-16, 16), key="harness-differential-pivot")
+        near = pivot.flatmap(lambda p: st.integers(p - 1, p + 1))
+        base = st.one_of(near, st.integers(-16, 16), st.integers(-(10**6), 10**6))
     elif kind is float:
         base = st.floats(allow_nan=False, allow_infinity=False, width=64)
     elif kind is str:
@@ -595,6 +598,8 @@ def _of_type(kind: type, samples: list[Any]) -> Any:
     if base is None:
         return None
     plain = [s for s in samples if _plain(codec.encode(s, _PLAIN_SIDE))]
+    if kind is int:  # the values the tests used and their neighbours: where bounds are off
+        plain = sorted({n + d for n in plain for d in (-1, 0, 1)})
     return st.one_of(st.sampled_from(plain), base) if plain else base
 
 

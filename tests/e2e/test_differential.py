@@ -72,8 +72,9 @@ def test_the_check_costs_the_night_nothing(tmp_path: Path) -> None:
 
 def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path: Path) -> None:
     """Seed 145: the simulator's first draft drops the upper clamp; both tests pass, the
-    differential check finds `scale(5, 0, 0)`, the fix prompt shows that call, and the fix
-    agrees with the reference on every call; the task passes with no difference left."""
+    differential check finds a small call above the bound, the fix prompt shows that call
+    and both results, and the fix agrees with the reference on every call; the task passes
+    with no difference left."""
     code, summary, root = _night(_task_folder(tmp_path), tmp_path / "runs", 145)
 
     [task] = summary["tasks"]
@@ -81,8 +82,10 @@ def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path
     assert (code, task["status"], task["best_attempt"]) == (0, "passed", 2)
     assert (first["passed"], first["total"], first["differential"]["differed"]) == (2, 2, 1)
     [difference] = first["differential"]["differences"]
-    assert difference.startswith("`scale(5, 0, 0)`: the reference returns `0`")
+    call = difference.split("`")[1]  # the shrunk call, e.g. scale(1, 0, 0)
+    x, lo, hi = (int(n) for n in call.removeprefix("scale(")[:-1].split(", "))
+    assert max(x, lo) > hi and max(abs(x), abs(lo), abs(hi)) <= 16  # past the dropped clamp
     prompt = (root / "calls" / "calc" / "2-fix.prompt.md").read_text()
-    assert "### differential: `scale(5, 0, 0)`" in prompt
+    assert f"### differential: `{call}`" in prompt and difference in prompt
     assert second["differential"]["differed"] == 0 and second["differential"]["agreed"] >= 200
     assert task["differential"]["differed"] == 0
