@@ -233,3 +233,22 @@ def test_recorded_differential_results_survive_the_store(tmp_path: Path) -> None
 
     assert stored.result is not None and stored.result.differential == result.differential
     assert stored.record.differential == result.differential
+
+
+def test_a_candidate_answering_with_an_object_where_the_reference_gives_a_value_differs(
+    tmp_path: Path,
+) -> None:
+    """An int subclass crosses as a handle: where the reference returns a plain value, that
+    is a difference, never a call left out (no escaping the check by returning objects)."""
+    task = make_task(tmp_path, LEGACY)
+    shifty = textwrap.dedent(LEGACY).replace(
+        "def add(a: int, b: int) -> int:\n    return a + b",
+        "class Num(int):\n    pass\n\n\ndef add(a: int, b: int) -> int:\n    return Num(a + b)",
+    )
+
+    result = run_tests(task, shifty, limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert found is not None and found.differed >= 1
+    assert any("not a value" in d.candidate for d in found.differences)
+    assert not any(n.startswith("add: a result crossed as a handle") for n in found.notes)
