@@ -16,6 +16,8 @@ __all__ = [
     "NEEDS_A_HUMAN",
     "AttemptRecord",
     "BatchReport",
+    "Difference",
+    "Differential",
     "JudgeOutcome",
     "Outcome",
     "ReviewOutcome",
@@ -167,6 +169,66 @@ class RunStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+@dataclass(frozen=True)
+class Difference:
+    """One call on which the candidate and the reference disagreed, as a focused case:
+    the call as Python text, and what each returned or raised."""
+
+    call: str
+    reference: str
+    candidate: str
+    source: str = "observed"  # observed (a call the tests made) | generated (hypothesis)
+
+    def __post_init__(self) -> None:
+        _make_safe(self, {"call": LINE_CHARS, "reference": LINE_CHARS, "candidate": LINE_CHARS})
+
+    def text(self) -> str:
+        """The line a fix prompt and a human read."""
+        return f"`{self.call}`: the reference {self.reference}, yours {self.candidate}"
+
+
+@dataclass(frozen=True)
+class Differential:
+    """The candidate checked call by call against the task's reference (testrun/differential):
+    calls that agreed, differed, and were left out (each reason in `notes`); `off` says why
+    no check ran at all (the reference could not be imported, ...)."""
+
+    agreed: int = 0
+    differed: int = 0
+    skipped: int = 0
+    differences: tuple[Difference, ...] = ()
+    notes: tuple[str, ...] = ()
+    off: str | None = None
+    required: bool = False  # `differential.required`: the task passes only if it agrees
+
+    def __post_init__(self) -> None:
+        _make_safe(self, {"off": LINE_CHARS, "notes": LINE_CHARS})
+
+    @property
+    def agrees(self) -> bool:
+        """Checked, and no call differed."""
+        return self.off is None and self.differed == 0
+
+    def summary(self) -> str:
+        """One line for a person: the counts and the first difference."""
+        if self.off is not None:
+            return f"differential check off: {self.off}"
+        line = f"{self.differed} call(s) differ from the reference ({self.agreed} agreed"
+        line += f", {self.skipped} left out)"
+        return f"{line}; first: {self.differences[0].text()}" if self.differences else line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agreed": self.agreed,
+            "differed": self.differed,
+            "skipped": self.skipped,
+            "differences": [d.text() for d in self.differences],
+            "notes": list(self.notes),
+            "off": self.off,
+            "required": self.required,
+        }
+
+
 @dataclass(frozen=True, kw_only=True)
 class Counts:
     """The five test counters, named as summary.json names them: passed + failed + errors ==
@@ -226,6 +288,7 @@ class AttemptRecord(Counts):
     # Steps the budget sent to a cheaper tier than they asked for ("fix: frontier → mid").
     fallbacks: tuple[str, ...] = ()
     uncarried: int = 0  # tests the value boundary could not carry a value of
+    differential: Differential | None = None  # the port checked against its reference
 
     def __post_init__(self) -> None:
         _make_safe(self, {"extraction_error": TEXT_CHARS, "test_error": TEXT_CHARS})
@@ -235,6 +298,8 @@ class AttemptRecord(Counts):
         data["cost_usd"] = usd(self.cost_usd)
         data["review"] = self.review.value if self.review is not None else None
         data["fallbacks"] = list(self.fallbacks)
+        if self.differential is not None:  # only where a check ran or was meant to
+            data["differential"] = self.differential.to_json()
         return data
 
 
@@ -275,12 +340,15 @@ class TaskResult(Counts):
     hidden_passed: int = 0  # of the task's hidden tests (included in passed/total)
     hidden_total: int = 0
     judge: JudgeOutcome | None = None  # None: the judge is off (loop.judge.enabled false)
+    differential: Differential | None = None  # the best candidate against its reference
 
     def __post_init__(self) -> None:
         _make_safe(self, {"reason": TEXT_CHARS, "warnings": LINE_CHARS})
 
     def to_json(self) -> dict[str, Any]:
         judged = {"judge": self.judge.value} if self.judge is not None else {}  # only when on
+        if self.differential is not None:  # only where the check applies
+            judged["differential"] = self.differential.to_json()
         return {
             "id": self.id,
             "status": self.status.value,
@@ -436,6 +504,7 @@ class TestResult:
     warnings: tuple[str, ...] = field(default=())
     rejected: bool = False
     in_process: bool = False
+    differential: Differential | None = None  # calls checked against the reference
 
     def __post_init__(self) -> None:
         _make_safe(self, {"output": OUTPUT_CHARS, "error": TEXT_CHARS, "warnings": LINE_CHARS})

@@ -9,9 +9,11 @@ from harness.results import Seed, TestResult
 __all__ = ["Best", "BestTracker", "score"]
 
 
-def score(result: TestResult) -> tuple[int, int, int]:
-    """Ordering key: more passes; on a tie fewer errors (worse than failures), then failures."""
-    return (result.passed, -result.errors, -result.failed)
+def score(result: TestResult) -> tuple[int, int, int, int]:
+    """Ordering key: more passes; on a tie fewer errors (worse than failures), then failures,
+    then fewer calls that differ from the reference (the differential check)."""
+    found = result.differential
+    return (result.passed, -result.errors, -result.failed, -found.differed if found else 0)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ __all__ = [
     "ConfigError",
     "ContextToolsConfig",
     "DeliverConfig",
+    "DifferentialConfig",
     "FixFailures",
     "FixFormat",
     "GitDeliverConfig",
@@ -137,6 +138,18 @@ class TestsConfig(_Strict):
     timeout_s: Seconds
     per_test_timeout_s: Seconds
     sandbox: Literal["auto", "bwrap", "none"]
+
+
+class DifferentialConfig(_Strict):
+    """The candidate checked call by call against its reference (docs/differential.md)."""
+
+    enabled: bool | None = Field(strict=True)  # null: on for module_port tasks
+    examples: Annotated[int, Field(strict=True, ge=1, le=100_000)]  # per public function
+    seconds: Seconds  # per task, observed and generated calls together
+    required: bool = Field(strict=True)  # a task passes only if it also agrees
+    ignore: list[Annotated[str, Field(min_length=1, max_length=200)]]  # fnmatch patterns
+    messages: bool = Field(strict=True)  # an exception's text must match, not only its class
+    seed: int = Field(strict=True, ge=0, le=2**32 - 1)  # of the generated calls: they repeat
 
 
 class MetricsConfig(_Strict):
@@ -308,6 +321,7 @@ class HarnessConfig(_Strict):
     prompt_cache: bool = Field(strict=True)
     concurrency: ConcurrencyConfig
     tests: TestsConfig
+    differential: DifferentialConfig
     provider_timeout_s: Seconds
     prices: Path | None
     budget: BudgetConfig

@@ -287,12 +287,13 @@ def fix(task: TaskState, n: int) -> Attempt:
         }
         for c in best.result.failing()
     ]
+    failing += _differences(best.result)
     extra = {
         "code": current,
         "failures": failing,
         "passed": best.result.visible_passed,  # hidden tests are never shown, nor counted
         "total": best.result.visible_total,
-        "full_output": steady(full_report(best.result))
+        "full_output": steady(_with_differences(full_report(best.result), best.result))
         if task.env.loop.fix_failures is FULL
         else "",
         "fix_format": task.env.loop.fix_format.value,
@@ -306,6 +307,28 @@ def fix(task: TaskState, n: int) -> Attempt:
     priced.note(attempt)
     attempt.too_long = _too_long(priced, "fix")
     return attempt
+
+
+def _differences(result: TestResult) -> list[dict[str, str]]:
+    """The calls on which the candidate differs from its reference (testrun/differential),
+    as focused failing cases: the call, what the reference did, what this code did. Only the
+    visible tests' calls and generated ones: a hidden test's inputs are never observed."""
+    found = result.differential
+    return [
+        {
+            "nodeid": f"differential: `{d.call}`",
+            "outcome": "differs from the reference",
+            "message": f"{d.text()} (a {d.source} call)",
+            "details": "",
+        }
+        for d in (found.differences if found is not None else ())
+    ]
+
+
+def _with_differences(report: str, result: TestResult) -> str:
+    """`fix_failures: full`: the test run, then the calls that differ from the reference."""
+    lines = [f"DIFFERS {d['message']}" for d in _differences(result)]
+    return "\n".join([report, *lines])
 
 
 def full_report(result: TestResult) -> str:

@@ -112,6 +112,7 @@ def _evaluate(task: TaskState, n: int, attempt: Attempt) -> AttemptRecord:
         tampered=result.tampered,
         test_error=result.error,
         uncarried=len(result.uncarried()),
+        differential=result.differential,
     )
     return _record(task, record, attempt.code, result)
 
@@ -148,7 +149,7 @@ def _next_attempt(task: TaskState, n: int) -> Attempt:
 
 def _stop_reason(task: TaskState) -> str | None:
     best = task.tracker.best
-    if best is not None and best.result.all_passed:
+    if best is not None and best.result.all_passed and _agrees(best.result):
         return "all tests pass"
     if best is not None and _only_hidden_fail(best.result):
         raise OnlyHiddenFail(best.result)
@@ -267,6 +268,7 @@ def _ship(
         output_sha256=sha256(best.code) if output else None,
         hidden_passed=result.hidden_passed if result else 0,
         hidden_total=result.hidden_total if result else 0,
+        differential=result.differential if result else None,
     )
 
 
@@ -317,4 +319,12 @@ def _detection_guarded(spec: TaskSpec, result: TestResult | None) -> list[str]:
 def _status(result: TestResult | None) -> TaskStatus:
     if result is None or result.passed == 0:
         return TaskStatus.FAILED
+    found = result.differential
+    if found is not None and found.required and not found.agrees:
+        return TaskStatus.PARTIAL  # differential.required: passing means agreeing too
     return TaskStatus.PASSED if result.all_passed else TaskStatus.PARTIAL
+
+
+def _agrees(result: TestResult) -> bool:
+    """No call differs from the reference (or no check ran): the fixes may stop."""
+    return result.differential is None or result.differential.differed == 0

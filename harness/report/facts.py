@@ -108,8 +108,22 @@ def attention(data: Mapping[str, Any]) -> Iterator[tuple[str, str | None, str]]:
             yield t["cause"], t["id"], f"{t['status']}: {t['reason']}"
         if any(a.get("tampered") for a in t["attempts"]):
             yield "tampering", t["id"], tampering_note(t)
+        differs = differential_note(t)
+        if differs:
+            yield "differential", t["id"], differs
         for warning in t.get("warnings", []):
             yield "warning", t["id"], f"warning: {warning}"
+
+
+def differential_note(t: Mapping[str, Any]) -> str:
+    """A task that passes every test yet differs from its reference (docs/differential.md):
+    the tests sample the behaviour too thinly to catch it, so a person should look."""
+    found = t.get("differential") or {}
+    if not found.get("differed") or t["total"] == 0 or t["passed"] != t["total"]:
+        return ""
+    first = (found.get("differences") or [""])[0]
+    note = f"passes every test but {found['differed']} call(s) differ from the reference"
+    return f"{note}; first: {first}" if first else note
 
 
 def seed_words(t: Task) -> str:

@@ -178,7 +178,14 @@ class Sandbox:
 
 
 def _sandbox(inputs: Inputs) -> Sandbox:
-    from harness.testrun import SandboxError, TestLimits, expect_tests, run_tests, sandbox_kind
+    from harness.testrun import (
+        DifferentialSettings,
+        SandboxError,
+        TestLimits,
+        expect_tests,
+        run_tests,
+        sandbox_kind,
+    )
 
     tests = inputs.config.tests
     try:
@@ -193,6 +200,8 @@ def _sandbox(inputs: Inputs) -> Sandbox:
     except SandboxError as exc:  # e.g. the fallback cannot drop privileges: refuse to start
         raise BadInput(str(exc)) from exc
     slots = threading.BoundedSemaphore(inputs.config.concurrency.tests or os.cpu_count() or 1)
+    chosen = inputs.config.differential.model_dump()
+    differential = DifferentialSettings(**{**chosen, "ignore": tuple(chosen["ignore"])})
     policy = inputs.policy
     guard = policy.enforce_command
 
@@ -203,6 +212,7 @@ def _sandbox(inputs: Inputs) -> Sandbox:
         # operator's command policy first.
         refused = policy.refused_js_modules(spec.id)
         go_refused = policy.refused_go_packages(spec.id)
+        checked = differential.over(spec.differential)
         with slots:
             return run_tests(
                 spec,
@@ -211,6 +221,7 @@ def _sandbox(inputs: Inputs) -> Sandbox:
                 command_guard=guard,
                 js_refused=refused,
                 go_refused=go_refused,
+                differential=checked,
             )
 
     def expect(spec: TaskSpec) -> None:

@@ -44,6 +44,14 @@ def build_spec(
         test_command=runner.test_command,
         results=runner.results,
         isolation=model.isolation or ISOLATION_DEFAULT,
+        differential=_differential(model),
         source=source.resolve(),
         line=line,
     )
+
+
+def _differential(model: TaskModel) -> tuple[tuple[str, object], ...]:
+    if model.differential is None:
+        return ()
+    found = model.differential.model_dump(exclude_none=True)
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(found.items()))

@@ -102,6 +102,8 @@ def inputs_digest(
         h.field("test_command", "\0".join(spec.test_command))
         # The NUL once ended results_path (retired): kept so these digests stay as they were.
         h.field("results", f"{spec.results}\0")
+    if spec.differential:  # only then: digests of tasks without the key stay as they were
+        h.field("differential", repr(spec.differential))
     h.files("examples", spec.examples, base)
     h.files("capabilities", (spec.capabilities,) if spec.capabilities else (), base)
     h.files("solution", (spec.solution,) if spec.solution else (), base)

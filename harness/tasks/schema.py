@@ -33,6 +33,19 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+class DifferentialOverride(BaseModel):
+    """A task's `differential:` keys: each replaces the config's (docs/differential.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    enabled: bool | None = None
+    examples: int | None = Field(default=None, ge=1, le=100_000)
+    seconds: float | None = Field(default=None, gt=0, le=86_400, allow_inf_nan=False)
+    required: bool | None = None
+    ignore: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = None
+    messages: bool | None = None
+
+
 class TaskModel(BaseModel):
     """One task entry after `defaults:` were merged in; strict: `true` is not 1, 5.0 not 5."""
 
@@ -54,6 +67,7 @@ class TaskModel(BaseModel):
     test_command: Any = None  # an argv list or a string: checked by _language, with the fix
     results: Annotated[str, Field(max_length=64)] | None = None
     isolation: Literal["boundary", "in_process"] | None = None  # None: spec.ISOLATION_DEFAULT
+    differential: DifferentialOverride | None = None  # None: the config's
 
     _lists = field_validator(
         "reference", "tests", "examples", "support", "hidden_tests", mode="before"

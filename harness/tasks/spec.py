@@ -41,6 +41,8 @@ class TaskSpec:
     # Python: "boundary" runs the candidate in processes of its own, values crossing by a
     # strict codec; "in_process" runs it inside the test process, detection-guarded.
     isolation: str = ISOLATION_DEFAULT
+    # The task's `differential:` keys over the config's, as (key, value) pairs.
+    differential: tuple[tuple[str, object], ...] = ()
     source: Path | None = None  # the task list file
     line: int = 0  # line of the task's entry in `source`
 

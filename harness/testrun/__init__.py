@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.testrun.collectable import Uncollectable, collection_problems, problems_text
+from harness.testrun.differential import DifferentialSettings
 from harness.testrun.isolation import Difference, isolation_differences
 from harness.testrun.run import (
     SandboxError,
@@ -15,6 +16,7 @@ from harness.testrun.run import (
 
 __all__ = [
     "Difference",
+    "DifferentialSettings",
     "SandboxError",
     "TestLimits",
     "Uncollectable",

@@ -12,9 +12,10 @@ from pathlib import PurePosixPath
 
 import structlog
 
-from harness.results import Outcome, TestCase, TestResult
+from harness.results import Differential, Outcome, TestCase, TestResult
 from harness.tasks import TaskSpec
 from harness.testrun import cgroup, privilege, scratch
+from harness.testrun.differential import DifferentialSettings, check, reference_code
 from harness.testrun.foreign import is_foreign, run_foreign
 from harness.testrun.launch import bwrap_works, fallback_caps_processes, refusal
 from harness.testrun.limits import TestLimits
@@ -208,6 +209,7 @@ def run_tests(
     command_guard: Guard = None,
     js_refused: frozenset[str] | None = None,
     go_refused: frozenset[str] | None = None,
+    differential: DifferentialSettings | None = None,
 ) -> TestResult:
     """Run the task's acceptance tests against `code`; never raises for what the code does.
 
@@ -216,6 +218,8 @@ def run_tests(
     `js_refused`: the node built-ins a JavaScript candidate may not load, from the operator's
     policy for this task (None: the shipped policy's list); `go_refused` the same for the Go
     packages a Go candidate may not import.
+    `differential`: check the candidate against the task's reference after the tests
+    (differential.py), where the settings apply to the task.
     """
     limits = limits or TestLimits()
     if is_foreign(task):  # the task's own command; the pre-check below reads Python only
@@ -233,7 +237,7 @@ def run_tests(
     reasons = [r for r in reasons if r]
     if reasons:
         return _rejected(task, limits, "; ".join(reasons), command_guard)
-    return _execute(task, code, limits, command_guard)
+    return _execute(task, code, limits, command_guard, differential)
 
 
 def _rejected(task: TaskSpec, limits: TestLimits, reason: str, guard: Guard = None) -> TestResult:
@@ -255,7 +259,13 @@ def _mark_hidden(cases: list[TestCase], pristine: Pristine) -> tuple[TestCase, .
     return tuple(replace(c, hidden=True) if c.nodeid.startswith(hidden) else c for c in cases)
 
 
-def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None) -> TestResult:
+def _execute(
+    task: TaskSpec,
+    code: str,
+    limits: TestLimits,
+    guard: Guard = None,
+    differential: DifferentialSettings | None = None,
+) -> TestResult:
     """The run itself, without the static pre-check (the hostile suite calls this directly)."""
     started = time.monotonic()
     _sweep_leftovers()
@@ -274,6 +284,7 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
         broken,
         command_guard=guard,
         boundary=boundary,
+        observe=boundary and differential is not None and differential.applies(task.type),
     )
     tally = _launch_split(run) if boundary and pristine.hidden else launch_all(run)
     skipped = [i for i, c in tally.cases.items() if c.outcome is Outcome.SKIPPED]
@@ -283,8 +294,25 @@ def _execute(task: TaskSpec, code: str, limits: TestLimits, guard: Guard = None)
     result = replace(_result(run, ids, tally, time.monotonic() - started), in_process=not boundary)
     if task.isolation == "boundary" and not boundary:
         result = replace(result, warnings=(*result.warnings, BOUNDARY_NEEDS_BWRAP))
+    if differential is not None and differential.applies(task.type) and not result.tampered:
+        result = replace(result, differential=_differ(task, run, tally, differential))
     log_tests_ran(task.id, kind, result)
     return result
+
+
+def _differ(
+    task: TaskSpec, run: Run, tally: Settlement, settings: DifferentialSettings
+) -> Differential:
+    """The candidate against the task's reference (differential.py); off, and said so, where
+    the reference cannot be the oracle."""
+    reference, why = reference_code(task.reference)
+    if reference is None:
+        found = Differential(off=why, required=settings.required)
+    else:
+        found = check(run, task.module_name, reference, tally.observed, settings)
+    if found.off is not None:
+        log.warning("differential_off", task_id=task.id, reason=found.off)
+    return found
 
 
 def _launch_split(run: Run) -> Settlement:
@@ -297,12 +325,15 @@ def _launch_split(run: Run) -> Settlement:
     parts.append((hidden, frozenset(i for i in run.expected if i.startswith(prefixes))))
     tally = Settlement()
     for tests, expected in (p for p in parts if p[0]):
+        # A hidden test's calls are never observed: their inputs could reach a fix prompt.
+        observe = run.observe and tests is visible
         # The visible launch's tree holds no hidden test file: the candidate could not read
         # one there even through an object the tests passed in.
         left_out = set(hidden) - set(tests)
         files = tuple(f for f in run.pristine.files if f[0] not in left_out)
         pristine = replace(run.pristine, tests=tests, files=files)
-        _fold(tally, launch_all(replace(run, pristine=pristine, expected=expected)))
+        part = replace(run, pristine=pristine, expected=expected, observe=observe)
+        _fold(tally, launch_all(part))
     return tally
 
 
@@ -317,6 +348,7 @@ def _fold(tally: Settlement, part: Settlement) -> None:
     tally.timed_out = tally.timed_out or part.timed_out
     tally.stop_reason = tally.stop_reason or part.stop_reason
     tally.first_tail = tally.first_tail or part.first_tail
+    tally.observed.extend(part.observed)
 
 
 def _missing(nodeid: str, tally: Settlement) -> TestCase:

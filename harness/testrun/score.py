@@ -54,6 +54,7 @@ class Settlement:
     timed_out: bool = False
     stop_reason: str = ""
     first_tail: str = ""  # the end of the first launch's output, for tests that never ran
+    observed: list[dict[str, Any]] = field(default_factory=list)  # the tests' calls (inputs)
 
 
 def _message(rec: dict[str, Any], fallback: str) -> tuple[str, str]:

@@ -4,9 +4,11 @@ test), judge the records, verify the tree, and turn it all into a TestResult."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +32,12 @@ from harness.testrun.scratch import (
 __all__ = ["Run", "launch_all"]
 
 MAX_LAUNCHES = 8
-_BOUNDARY_FILES = ("__init__.py", "codec.py", "wire.py", "remote.py", "candidate.py", "proxy.py")
+_BOUNDARY_FILES = (
+    *("__init__.py", "codec.py", "wire.py", "remote.py", "candidate.py", "proxy.py"),
+    "observe.py",
+)
+OBSERVED = "observed.jsonl"  # in the shared folder: the tests' calls (boundary/observe.py)
+MAX_OBSERVED = 4 << 20
 # What the tests' tree holds at the candidate's place in boundary mode: no candidate code.
 PROXY_STUB = (
     '"""The candidate, reached across the boundary (written by the harness)."""\n'
@@ -69,6 +76,9 @@ class Run:
     command_guard: Callable[[Sequence[str]], None] | None = None
     # isolation: boundary — the candidate runs in processes of its own (see boundary/).
     boundary: bool = False
+    # Boundary mode: log the tests' calls into the candidate's functions (differential.py);
+    # never for hidden test files, whose inputs must not reach a prompt.
+    observe: bool = False
 
 
 def _prepare(run_dir: Path, uid: int | None) -> None:
@@ -192,6 +202,8 @@ def launch_all(run: Run) -> Settlement:
             cand_dir = _candidate_folder(run, uid)
             _shared_folder(run_dir, uid)
         _launch_loop(run, run_dir, root, tally, uid, cand_dir)
+        if cand_dir is not None and run.observe:
+            tally.observed.extend(_observed(run_dir / "shared" / OBSERVED))
         try:
             problems = verify_tree(root, files)
         except (OSError, RecursionError) as exc:  # a tree mangled beyond walking
@@ -205,6 +217,28 @@ def launch_all(run: Run) -> Settlement:
         litter.after_run(run.kind, uid)
     texts.relativize(tally, root)
     return tally
+
+
+def _observed(path: Path) -> list[dict]:
+    """The calls the tests made (observe.py), as far as they parse: inputs only, replayed by
+    the harness itself, so a line the candidate forged only adds a call to check."""
+    try:  # the shared folder is the candidate's too: never through a link it planted
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return []
+        data = source.read(MAX_OBSERVED)
+    found = []
+    for line in data.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if type(entry) is dict and type(entry.get("f")) is str and type(entry.get("a")) is list:
+            found.append(entry)
+    return found
 
 
 def _shared_folder(run_dir: Path, uid: int | None) -> Path:
@@ -295,6 +329,8 @@ def _launch_once(
         assert broker.test_fd is not None
         support = support_modules(run.pristine, run.candidate_rel)
         config = {**config, "role": "tests", "broker": broker.test_fd, "support": support}
+        if run.observe:
+            config["observed"] = str(shared / OBSERVED)
         child = launch.spawn(plan, root, config, extra_fds=(broker.test_fd,))
         broker.handed_over()
         return watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)

@@ -18,14 +18,16 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import codec, remote, wire
+from . import codec, observe, remote, wire
 
 _state: dict[str, Any] = {}
 _REPLACED = "this object belonged to a candidate process that was replaced"
 
 
-def configure(broker_fd: int, support: list[str]) -> None:
-    """Called once by the sandbox bootstrap of a boundary run, before pytest starts."""
+def configure(broker_fd: int, support: list[str], observed: str | None = None) -> None:
+    """Called once by the sandbox bootstrap of a boundary run, before pytest starts;
+    `observed`: the file the tests' calls are logged to (observe.py), if any."""
+    observe.configure(observed)
     _state["side"] = TestSide(broker_fd, frozenset(support))
     remote.ACTIVE.append(_state["side"])
 
@@ -207,6 +209,7 @@ class TestSide(wire.Side):
 
     def function_call(self, target: tuple, args: tuple, kwargs: dict) -> Any:
         fields = {"h": self.resolve(target), **self.call_fields(args, kwargs)}
+        observe.call(target, fields)
         return self.request("call", **fields)[0]
 
     def self_call(self, obj: Any, name: str, args: tuple, kwargs: dict, op: str = "xcall") -> Any:

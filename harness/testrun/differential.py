@@ -1,0 +1,686 @@
+"""Differential checks: the candidate against its reference, call by call, by value.
+
+When the task's reference is a Python module the port replaces (every `module_port` task),
+the reference is an oracle. After the tests, the harness starts two sandboxed processes
+behind the value boundary (the same sandbox and `CandidateSide` as a candidate's): one with
+the candidate, one with the reference at the output's place. A driver here, without pytest,
+calls the same public module-level functions in both with the same arguments and compares
+what came back by value (the codec's nodes, class references by name): the return value, or
+the exception's class name and (with `messages`) its text.
+
+- **Observed calls**: the calls the visible tests made (logged by the test process,
+  boundary/observe.py), replayed in order. The log supplies inputs only: both results come
+  from the processes started here, so a forged line can only add a call to check.
+- **Generated calls**: hypothesis draws arguments for each public function from the
+  observed arguments (their values and types) and the reference's annotations and defaults,
+  with a fixed seed, a budget of examples and seconds, and shrinks a difference to a small
+  input.
+- **Nondeterminism**: each call runs twice on the reference, before and after the
+  candidate's; when the two results differ (a clock, random numbers) the call is left out
+  with the reason, never counted a difference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import re
+import socket
+import string
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from harness.results import Difference, Differential
+from harness.testrun import litter, privilege
+from harness.testrun.boundary import codec, wire
+from harness.testrun.reap import kill_tree
+from harness.testrun.scratch import remove_tree
+from harness.testrun.session import (
+    Run,
+    _candidate_folder,
+    _shared_folder,
+    _start_candidate,
+    support_modules,
+)
+
+__all__ = ["DifferentialSettings", "check", "reference_code"]
+
+
+MAX_DIFFERENCES = 5  # kept per attempt, in the order found: what a fix prompt is fed
+_CALL_TIMEOUT_S = 10.0
+# Nodes that stand for an object of one process (not a value): a call that passes or returns
+# one cannot be repeated elsewhere by value.
+_BY_HANDLE = frozenset({"h", "r", "lv"})
+_BY_REF = frozenset({"dc", "nt", "en", "x", "fn", "k"})
+
+
+@dataclass(frozen=True)
+class DifferentialSettings:
+    """`differential:` of the config (harness/config/models.py) and of a task.
+
+    `enabled` None: on for `module_port` tasks. `examples` generated calls per public
+    function, within `seconds` for the whole task; `required`: a task passes only if it also
+    agrees; `ignore`: function names or calls (fnmatch patterns) left out; `messages`: an
+    exception's text must match too, not only its class; `seed`: of the generated calls, fixed
+    so a candidate's result repeats."""
+
+    enabled: bool | None = None
+    examples: int = 200
+    seconds: float = 120.0
+    required: bool = False
+    ignore: tuple[str, ...] = ()
+    messages: bool = True
+    seed: int = 0
+
+    def over(self, keys: tuple[tuple[str, object], ...]) -> DifferentialSettings:
+        """These settings with a task's own `differential:` keys (TaskSpec.differential)."""
+        found = {k: tuple(v) if isinstance(v, list | tuple) else v for k, v in keys}
+        return replace(self, **found)  # type: ignore[arg-type]
+
+    def applies(self, task_type: str) -> bool:
+        return self.enabled if self.enabled is not None else task_type == "module_port"
+
+
+class Opaque(Exception):
+    """A value that crossed as a handle: it has no value to compare."""
+
+
+class Dead(Exception):
+    """The process died or hung on a call."""
+
+
+def reference_code(reference: tuple[Any, ...]) -> tuple[str | None, str]:
+    """The reference module's text, or None and why it cannot be the oracle."""
+    if len(reference) != 1 or not str(reference[0]).endswith(".py"):
+        return None, "the reference is not one Python module"
+    try:
+        return reference[0].read_text(encoding="utf-8"), ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"the reference could not be read ({type(exc).__name__})"
+
+
+# --- one module in its own sandboxed process ------------------------------------------------
+
+
+class Process:
+    """A candidate process serving `code` as the module `name`, driven by raw requests."""
+
+    def __init__(self, run: Run, code: str, name: str, uid: int | None) -> None:
+        self.run, self.name, self.uid = replace(run, code=code), name, uid
+        self.folder = _candidate_folder(self.run, uid)
+        self.shared = _shared_folder(self.folder, uid)
+        self.child: Any = None
+        self.side: wire.Side | None = None
+        self.functions: dict[str, tuple[int, dict]] = {}
+        self.start()
+
+    def start(self) -> None:
+        self.stop()
+        mine, theirs = socket.socketpair()
+        try:
+            fd = theirs.fileno()
+            self.child = _start_candidate(self.run, self.folder, self.uid, self.shared, fd)
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        mine.settimeout(_CALL_TIMEOUT_S)
+        support = support_modules(self.run.pristine, self.run.candidate_rel)
+        self.side = wire.Side(mine, frozenset(support), True)
+        self.seq, self.classes = 0, {}
+        module = self.ask("import", n=self.name)
+        if "x" in module:
+            raise Dead(f"it could not be imported: {_exception_text(module['x'])}")
+        hid = module.get("v", [None, None])[1]
+        names = self.ask("names", h=hid).get("v")
+        self.functions = {}
+        for node in (names or [None, []])[1][:500]:
+            name = node[1] if type(node) is list and len(node) == 2 else None
+            if type(name) is not str or name.startswith("_"):
+                continue
+            value = self.ask("get", h=hid, n=name).get("v")
+            with contextlib.suppress(Opaque):
+                self.canon(value)  # a class or function described in full once: its name
+            if type(value) is list and value[:1] == ["fn"] and len(value) == 3:
+                meta = value[2] if type(value[2]) is dict else {}
+                own = meta.get("module") == self.name and "." not in str(meta.get("qualname"))
+                if own and not meta.get("bound") and not meta.get("coroutine"):
+                    self.functions[name] = (value[1], meta)
+
+    def ask(self, op: str, **fields: Any) -> dict:
+        """One request; the reply as it came (a dead or hung process raises Dead)."""
+        side = self.side
+        if side is None:
+            raise Dead("the process is not running")
+        self.seq += 1
+        try:
+            side.send({"q": op, "i": self.seq, **fields})
+            while True:
+                message = side.receive()
+                if "q" not in message:
+                    break
+                # The module asked something of us: we passed it values only.
+                refusal = codec.encode(TypeError("no callbacks in a differential check"), side)
+                side.send({"a": message.get("i"), "x": refusal})
+        except (OSError, wire.BoundaryError, codec.CodecError) as exc:
+            self.side = None
+            raise Dead(_died(exc)) from None
+        if message.get("a") != self.seq:
+            self.side = None
+            raise Dead("it broke the protocol")
+        return message
+
+    def call(self, name: str, args: list, kwargs: list) -> tuple:
+        """The outcome of one call: ("returns", value node) or ("raises", class, message),
+        value nodes made comparable (class references by name)."""
+        if name not in self.functions:
+            return ("missing", name)
+        fields: dict[str, Any] = {"h": self.functions[name][0], "a": args}
+        if kwargs:
+            fields["k"] = kwargs
+        try:
+            reply = self.ask("call", **fields)
+        except Dead as exc:
+            with contextlib.suppress(Exception):
+                self.start()
+            return ("died", str(exc))
+        if "x" in reply:
+            node = reply["x"]
+            return ("raises", _exception_name(node), _exception_text(node))
+        try:
+            return ("returns", self.canon(reply.get("v")))
+        except Opaque:
+            return ("opaque", "")
+
+    def canon(self, node: Any) -> Any:
+        """A value node comparable across processes: handles refused, class ids by name."""
+        if type(node) is not list or not node:
+            return node
+        tag = node[0]
+        if type(tag) is not str:
+            return [self.canon(part) for part in node]
+        if tag in _BY_HANDLE and len(node) >= 2 and type(node[1]) is int:
+            raise Opaque(tag)
+        if tag in ("k", "fn") and len(node) in (2, 3) and type(node[1]) is int:
+            if len(node) == 3 and type(node[2]) is dict:
+                self.classes[(tag, node[1])] = str(node[2].get("qualname"))
+            return [tag, self.classes.get((tag, node[1]), "?")]
+        if tag == "x" and len(node) == 7:
+            return ["x", _exception_name(node), node[6]]
+        return [self.canon(part) for part in node]
+
+    def stop(self) -> None:
+        if self.side is not None and self.side.sock is not None:
+            with contextlib.suppress(OSError):
+                self.side.sock.close()
+        self.side = None
+        child, self.child = self.child, None
+        if child is not None and child.records_fd >= 0:
+            kill_tree(child)
+            for fd in (child.records_fd, child.output_fd):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def close(self) -> None:
+        self.stop()
+        remove_tree(self.folder)
+
+
+def _died(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"it did not answer within {_CALL_TIMEOUT_S:g}s"
+    return "its process died"
+
+
+def _exception_name(node: Any) -> str:
+    mro = node[2] if type(node) is list and len(node) > 2 and type(node[2]) is list else []
+    first = mro[0] if mro and type(mro[0]) is list and len(mro[0]) == 2 else ["?", "Exception"]
+    return str(first[1])
+
+
+def _exception_text(node: Any) -> str:
+    return str(node[6]) if type(node) is list and len(node) == 7 else ""
+
+
+# --- values as text ---------------------------------------------------------------------------
+
+
+def _plain(node: Any) -> bool:
+    """A node that is a value of builtins only (no handle, record or class by reference)."""
+    if type(node) is not list:
+        return True
+    if node and type(node[0]) is str and len(node) >= 2:
+        if node[0] in _BY_HANDLE or node[0] in _BY_REF:
+            return False
+        if node[0] == "dd" and type(node[1]) is not str:
+            return False
+    return all(_plain(part) for part in node)
+
+
+_PLAIN_SIDE = wire.Side(None, frozenset(), True)
+
+
+def _value(node: Any) -> Any:
+    return codec.decode(node, _PLAIN_SIDE)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _show_node(node: Any) -> str:
+    """A canonical value node as Python-like text."""
+    if type(node) is list and node[:1] in (["nt"], ["dc"]) and len(node) >= 4:
+        name = node[1][1] if type(node[1]) is list and len(node[1]) == 2 else "?"
+        pairs = zip(node[2], node[3], strict=False) if type(node[2]) is list else ()
+        return f"{name}({', '.join(f'{k}={_show_node(v)}' for k, v in pairs)})"
+    if type(node) is list and node[:1] == ["en"] and len(node) == 5:
+        name = node[1][1] if type(node[1]) is list and len(node[1]) == 2 else "?"
+        return f"{name}.{node[4]}"
+    try:
+        return _show(_value(node))
+    except Exception:
+        return json.dumps(node)[:300]
+
+
+def _said(outcome: tuple) -> str:
+    if outcome[0] == "returns":
+        return f"returns `{_show_node(outcome[1])}`"
+    if outcome[0] == "raises":
+        return f"raises `{outcome[1]}({outcome[2]!r})`"
+    if outcome[0] == "missing":
+        return f"has no public function `{outcome[1]}`"
+    if outcome[0] == "opaque":  # where the reference returned a value
+        return "returns an object that is not a value (it crossed as a handle)"
+    return f"fails: {outcome[1]}"
+
+
+def _call_text(name: str, args: list, kwargs: list) -> str:
+    parts = [_show_node(a) for a in args]
+    parts += [f"{k}={_show_node(v)}" for k, v in kwargs]
+    return f"{name}({', '.join(parts)})"
+
+
+# --- the check ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    agreed: int = 0
+    differed: int = 0
+    skipped: int = 0
+    differences: list[Difference] | None = None
+    notes: list[str] | None = None
+
+    def note(self, text: str) -> None:
+        assert self.notes is not None
+        if text not in self.notes and len(self.notes) < 50:
+            self.notes.append(text)
+
+    def differ(self, found: Difference) -> None:
+        assert self.differences is not None
+        self.differed += 1
+        known = any(d.call == found.call for d in self.differences)
+        if len(self.differences) < MAX_DIFFERENCES and not known:
+            self.differences.append(found)
+
+    def result(self, required: bool) -> Differential:
+        return Differential(
+            self.agreed,
+            self.differed,
+            self.skipped,
+            tuple(self.differences or ()),
+            tuple(self.notes or ()),
+            required=required,
+        )
+
+
+class Pair:
+    """The candidate's and the reference's processes, and how their outcomes compare."""
+
+    def __init__(self, candidate: Process, reference: Process, settings: DifferentialSettings):
+        self.candidate, self.reference, self.settings = candidate, reference, settings
+
+    def same(self, mine: tuple, theirs: tuple) -> bool:
+        if mine[0] == theirs[0] == "raises" and not self.settings.messages:
+            return mine[1] == theirs[1]
+        return mine == theirs
+
+    def compare(self, name: str, args: list, kwargs: list, source: str, tally: Tally) -> str:
+        """One call on both: "agreed", "differed" or "skipped" (counted in `tally`)."""
+        text = _call_text(name, args, kwargs)
+        if any(fnmatch.fnmatchcase(x, p) for p in self.settings.ignore for x in (name, text)):
+            tally.skipped += 1
+            tally.note(f"{name}: in differential.ignore")
+            return "skipped"
+        # The candidate's call between the reference's two: a result that moves with the
+        # clock and is the same at both ends was the same in between.
+        first = self.reference.call(name, args, kwargs)
+        mine = self.candidate.call(name, args, kwargs)
+        second = self.reference.call(name, args, kwargs)
+        if first[0] == "opaque":
+            tally.skipped += 1
+            tally.note(f"{name}: a result crossed as a handle (no value to compare)")
+            return "skipped"
+        if first != second:
+            tally.skipped += 1
+            tally.note(f"{name}: non-deterministic (the reference gave two different results)")
+            return "skipped"
+        if first[0] == "died":
+            tally.skipped += 1
+            tally.note(f"{name}: the reference {first[1]}")
+            return "skipped"
+        if self.same(mine, first):
+            tally.agreed += 1
+            return "agreed"
+        tally.differ(Difference(text, _said(first), _said(mine), source))
+        return "differed"
+
+
+def check(
+    run: Run,
+    name: str,
+    reference: str,
+    observed: list[dict],
+    settings: DifferentialSettings,
+) -> Differential:
+    """The candidate (`run.code`) against `reference`, both as the module `name`."""
+    uid = privilege.sandbox_uid()
+    processes: list[Process] = []
+    try:
+        try:
+            processes.append(Process(run, reference, name, uid))
+        except Dead as exc:
+            return Differential(off=f"the reference {exc}", required=settings.required)
+        try:
+            processes.append(Process(run, run.code, name, uid))
+        except Dead as exc:
+            found = Difference("import", "imports", f"fails: {exc}")
+            return Differential(differed=1, differences=(found,), required=settings.required)
+        ref, cand = processes
+        pair, tally = Pair(cand, ref, settings), Tally(differences=[], notes=[])
+        _replay(pair, observed, name, tally)
+        deadline = time.monotonic() + settings.seconds
+        for fn in sorted(ref.functions):
+            if time.monotonic() >= deadline:
+                tally.note(f"{fn}: no generated calls (the {settings.seconds:g}s budget ran out)")
+                continue
+            _generate(pair, fn, observed, settings, deadline, tally)
+        return tally.result(settings.required)
+    finally:
+        for process in processes:
+            process.close()
+        litter.after_run(run.kind, uid)
+
+
+def _replay(pair: Pair, observed: list[dict], module: str, tally: Tally) -> None:
+    """The tests' own calls, each once, in the order first made."""
+    seen: set[str] = set()
+    for entry in observed:
+        if entry.get("m") != module:
+            continue
+        args, kwargs = entry.get("a") or [], entry.get("k") or []
+        key = json.dumps([entry["f"], args, kwargs], sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        if not _plain(args) or not _plain(kwargs) or type(kwargs) is not list:
+            tally.skipped += 1
+            tally.note(f"{entry['f']}: an argument crossed as a handle or record")
+            continue
+        pair.compare(entry["f"], args, kwargs, "observed", tally)
+
+
+# --- generated calls ----------------------------------------------------------------------------
+
+
+def _generate(
+    pair: Pair,
+    fn: str,
+    observed: list[dict],
+    settings: DifferentialSettings,
+    deadline: float,
+    tally: Tally,
+) -> None:
+    """Up to `settings.examples` calls of `fn` drawn by hypothesis; the first difference is
+    shrunk to a minimal input."""
+    from hypothesis import HealthCheck, Phase, given, seed
+    from hypothesis import settings as hsettings
+
+    meta = pair.reference.functions[fn][1]
+    drawn = _arguments(meta, [e for e in observed if e.get("f") == fn])
+    if isinstance(drawn, str):
+        tally.skipped += 1
+        tally.note(f"{fn}: no generated calls ({drawn})")
+        return
+    local = Tally(differences=[], notes=[])
+    failing: list[Difference] = []
+
+    class Found(Exception):
+        pass
+
+    class OutOfTime(Exception):
+        pass
+
+    def one(call: tuple[list, dict]) -> None:
+        if time.monotonic() >= deadline:
+            raise OutOfTime
+        args = [codec.encode(a, _PLAIN_SIDE) for a in call[0]]
+        kwargs = [[k, codec.encode(v, _PLAIN_SIDE)] for k, v in call[1].items()]
+        probe = Tally(differences=[], notes=[])
+        outcome = pair.compare(fn, args, kwargs, "generated", probe)
+        if outcome == "differed":
+            failing.append(probe.differences[0])  # type: ignore[index]
+            raise Found
+        if failing:  # shrinking: its calls are not counted
+            return
+        if outcome == "skipped":
+            local.skipped += 1
+            local.note(probe.notes[0] if probe.notes else f"{fn}: left out")
+            return
+        local.agreed += 1
+
+    test = given(drawn)(one)
+    test = hsettings(
+        hsettings.get_profile("default"),  # whatever profile the process loaded: same calls
+        max_examples=settings.examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+    )(test)
+    test = seed(settings.seed)(test)
+    try:
+        test()
+    except Found:
+        pass
+    except OutOfTime:
+        local.note(f"{fn}: the {settings.seconds:g}s budget ran out")
+    except Exception as exc:  # hypothesis's own stops (flaky, unsatisfiable)
+        if not failing:
+            local.note(f"{fn}: generation stopped ({type(exc).__name__})")
+    if failing:
+        # The last failing call hypothesis ran is its shrunk, minimal one.
+        tally.differ(failing[-1])
+    tally.agreed += local.agreed
+    tally.skipped += local.skipped
+    for text in local.notes or ():
+        tally.note(text)
+
+
+def _arguments(meta: dict, calls: list[dict]) -> Any:
+    """A hypothesis strategy of (args, kwargs) for a function, or why there is none."""
+    from hypothesis import strategies as st
+
+    params = meta.get("params")
+    if type(params) is not list:
+        return "its signature could not be read"
+    positional: list[Any] = []
+    required: dict[str, Any] = {}
+    optional: dict[str, Any] = {}
+    for index, param in enumerate(params):
+        if type(param) is not list or len(param) != 4:
+            return "its signature could not be read"
+        pname, kind, default, note = param
+        if kind in (2, 4) or (kind == 0 and default is not None):
+            continue  # *args, **kwargs, a positional-only default: left as they are
+        seen = _seen_values(calls, index if kind in (0, 1) else None, str(pname))
+        strategy = _strategy(seen, note, default)
+        if strategy is None:
+            if default is not None:
+                continue  # its default
+            return f"nothing says what parameter {pname!r} takes"
+        if kind in (0, 1) and default is None and not required and not optional:
+            positional.append(strategy)
+        elif default is None:
+            required[str(pname)] = strategy
+        else:
+            optional[str(pname)] = strategy
+    return st.tuples(
+        st.tuples(*positional).map(list),
+        st.fixed_dictionaries(required, optional=optional),
+    )
+
+
+def _seen_values(calls: list[dict], index: int | None, name: str) -> list[Any]:
+    found: list[Any] = []
+    for entry in calls[:500]:
+        node = None
+        args = entry.get("a") or []
+        if index is not None and index < len(args):
+            node = args[index]
+        for pair in entry.get("k") or []:
+            if type(pair) is list and len(pair) == 2 and pair[0] == name:
+                node = pair[1]
+        if node is not None and _plain(node):
+            with contextlib.suppress(Exception):
+                found.append(_value(node))
+    return found
+
+
+_WORD = string.ascii_letters + string.digits + "._"
+
+
+def _of_type(kind: type, samples: list[Any]) -> Any:
+    """A strategy for values of `kind`, leaning on the `samples` seen of it."""
+    from hypothesis import strategies as st
+
+    base: Any = None
+    if kind is bool:
+        base = st.booleans()
+    elif kind is int:
+        # Small numbers often, where bounds and off-by-ones are; large ones too; and numbers
+        # next to one drawn once per call, so two arguments often sit one apart (x == hi + 1).
+        pivot = st.shared(st.integers(-16, 16), key="harness-differential-pivot")
+        near = pivot.flatmap(lambda p: st.integers(p - 1, p + 1))
+        base = st.one_of(near, st.integers(-16, 16), st.integers(-(10**6), 10**6))
+    elif kind is float:
+        base = st.floats(allow_nan=False, allow_infinity=False, width=64)
+    elif kind is str:
+        base = st.text(alphabet=_WORD, max_size=12)
+    elif kind is bytes:
+        base = st.binary(max_size=16)
+    elif kind is type(None):
+        base = st.none()
+    elif kind in (list, tuple, set, frozenset):
+        inner = [x for s in samples for x in s]
+        element = _from_values(inner) if inner else st.integers(-100, 100)
+        collection = st.lists(element, max_size=6)
+        base = collection if kind is list else collection.map(kind)
+    elif kind is dict:
+        keys = [k for s in samples for k in s]
+        values = [v for s in samples for v in s.values()]
+        if keys and values:
+            base = st.dictionaries(_from_values(keys), _from_values(values), max_size=5)
+    if base is None:
+        return None
+    plain = [s for s in samples if _plain(codec.encode(s, _PLAIN_SIDE))]
+    if kind is int:  # the values the tests used and their neighbours: where bounds are off
+        plain = sorted({n + d for n in plain for d in (-1, 0, 1)})
+    return st.one_of(st.sampled_from(plain), base) if plain else base
+
+
+def _from_values(values: list[Any]) -> Any:
+    from hypothesis import strategies as st
+
+    kinds: dict[type, list[Any]] = {}
+    for value in values[:500]:
+        kinds.setdefault(type(value), []).append(value)
+    options = [s for k, v in kinds.items() if (s := _of_type(k, v)) is not None]
+    return st.one_of(*options) if options else st.nothing()
+
+
+def _strategy(seen: list[Any], note: Any, default: Any) -> Any:
+    from hypothesis import strategies as st
+
+    options = []
+    if seen:
+        options.append(_from_values(seen))
+    annotated = _annotated(note) if type(note) is str else None
+    if annotated is not None:
+        options.append(annotated)
+    if not options and type(default) is list and _plain(default):
+        with contextlib.suppress(Exception):
+            value = _value(default)
+            if value is not None:
+                options.append(_from_values([value]))
+    return st.one_of(*options) if options else None
+
+
+_SIMPLE = {"int": int, "float": float, "str": str, "bool": bool, "bytes": bytes, "None": type(None)}
+_SEQUENCES = re.compile(r"^(?:list|List|Sequence|Iterable|tuple|Tuple|set|Set|frozenset)\[(.*)\]$")
+
+
+def _annotated(note: str) -> Any:
+    """A strategy from an annotation's text (builtins, unions, sequences), or None."""
+    from hypothesis import strategies as st
+
+    text = note.strip().strip("'\"")
+    if text.startswith("Optional[") and text.endswith("]"):
+        inner = _annotated(text[9:-1])
+        return st.one_of(st.none(), inner) if inner is not None else None
+    if "|" in text:
+        parts = [_annotated(p) for p in _split(text, "|")]
+        return st.one_of(*parts) if parts and None not in parts else None
+    if text in _SIMPLE:
+        return _of_type(_SIMPLE[text], [])
+    match = _SEQUENCES.match(text)
+    if match:
+        items = _split(match.group(1), ",")
+        element = _annotated(items[0]) if items else None
+        if element is None:
+            return None
+        shape = text.split("[", 1)[0].lower()
+        if shape == "tuple" and len(items) > 1 and items[1].strip() != "...":
+            parts = [_annotated(i) for i in items]
+            return st.tuples(*parts) if None not in parts else None
+        made = st.lists(element, max_size=6)
+        return made.map({"tuple": tuple, "set": set, "frozenset": frozenset}.get(shape, list))
+    if text.startswith(("dict[", "Dict[", "Mapping[")) and text.endswith("]"):
+        items = _split(text.split("[", 1)[1][:-1], ",")
+        if len(items) == 2:
+            keys, values = _annotated(items[0]), _annotated(items[1])
+            if keys is not None and values is not None:
+                return st.dictionaries(keys, values, max_size=5)
+    return None
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """`text` split on `sep` outside brackets."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += char == "["
+        depth -= char == "]"
+        if char == sep and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()] if current.strip() else parts

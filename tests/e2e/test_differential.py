@@ -1,0 +1,91 @@
+"""A night on the simulator: a bug no visible test reaches, caught by the differential check,
+fed to the next fix prompt as its minimal input, and fixed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.testrun.launch import bwrap_works
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not bwrap_works(), reason="the boundary needs bubblewrap"),
+]
+
+FILES = {
+    "legacy/calc.py": (
+        "def scale(x, lo, hi):\n    if x < lo:\n        x = lo\n    if x > hi:\n"
+        "        x = hi\n    return x * 2\n"
+    ),
+    "_solutions/calc.py": (
+        "def scale(x: int, lo: int, hi: int) -> int:\n"
+        '    """x clamped to [lo, hi], then doubled."""\n'
+        "    if x < lo:\n        x = lo\n    if x > hi:\n        x = hi\n    return x * 2\n"
+    ),
+    # Neither test reaches the upper bound.
+    "acceptance/test_calc.py": (
+        "from calc import scale\n\n\ndef test_inside():\n    assert scale(5, 0, 10) == 10\n\n\n"
+        "def test_below():\n    assert scale(-5, 0, 10) == 0\n"
+    ),
+    "tasks.yaml": (
+        "tasks:\n  - id: calc\n    type: module_port\n    reference: legacy/calc.py\n"
+        "    tests: acceptance/test_calc.py\n    output: out/calc.py\n"
+        "    solution: _solutions/calc.py\n"
+        "    instructions: Add type hints and a docstring; keep the behaviour.\n"
+    ),
+}
+
+
+def _task_folder(base: Path, extra: str = "") -> Path:
+    for rel, text in FILES.items():
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text(text + (extra if rel == "tasks.yaml" else ""))
+    return base / "tasks.yaml"
+
+
+def _night(tasks: Path, runs: Path, seed: int) -> tuple[int, dict, Path]:
+    argv = ["run", str(tasks), "--provider", "sim", "--seed", str(seed), "--run-dir", str(runs)]
+    code = main([*argv, "--log-level", "error"])
+    root = (runs / "latest").resolve()
+    return code, json.loads((root / "summary.json").read_text()), root
+
+
+def test_the_check_costs_the_night_nothing(tmp_path: Path) -> None:
+    """Seed 2 drafts an honest port at once: with the check on, it agrees on every call,
+    and the night makes the same calls at the same cost as with the check off."""
+    on = _night(_task_folder(tmp_path / "on"), tmp_path / "on" / "runs", 2)
+    off_list = _task_folder(tmp_path / "off", "    differential: {enabled: false}\n")
+    off = _night(off_list, tmp_path / "off" / "runs", 2)
+
+    [checked], [unchecked] = on[1]["tasks"], off[1]["tasks"]
+    assert checked["differential"]["differed"] == 0 and checked["differential"]["agreed"] >= 200
+    assert "differential" not in unchecked
+    assert (on[0], checked["status"], checked["cost_usd"]) == (0, "passed", unchecked["cost_usd"])
+    assert on[1]["budget"]["spent_usd"] == off[1]["budget"]["spent_usd"] > 0
+    calls = [sorted(p.name for p in (r / "calls" / "calc").iterdir()) for r in (on[2], off[2])]
+    assert calls[0] == calls[1]
+
+
+def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path: Path) -> None:
+    """Seed 145: the simulator's first draft drops the upper clamp; both tests pass, the
+    differential check finds a small call above the bound, the fix prompt shows that call
+    and both results, and the fix agrees with the reference on every call; the task passes
+    with no difference left."""
+    code, summary, root = _night(_task_folder(tmp_path), tmp_path / "runs", 145)
+
+    [task] = summary["tasks"]
+    first, second = task["attempts"][:2]
+    assert (code, task["status"], task["best_attempt"]) == (0, "passed", 2)
+    assert (first["passed"], first["total"], first["differential"]["differed"]) == (2, 2, 1)
+    [difference] = first["differential"]["differences"]
+    call = difference.split("`")[1]  # the shrunk call, e.g. scale(1, 0, 0)
+    x, lo, hi = (int(n) for n in call.removeprefix("scale(")[:-1].split(", "))
+    assert max(x, lo) > hi and max(abs(x), abs(lo), abs(hi)) <= 16  # past the dropped clamp
+    prompt = (root / "calls" / "calc" / "2-fix.prompt.md").read_text()
+    assert f"### differential: `{call}`" in prompt and difference in prompt
+    assert second["differential"]["differed"] == 0 and second["differential"]["agreed"] >= 200
+    assert task["differential"]["differed"] == 0

@@ -1,0 +1,254 @@
+"""Differential checks: a port against its reference, call by call, in sandboxed processes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import textwrap
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from harness.report.facts import attention
+from harness.results import AttemptRecord, TaskResult, TaskStatus
+from harness.store import RunParams, Store
+from harness.tasks.load import load_tasks
+from harness.tasks.spec import TaskSpec
+from harness.testrun import DifferentialSettings, TestLimits, run_tests
+from harness.testrun.launch import bwrap_works
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not bwrap_works(), reason="the boundary needs bubblewrap"),
+]
+
+LIMITS = TestLimits(timeout_s=90, per_test_timeout_s=10, collect_timeout_s=20, sandbox="bwrap")
+EXAMPLE = Path(__file__).resolve().parents[2] / "tasks" / "module_port_example"
+SETTINGS = DifferentialSettings(examples=200, seconds=120, seed=20261127)
+
+LEGACY = """
+    def add(a: int, b: int) -> int:
+        return a + b
+
+
+    def clamp(x: int, lo: int, hi: int) -> int:
+        if x < lo:
+            return lo
+        if x > hi:
+            return hi
+        return x
+    """
+
+TESTS = """
+    from calc import add, clamp
+
+
+    def test_add():
+        assert add(2, 3) == 5
+        assert add(-1, 1) == 0
+
+
+    def test_clamp():
+        assert clamp(5, 0, 10) == 5
+        assert clamp(-5, 0, 10) == 0
+        assert clamp(50, 0, 10) == 10
+    """
+
+
+def make_task(base: Path, legacy: str, tests: str = TESTS) -> TaskSpec:
+    """A module_port task in `base`: legacy/calc.py, one test file, output out/calc.py."""
+    (base / "legacy").mkdir(parents=True)
+    (base / "acceptance").mkdir()
+    (base / "legacy" / "calc.py").write_text(textwrap.dedent(legacy).lstrip())
+    (base / "acceptance" / "test_calc.py").write_text(textwrap.dedent(tests).lstrip())
+    (base / "tasks.yaml").write_text(
+        "tasks:\n  - id: calc\n    type: module_port\n    reference: legacy/calc.py\n"
+        "    tests: acceptance/test_calc.py\n    output: out/calc.py\n"
+    )
+    return load_tasks(base / "tasks.yaml")[0]
+
+
+def test_an_honest_port_agrees_on_every_observed_and_200_generated_calls_each(
+    tmp_path: Path,
+) -> None:
+    """A port written differently (a dict of bounds, min and max) but behaving the same
+    agrees on the tests' calls and on at least 200 generated calls of each function."""
+    task = make_task(tmp_path, LEGACY)
+    port = """
+        import operator
+
+
+        def add(a: int, b: int) -> int:
+            return operator.add(a, b)
+
+
+        def clamp(x: int, lo: int, hi: int) -> int:
+            return lo if x < lo else min(x, hi)
+        """
+
+    result = run_tests(task, textwrap.dedent(port), limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None
+    assert (found.differed, found.skipped, found.off, found.notes) == (0, 0, None, ())
+    assert found.agreed >= 2 * 200 + 5  # generated calls of add and clamp, the tests' five
+
+
+def test_the_examples_port_agrees_on_every_call_its_tests_make(tmp_path: Path) -> None:
+    """The example's argparse port agrees with the optparse original on every call the tests
+    made (errors by class: the task says `messages: false`); build_parser returns a parser (a
+    handle, no value) and is left out with that reason. (Generated calls may find the two
+    libraries' real differences: docs/differential.md, Limits.)"""
+    [task] = load_tasks(EXAMPLE / "tasks.yaml")
+    code = (EXAMPLE / "_solutions" / "report_args.py").read_text()
+    settings = DifferentialSettings().over(task.differential)
+
+    result = run_tests(task, code, limits=LIMITS, differential=settings)
+
+    found = result.differential
+    assert found is not None and result.all_passed and found.off is None
+    assert [d for d in found.differences if d.source == "observed"] == []
+    assert found.agreed >= 18
+    assert any(n.startswith("build_parser: a result crossed as a handle") for n in found.notes)
+
+
+def test_a_candidate_special_casing_the_tests_is_caught_and_listed_for_a_human(
+    tmp_path: Path,
+) -> None:
+    """A lookup table of the visible tests' answers passes them all; the generated calls
+    catch it without any hidden test, and the summary lists it under "Needs a human"."""
+    task = make_task(tmp_path, LEGACY)
+    cheat = """
+        def add(a, b):
+            return {(2, 3): 5, (-1, 1): 0}.get((a, b), 0)
+
+
+        def clamp(x, lo, hi):
+            return {(5, 0, 10): 5, (-5, 0, 10): 0, (50, 0, 10): 10}.get((x, lo, hi), x)
+        """
+
+    result = run_tests(task, textwrap.dedent(cheat), limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None and found.differed >= 2
+    assert {d.call.split("(")[0] for d in found.differences} == {"add", "clamp"}
+    record = AttemptRecord(n=1, kind="write", passed=2, total=2, differential=found)
+    summary = TaskResult(
+        "calc", TaskStatus.PASSED, passed=2, total=2, attempts=(record,), differential=found
+    ).to_json()
+    listed = [a for a in attention({"tasks": [summary]}) if a[0] == "differential"]
+    assert len(listed) == 1 and "passes every test but" in listed[0][2]
+
+
+def test_a_bug_no_test_reaches_is_shrunk_to_a_minimal_input(tmp_path: Path) -> None:
+    """An off-by-one at the upper bound, which no visible test reaches, differs; hypothesis
+    shrinks it to a small call that shows it, named in the difference."""
+    task = make_task(tmp_path, LEGACY)
+    buggy = textwrap.dedent(LEGACY).replace("if x > hi:", "if x > hi + 1:")
+
+    result = run_tests(task, buggy, limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None and found.differed == 1
+    [difference] = found.differences
+    assert difference.source == "generated"
+    x, lo, hi = (int(n) for n in difference.call.removeprefix("clamp(")[:-1].split(", "))
+    assert x == hi + 1 and x >= lo and max(abs(x), abs(lo), abs(hi)) <= 16  # shrunk small
+    assert "returns" in difference.reference and difference.reference != difference.candidate
+
+
+def test_a_reference_reading_the_clock_or_random_numbers_gives_no_false_difference(
+    tmp_path: Path,
+) -> None:
+    """A reference that reads the clock or draws random numbers differs from itself: those
+    calls are left out as non-deterministic, with the reason, never counted as differences."""
+    legacy = """
+        import random
+        import time
+
+
+        def stamp(x: int) -> str:
+            return f"{x}@{time.time()}"
+
+
+        def roll(n: int) -> int:
+            return random.randint(0, 10**9) + n
+
+
+        def double(x: int) -> int:
+            return 2 * x
+        """
+    tests = """
+        from calc import double, roll, stamp
+
+
+        def test_all():
+            assert stamp(1).startswith("1@")
+            assert roll(3) >= 3
+            assert double(4) == 8
+        """
+    task = make_task(tmp_path, legacy, tests)
+
+    result = run_tests(task, textwrap.dedent(legacy), limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None
+    assert (found.differed, found.off) == (0, None)
+    assert found.agreed >= 200 and found.skipped >= 2
+    assert any(n.startswith("stamp: non-deterministic") for n in found.notes)
+    assert any(n.startswith("roll: non-deterministic") for n in found.notes)
+
+
+def test_a_reference_that_does_not_import_turns_the_check_off_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """A reference that fails to import is no oracle: the check is off with the reason, and
+    the tests' verdict stands alone."""
+    task = make_task(tmp_path, "import not_a_module_anywhere\n")
+
+    result = run_tests(task, textwrap.dedent(LEGACY), limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None and found.differed == 0
+    assert found.off is not None and "could not be imported" in found.off
+
+
+def test_recorded_differential_results_survive_the_store(tmp_path: Path) -> None:
+    """Replay and resume read the attempt back from the store: its differential result
+    comes back whole, so nothing recorded is run again."""
+    task = make_task(tmp_path, LEGACY)
+    buggy = textwrap.dedent(LEGACY).replace("return a + b", "return a + b if a < 7 else a")
+    result = run_tests(task, buggy, limits=LIMITS, differential=SETTINGS)
+    assert result.differential is not None and result.differential.differed == 1
+    record = AttemptRecord(
+        n=1, kind="write", cost_usd=Decimal(0), passed=2, total=2, differential=result.differential
+    )
+    store = Store.open(tmp_path / "h.db")
+    try:
+        store.begin_run("r1", dt.datetime.now(dt.UTC), "sim", None, RunParams())
+        store.record_attempt("r1", "calc", record, buggy, result)
+        [stored] = store.load_attempts("r1", "calc")
+    finally:
+        store.close()
+
+    assert stored.result is not None and stored.result.differential == result.differential
+    assert stored.record.differential == result.differential
+
+
+def test_a_candidate_answering_with_an_object_where_the_reference_gives_a_value_differs(
+    tmp_path: Path,
+) -> None:
+    """An int subclass crosses as a handle: where the reference returns a plain value, that
+    is a difference, never a call left out (no escaping the check by returning objects)."""
+    task = make_task(tmp_path, LEGACY)
+    shifty = textwrap.dedent(LEGACY).replace(
+        "def add(a: int, b: int) -> int:\n    return a + b",
+        "class Num(int):\n    pass\n\n\ndef add(a: int, b: int) -> int:\n    return Num(a + b)",
+    )
+
+    result = run_tests(task, shifty, limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert found is not None and found.differed >= 1
+    assert any("not a value" in d.candidate for d in found.differences)
+    assert not any(n.startswith("add: a result crossed as a handle") for n in found.notes)
