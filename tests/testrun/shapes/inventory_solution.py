@@ -155,3 +155,7 @@ def curry(f):
 
 def add(x, y=0):
     return x + y
+
+
+def keep(value):
+    return value

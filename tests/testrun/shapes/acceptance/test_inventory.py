@@ -129,3 +129,11 @@ def test_next_on_an_exhausted_candidate_iterator_raises_stop_iteration():
 def test_a_callable_object_takes_keywords_and_keeps_its_name():
     curried = inventory.curry(inventory.add)
     assert (curried(1, y=2), curried.__name__) == (3, "add")
+
+
+def test_the_tests_own_object_comes_back_as_itself():
+    def convert(text):
+        return text
+
+    table = {"convert": convert}
+    assert inventory.keep(table)["convert"] is convert
