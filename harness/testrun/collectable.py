@@ -24,7 +24,7 @@ from harness.testrun.remembered import content_key, remembered
 from harness.testrun.run import boundary_for, sandbox_kind
 from harness.testrun.scratch import Pristine, candidate_place, read_pristine
 from harness.testrun.session import Run, launch_all
-from harness.testrun.stub import stub_for
+from harness.testrun.stub import python_reference, stub_for
 
 __all__ = ["Uncollectable", "collection_problems", "problems_text"]
 
@@ -53,7 +53,7 @@ def collection_problems(
     kind = sandbox_kind(limits)
     pristine = read_pristine(task)
     place = candidate_place(task, pristine)
-    code = stub_for(pristine, task.module_name)
+    code = stub_for(pristine, task.module_name, python_reference(task.reference))
     boundary = boundary_for(task, kind)
     key = content_key(pristine.digest, pristine.tests, place, code, kind, str(boundary))
 

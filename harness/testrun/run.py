@@ -30,7 +30,7 @@ from harness.testrun.precheck import precheck
 from harness.testrun.score import Settlement
 from harness.testrun.scratch import Pristine, SandboxError, candidate_place, read_pristine
 from harness.testrun.session import Run, launch_all
-from harness.testrun.stub import stub_for
+from harness.testrun.stub import python_reference, stub_for
 
 __all__ = [
     "SandboxError",
@@ -147,7 +147,7 @@ def _collect(
         Run(
             pristine,
             place,
-            stub_for(pristine, task.module_name),
+            stub_for(pristine, task.module_name, python_reference(task.reference)),
             limits,
             kind,
             collect_only=True,

@@ -141,3 +141,26 @@ def test_a_problem_reads_as_file_line_and_cause() -> None:
     ]
 
     assert shown == ["a/test_x.py:3: cannot be collected: E", "a/test_x.py: cannot be collected: E"]
+
+
+def test_the_stub_has_the_references_names_as_the_reference_makes_them() -> None:
+    """A package's `from .module import *` brings the module's names: the stub defines every
+    top-level name of a Python reference, each as the reference makes it, and its __all__."""
+    from harness.testrun.stub import reference_names
+
+    reference = (
+        "__all__ = ['peekable', 'Window']\n\n"
+        "def peekable(it):\n    return it\n\n\n"
+        "class Window:\n    pass\n\n\n"
+        "limit = 3\n_private = 1\n"
+    )
+    namespace: dict = {}
+    exec(stub_module([], reference_names(reference)), namespace)
+
+    assert (
+        callable(namespace["peekable"]),
+        isinstance(namespace["Window"], type),
+        type(namespace["limit"]).__name__,
+        "_private" in namespace,
+        sorted(namespace["__all__"]),
+    ) == (True, True, "_Inert", False, ["Window", "peekable"])
