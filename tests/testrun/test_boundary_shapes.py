@@ -55,7 +55,7 @@ def test_every_honest_shape_passes_behind_the_boundary_as_in_plain_pytest(
     result = run_tests(_task(tmp_path), code, limits=LIMITS)
     failing = [c.nodeid for c in result.cases if c.outcome.value != "passed"]
 
-    assert (plain.returncode, failing, result.passed, result.tampered) == (0, [], 20, False), (
+    assert (plain.returncode, failing, result.passed, result.tampered) == (0, [], 21, False), (
         plain.stdout[-2000:] + result.output[-4000:]
     )
 

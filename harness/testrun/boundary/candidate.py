@@ -118,6 +118,13 @@ class CandidateSide(wire.Side):
             return self.local_class(ref[1], ref[2])
         return None
 
+    def class_node(self, node: list) -> Any:
+        """A class the tests named (a builtin or support class): this process's own."""
+        found = self.referred(node)
+        if found is None:
+            raise codec.CodecError("a class arrived that this side does not have")
+        return found
+
     def as_named(self, ref: Any) -> list:
         found = self.referred(ref)
         if found is not None:

@@ -256,6 +256,16 @@ class TestSide(wire.Side):
             return ["r", self.resolve(self.origin[id(cls)])]
         return super().class_ref(cls)
 
+    def class_value(self, cls: type) -> list:
+        """A class the tests pass: the candidate's own by reference, a builtin or support
+        class by name (`IndexError` to catch, `int` to check against), else a handle."""
+        if id(cls) in self.origin:
+            return ["r", self.resolve(self.origin[id(cls)])]
+        named = self.local_class(cls.__module__, cls.__qualname__)
+        if named is cls and cls.__module__ in ("builtins", *self.support):
+            return ["b", cls.__module__, cls.__qualname__]
+        return self.export(cls)
+
     def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
         if type(ref) is list and ref[:1] == ["k"]:
             cls = self.class_node(ref)

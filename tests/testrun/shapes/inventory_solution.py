@@ -159,3 +159,14 @@ def add(x, y=0):
 
 def keep(value):
     return value
+
+
+def catch(f, exc):
+    try:
+        return f()
+    except exc:
+        return "caught"
+
+
+def is_a(value, cls):
+    return isinstance(value, cls)

@@ -137,3 +137,13 @@ def test_the_tests_own_object_comes_back_as_itself():
 
     table = {"convert": convert}
     assert inventory.keep(table)["convert"] is convert
+
+
+def test_builtin_classes_the_tests_pass_are_the_builtins():
+    def boom():
+        raise IndexError("x")
+
+    assert (inventory.catch(boom, IndexError), inventory.is_a(3, (int, float))) == (
+        "caught",
+        True,
+    )
