@@ -120,6 +120,7 @@ def test_stale_run_folders_and_cgroups_are_swept(
 
     monkeypatch.setattr(scratch.tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.setattr(cgroup, "_ROOTS", (tmp_path / "cg",))
+    monkeypatch.setattr(cgroup, "_MEMORY_V1", tmp_path / "memory")  # the machine's own stays out
     for name in ("harness-test-old", "harness-test-new", "cg/harness-old", "cg/harness-busy"):
         (tmp_path / name).mkdir(parents=True)
     for name in ("harness-test-old", "harness-test-new"):
