@@ -312,3 +312,23 @@ def test_running_a_night_needs_nothing_from_morning() -> None:
     )
 
     assert found == []
+
+
+def test_the_harness_parses_python_only_through_the_thread_safe_parser() -> None:
+    """CPython 3.11 can fail parses made on two threads at once (python/cpython#106905), and
+    the harness parses on threads (inputs are checked side by side): every parse of source in
+    harness/ goes through harness.pyast.parse_module, which serialises them."""
+    direct = []
+    for module, path in _modules().items():
+        if module == "harness.pyast.parse":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "parse"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "ast"
+            ):
+                direct.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert direct == []

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.llm import CallRequest, ToolCall, ToolRound, encode_tool_turn
+from harness.pyast import parse_module
 from harness.sim.model import Features
 from harness.tasks import TaskSpec
 
@@ -66,7 +67,7 @@ def _top_level_imports(source: str) -> frozenset[str]:
     """The top-level packages `source` imports; once per text (a bench builds a simulator per
     night and per calibration seed, each reading the same solutions)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_module(source)):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from harness.extract import required_names_from_tests
+from harness.pyast import parse_module
 from harness.testrun.scratch import Pristine
 
 __all__ = ["python_reference", "reference_names", "stub_for", "stub_module"]
@@ -131,7 +132,7 @@ def reference_names(reference: str) -> dict[str, str]:
     """Top-level names of a Python reference and their kinds; none if it does not parse.
     Read with `ast`, never run."""
     try:
-        tree = ast.parse(reference)
+        tree = parse_module(reference)
     except (SyntaxError, ValueError, RecursionError):
         return {}
     kinds: dict[str, str] = {}
