@@ -389,6 +389,34 @@ def test_a_test_module_cannot_be_passed_off_as_the_candidates(kind: str, tmp_pat
     assert (result.passed, result.total, result.tampered) == (0, 3, True), result.error
 
 
+SUBTEST_TESTS = {
+    "test_sub.py": "import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n"
+    "    def test_many(self):\n        for i in range(3):\n"
+    "            with self.subTest(i=i):\n                self.assertEqual(calc.add(i, 1), i + 1)\n"
+    "\n\ndef test_fixture(subtests):\n    for i in range(2):\n"
+    "        with subtests.test(i=i):\n            assert calc.mul(i, 2) == 2 * i\n",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_subtests_are_not_tampering_in_process(kind: str, tmp_path: Path) -> None:
+    """unittest's subTest and the `subtests` fixture report from inside a test's body: an
+    honest candidate passes both tests; one wrong at 1 fails both, and neither is tampering."""
+    task = suite_task(tmp_path, SUBTEST_TESTS)
+    good = (HERE / "good_calc.py").read_text()
+    honest = _execute(task, good, limits(kind))
+    wrong = _execute(
+        task,
+        good.replace("return a + b", "return a + b + (a == 1)").replace(
+            "return a * b", "return a * b + (a == 1)"
+        ),
+        limits(kind),
+    )
+
+    assert (honest.passed, honest.total, honest.tampered) == (2, 2, False), honest.error
+    assert (wrong.passed, wrong.failed, wrong.tampered) == (0, 2, False), wrong.error
+
+
 GENERATED_STYLE_TESTS = {
     "test_profile.py": "import pstats\n\nimport calc\n\n\ndef profile(n):\n"
     "    return pstats.FunctionProfile(n, 0.0, 0.0, 0.0, 0.0, 'calc.py', 1)\n\n\n"

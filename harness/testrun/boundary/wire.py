@@ -223,7 +223,11 @@ class Side(codec.Hooks):
             self.exports[hid], self.export_ids[key] = value, hid
         cls = type(value)
         mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
-        return ["h", hid, {"mro": mro, "name": _safe_str(getattr(cls, "__qualname__", "?"))}]
+        meta = {"mro": mro, "name": _safe_str(getattr(cls, "__qualname__", "?"))}
+        methods = _methods(cls) if self.strict else ()
+        if methods:
+            meta["methods"] = methods
+        return ["h", hid, meta]
 
     def handle(self, node: list) -> Any:
         if node[0] == "r":
@@ -250,6 +254,10 @@ class Side(codec.Hooks):
         cls = _handle_class(self, _ident(name)[:100], tuple(bases))
         obj = object.__new__(cls)
         object.__setattr__(obj, "_boundary_ref", (self, self.generation, hid, origin))
+        methods = meta.get("methods")
+        if not self.strict and type(methods) is list:
+            names = frozenset(m for m in methods[:_MAX_METHODS] if type(m) is str)
+            object.__setattr__(obj, "_boundary_methods", names)
         return obj
 
     # --- the connection ---------------------------------------------------------------------
@@ -381,8 +389,8 @@ class Side(codec.Hooks):
 
     def call(self, target: Any, message: dict) -> tuple[Any, list | None]:
         args, kwargs = self.arguments(message)
-        if message.get("q") == "meth":
-            target = self.allowed(getattr(target, self.name(message)))
+        if message.get("q") == "meth":  # `get` and `call` in one message: granted as a `get`
+            target = self.allowed(getattr(target, self.granted(target, message, False)))
         return target(*args, **kwargs), None
 
     def arguments(self, message: dict) -> tuple[list, dict]:
@@ -517,9 +525,15 @@ class Handle:
     access, iteration and context management are forwarded, nothing else is asked of it."""
 
     def __getattribute__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_boundary_ref":
+        if name.startswith("__") or name in _OWN:
             return object.__getattribute__(self, name)
         ref = _ref(self)
+        try:
+            methods = object.__getattribute__(self, "_boundary_methods")
+        except AttributeError:
+            methods = ()
+        if name in methods:  # the owner named it a method: the read rides with the call
+            return BoundMethod(self, name)
         return ref[0].invoke(ref, "get", name=name)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -592,6 +606,26 @@ class Handle:
         return True
 
 
+class BoundMethod:
+    """`handle.name`, where the other side described `name` as a method of the object's
+    class: calling it is one `meth` request (the attribute read and the call in one round
+    trip, read at call time as `getattr(obj, name)(...)` would). Only ever made on the
+    candidate's side, for the test side's objects; the test side checks the request as a
+    read of `name` followed by a call, whatever the hint said."""
+
+    __slots__ = ("_handle", "_name")
+
+    def __init__(self, handle: Any, name: str) -> None:
+        self._handle, self._name = handle, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        ref = _ref(self._handle)
+        return ref[0].invoke(ref, "meth", args, kwargs, name=self._name)
+
+    def __repr__(self) -> str:
+        return f"<bound method {self._name} of {self._handle!r}>"
+
+
 class TrustingHandle(Handle):
     """A handle the candidate side holds for a test-side object: the test side's own objects
     are trusted, so their comparisons, truth and arithmetic are asked of them."""
@@ -625,6 +659,23 @@ class TrustingHandle(Handle):
 
     def __mul__(self, other: Any) -> Any:
         return _send(self, "mul", other)
+
+
+_OWN = frozenset({"_boundary_ref", "_boundary_methods"})
+_MAX_METHODS = 256
+
+
+def _methods(cls: type) -> list[str]:
+    """The names a class (not `object`, not a mock) defines as plain functions: reading one
+    on an instance gives a bound method. A hint for the other side, never trusted."""
+    if cls.__module__ == "unittest.mock":
+        return []
+    found: dict[str, None] = {}
+    for klass in cls.__mro__[:-1]:
+        for name, value in vars(klass).items():
+            if isinstance(value, types.FunctionType) and not name.startswith("__"):
+                found.setdefault(name, None)
+    return list(found)[:_MAX_METHODS]
 
 
 def _handle_class(side: Side, name: str, bases: tuple) -> type:
