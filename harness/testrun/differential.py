@@ -115,6 +115,7 @@ class Process:
         self.child: Any = None
         self.side: wire.Side | None = None
         self.functions: dict[str, tuple[int, dict]] = {}
+        self.seq, self.tid, self.classes = 0, 0, {}
         self.start()
 
     def start(self) -> None:
@@ -131,7 +132,7 @@ class Process:
         mine.settimeout(_CALL_TIMEOUT_S)
         support = support_modules(self.run.pristine, self.run.candidate_rel)
         self.side = wire.Side(mine, frozenset(support), True)
-        self.seq, self.classes = 0, {}
+        self.seq, self.tid, self.classes = 0, 0, {}
         module = self.ask("import", n=self.name)
         if "x" in module:
             raise Dead(f"it could not be imported: {_exception_text(module['x'])}")
@@ -175,26 +176,45 @@ class Process:
         return message
 
     def call(self, name: str, args: list, kwargs: list) -> tuple:
-        """The outcome of one call: ("returns", value node) or ("raises", class, message),
-        value nodes made comparable (class references by name)."""
+        """The outcome of one call: ("returns", value node, changed) or ("raises", class,
+        message, changed), value nodes made comparable (class references by name); `changed`:
+        the arguments (a list, dict or set) the call changed, as (position or name, value)."""
         if name not in self.functions:
             return ("missing", name)
         fields: dict[str, Any] = {"h": self.functions[name][0], "a": args}
         if kwargs:
             fields["k"] = kwargs
+        return self.request("call", fields)
+
+    def request(self, op: str, fields: dict[str, Any]) -> tuple:
+        """One call-like request (`call`, `xcall`), its arguments watched for copy-back."""
+        watched: dict[int, Any] = {}
+        pairs = [*enumerate(fields.get("a") or []), *(fields.get("k") or [])]
+        for key, node in pairs:
+            if type(node) is list and node[:1] in (["l"], ["d"], ["s"]):
+                self.tid += 1
+                watched[self.tid] = key
+        if watched:
+            fields = {**fields, "t": [[key, tid] for tid, key in watched.items()]}
         try:
-            reply = self.ask("call", **fields)
+            reply = self.ask(op, **fields)
         except Dead as exc:
             with contextlib.suppress(Exception):
                 self.start()
             return ("died", str(exc))
+        changed: list[tuple] = []
+        for entry in reply.get("cb") or []:
+            if type(entry) is list and len(entry) == 2 and entry[0] in watched:
+                with contextlib.suppress(Opaque):
+                    changed.append((watched[entry[0]], self.canon(entry[1])))
+        moved = tuple(sorted(changed, key=lambda c: (type(c[0]) is str, c[0])))
         if "x" in reply:
             node = reply["x"]
-            return ("raises", _exception_name(node), _exception_text(node))
+            return ("raises", _exception_name(node), _exception_text(node), moved)
         try:
-            return ("returns", self.canon(reply.get("v")))
+            return ("returns", self.canon(reply.get("v")), moved)
         except Opaque:
-            return ("opaque", "")
+            return ("opaque", "", moved)
 
     def canon(self, node: Any) -> Any:
         """A value node comparable across processes: handles refused, class ids by name."""
@@ -290,14 +310,23 @@ def _show_node(node: Any) -> str:
 
 def _said(outcome: tuple) -> str:
     if outcome[0] == "returns":
-        return f"returns `{_show_node(outcome[1])}`"
+        return f"returns `{_show_node(outcome[1])}`{_changes(outcome[2])}"
     if outcome[0] == "raises":
-        return f"raises `{outcome[1]}({outcome[2]!r})`"
+        return f"raises `{outcome[1]}({outcome[2]!r})`{_changes(outcome[3])}"
     if outcome[0] == "missing":
         return f"has no public function `{outcome[1]}`"
     if outcome[0] == "opaque":  # where the reference returned a value
         return "returns an object that is not a value (it crossed as a handle)"
     return f"fails: {outcome[1]}"
+
+
+def _changes(changed: tuple) -> str:
+    """The copy-back of a call, as text: the arguments it changed and their new values."""
+    said = [
+        f"argument {key + 1 if type(key) is int else key} to `{_show_node(node)}`"
+        for key, node in changed
+    ]
+    return f" and changes {', '.join(said)}" if said else ""
 
 
 def _call_text(name: str, args: list, kwargs: list) -> str:
@@ -348,7 +377,7 @@ class Pair:
 
     def same(self, mine: tuple, theirs: tuple) -> bool:
         if mine[0] == theirs[0] == "raises" and not self.settings.messages:
-            return mine[1] == theirs[1]
+            return (mine[1], mine[3]) == (theirs[1], theirs[3])
         return mine == theirs
 
     def compare(self, name: str, args: list, kwargs: list, source: str, tally: Tally) -> str:

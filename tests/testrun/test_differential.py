@@ -252,3 +252,52 @@ def test_a_candidate_answering_with_an_object_where_the_reference_gives_a_value_
     assert found is not None and found.differed >= 1
     assert any("not a value" in d.candidate for d in found.differences)
     assert not any(n.startswith("add: a result crossed as a handle") for n in found.notes)
+
+
+COPY_BACK = """
+    def push(stack: list[int], x: int) -> int:
+        stack.append(x)
+        return len(stack)
+
+
+    def total(xs: list[int]) -> int:
+        return sum(xs)
+    """
+
+COPY_BACK_TESTS = """
+    from calc import push, total
+
+
+    def test_push():
+        assert push([1], 2) == 2
+
+
+    def test_total():
+        assert total([3, 1, 2]) == 6
+    """
+
+
+def test_the_arguments_a_call_changes_are_compared(tmp_path: Path) -> None:
+    """The copy-back of a mutated argument is part of a call's outcome: a port that changes
+    its arguments as the reference does agrees; one that forgets to append, or sorts the
+    caller's list, passes the tests yet differs, the changed argument shown."""
+    task = make_task(tmp_path, COPY_BACK, COPY_BACK_TESTS)
+    honest = "def push(stack, x):\n    stack += [x]\n    return len(stack)\n\n\n"
+    honest += "def total(xs):\n    return sum(sorted(xs))\n"
+    careless = "def push(stack, x):\n    return len(stack) + 1\n\n\n"
+    careless += "def total(xs):\n    xs.sort()\n    return sum(xs)\n"
+
+    agreeing = run_tests(task, honest, limits=LIMITS, differential=SETTINGS).differential
+    result = run_tests(task, careless, limits=LIMITS, differential=SETTINGS)
+
+    assert agreeing is not None and (agreeing.differed, agreeing.skipped) == (0, 0)
+    assert agreeing.agreed >= 2 * 200 + 2
+    found = result.differential
+    assert result.all_passed and found is not None
+    observed = {d.call: d for d in found.differences if d.source == "observed"}
+    assert observed["push([1], 2)"].reference == "returns `2` and changes argument 1 to `[1, 2]`"
+    assert observed["push([1], 2)"].candidate == "returns `2`"
+    assert observed["total([3, 1, 2])"].reference == "returns `6`"
+    assert observed["total([3, 1, 2])"].candidate == (
+        "returns `6` and changes argument 1 to `[1, 2, 3]`"
+    )
