@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.testrun import differential
 from harness.testrun.launch import bwrap_works
 
 pytestmark = [
@@ -89,3 +90,40 @@ def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path
     assert f"### differential: `{call}`" in prompt and difference in prompt
     assert second["differential"]["differed"] == 0 and second["differential"]["agreed"] >= 200
     assert task["differential"]["differed"] == 0
+
+
+def test_a_replay_reads_the_recorded_differential_results_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay of the night of seed 145 gets each attempt's differential result from the
+    recording, the same as recorded, and starts no process to check again: neither the
+    reference nor a candidate is launched; the fix prompt is the recorded one."""
+    started: list[str] = []
+    launch = differential.Process.start
+
+    def counted(self: differential.Process) -> None:
+        started.append(self.name)
+        launch(self)
+
+    monkeypatch.setattr(differential.Process, "start", counted)
+    tasks = _task_folder(tmp_path)
+    _, summary, root = _night(tasks, tmp_path / "runs", 145)
+    assert len(started) >= 4  # the night checked both attempts: a reference and a candidate each
+    started.clear()
+
+    argv = ["run", str(tasks), "--provider", "replay", "--replay-from", str(root)]
+    code = main([*argv, "--run-dir", str(tmp_path / "again"), "--log-level", "info"])
+
+    again = (tmp_path / "again" / "latest").resolve()
+    replayed = json.loads((again / "summary.json").read_text())
+    [task], [recorded] = replayed["tasks"], summary["tasks"]
+    assert (code, started) == (0, [])
+    assert [a["differential"] for a in task["attempts"]] == [
+        a["differential"] for a in recorded["attempts"]
+    ]
+    assert task["differential"] == recorded["differential"]
+    fix = Path("calls") / "calc" / "2-fix.prompt.md"
+    assert (again / fix).read_text() == (root / fix).read_text()
+    events = [json.loads(line) for line in (again / "events.jsonl").read_text().splitlines()]
+    served = [e for e in events if e["event"] == "differential_served"]
+    assert len(served) == len(task["attempts"]) == 2
