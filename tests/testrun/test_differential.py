@@ -305,3 +305,100 @@ def test_the_arguments_a_call_changes_are_compared(tmp_path: Path) -> None:
     assert observed["total([3, 1, 2])"].candidate == (
         "returns `6` and changes argument 1 to `[1, 2, 3]`"
     )
+
+
+METHODS = """
+    class Counter:
+        def __init__(self, start: int = 0) -> None:
+            self.total = start
+
+        def add(self, n: int) -> int:
+            self.total += n
+            return self.total
+
+        def clamp_to(self, hi: int) -> int:
+            if self.total > hi:
+                self.total = hi
+            return self.total
+    """
+
+METHODS_TESTS = """
+    from calc import Counter
+
+
+    def test_counter():
+        c = Counter(1)
+        assert c.add(2) == 3
+        c.add(4)
+        assert c.add(0) > 0
+        assert Counter(5).clamp_to(9) == 5
+    """
+
+
+def test_an_honest_port_agrees_on_its_methods_observed_and_200_generated_calls_each(
+    tmp_path: Path,
+) -> None:
+    """The calls the tests make on a candidate object's methods are replayed on an object of
+    the reference's made by the same call, and each public method gets 200 generated calls
+    on objects of its own: an honest port (other names inside) agrees on all of them."""
+    task = make_task(tmp_path, METHODS, METHODS_TESTS)
+    port = """
+        class Counter:
+            def __init__(self, start=0):
+                self._n = start
+
+            def add(self, n):
+                self._n = self._n + n
+                return self._n
+
+            def clamp_to(self, hi):
+                self._n = min(self._n, hi)
+                return self._n
+        """
+
+    result = run_tests(task, textwrap.dedent(port), limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None
+    assert (found.differed, found.skipped, found.off, found.notes) == (0, 0, None, ())
+    assert found.agreed >= 4 + 2 * 200  # add x3 and clamp_to observed; then 200 for each
+
+
+def test_a_method_that_differs_on_a_later_call_is_shown_with_its_objects_history(
+    tmp_path: Path,
+) -> None:
+    """A port whose add forgets the new total passes the tests (they assert only the first
+    call and a sign); the tests' own calls replayed on the reference's object show it, the
+    call shown after the object's making and the calls before it."""
+    task = make_task(tmp_path, METHODS, METHODS_TESTS)
+    forgetful = textwrap.dedent(METHODS).replace(
+        "self.total += n\n        return self.total", "return self.total + n"
+    )
+
+    result = run_tests(task, forgetful, limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None and found.differed >= 2
+    observed = [d for d in found.differences if d.source == "observed"]
+    assert [(d.call, d.reference, d.candidate) for d in observed] == [
+        ("x = Counter(1); x.add(2); x.add(4)", "returns `7`", "returns `5`"),
+        ("x = Counter(1); x.add(2); x.add(4); x.add(0)", "returns `7`", "returns `1`"),
+    ]
+
+
+def test_a_methods_bug_no_test_reaches_is_shrunk_to_a_minimal_call(tmp_path: Path) -> None:
+    """An off-by-one in clamp_to, which no visible test reaches, is found by the generated
+    calls on fresh objects and shrunk to a small object and call."""
+    task = make_task(tmp_path, METHODS, METHODS_TESTS)
+    buggy = textwrap.dedent(METHODS).replace("if self.total > hi:", "if self.total > hi + 1:")
+
+    result = run_tests(task, buggy, limits=LIMITS, differential=SETTINGS)
+
+    found = result.differential
+    assert result.all_passed and found is not None and found.differed == 1
+    [difference] = found.differences
+    assert difference.source == "generated"
+    made, call = difference.call.split("; ")
+    start = int(made.removeprefix("x = Counter(").removesuffix(")") or 0)  # 0: the default
+    hi = int(call.removeprefix("x.clamp_to(").removesuffix(")"))
+    assert start == hi + 1 and max(abs(start), abs(hi)) <= 16
