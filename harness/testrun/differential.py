@@ -4,20 +4,25 @@ When the task's reference is a Python module the port replaces (every `module_po
 the reference is an oracle. After the tests, the harness starts two sandboxed processes
 behind the value boundary (the same sandbox and `CandidateSide` as a candidate's): one with
 the candidate, one with the reference at the output's place. A driver here, without pytest,
-calls the same public module-level functions in both with the same arguments and compares
-what came back by value (the codec's nodes, class references by name): the return value, or
-the exception's class name and (with `messages`) its text.
+makes the same calls in both (public module-level functions, classes, and the methods of the
+objects those made) with the same arguments and compares what came back by value (the
+codec's nodes, class references by name): the return value, or the exception's class name
+and (with `messages`) its text; and the copy-back, the list, dict and set arguments the call
+changed.
 
 - **Observed calls**: the calls the visible tests made (logged by the test process,
-  boundary/observe.py), replayed in order. The log supplies inputs only: both results come
-  from the processes started here, so a forged line can only add a call to check.
-- **Generated calls**: hypothesis draws arguments for each public function from the
-  observed arguments (their values and types) and the reference's annotations and defaults,
-  with a fixed seed, a budget of examples and seconds, and shrinks a difference to a small
-  input.
+  boundary/observe.py), replayed in order; an object a call made is made in each process,
+  and the tests' calls on its methods are made on those. The log supplies inputs only: both
+  results come from the processes started here, so a forged line can only add a call to
+  check.
+- **Generated calls**: hypothesis draws arguments for each public function and method from
+  the observed arguments (their values and types) and the reference's annotations and
+  defaults, with a fixed seed, a budget of examples and seconds, and shrinks a difference to
+  a small input; each method call gets an object of its own.
 - **Nondeterminism**: each call runs twice on the reference, before and after the
-  candidate's; when the two results differ (a clock, random numbers) the call is left out
-  with the reason, never counted a difference.
+  candidate's (a method: on two objects of the reference made alike); when the two results
+  differ (a clock, random numbers) the call is left out with the reason, never counted a
+  difference.
 """
 
 from __future__ import annotations
