@@ -424,16 +424,28 @@ class Tally:
         )
 
 
+_CONFIRM = 12  # more runs of the reference before a difference counts (see compare_with)
+
+
+@dataclass
+class Made:
+    """An object the replayed calls made in each process: its ids (the reference's two, the
+    candidate's), the call that made it, and the calls on it since (to make it again)."""
+
+    handles: tuple[int, int, int]
+    text: str
+    make: Any  # make(process) -> outcome: the making call, or None (a method made it)
+    steps: list[tuple[str, list, list]]
+
+
 class Pair:
     """The candidate's and the reference's processes, and how their outcomes compare.
 
-    `objects`: the objects the replayed calls made, by the key the tests' log names them:
-    their ids in the reference (twice: each call runs on two objects of the reference, made
-    alike, and on the candidate's one), the call that made each, and the calls on it since."""
+    `objects`: the objects the replayed calls made, by the key the tests' log names them."""
 
     def __init__(self, candidate: Process, reference: Process, settings: DifferentialSettings):
         self.candidate, self.reference, self.settings = candidate, reference, settings
-        self.objects: dict[str, tuple[tuple, list[str]]] = {}
+        self.objects: dict[str, Made] = {}
 
     def same(self, mine: tuple, theirs: tuple) -> bool:
         if mine[0] == theirs[0] == "raises" and not self.settings.messages:
@@ -451,9 +463,28 @@ class Pair:
     ) -> str:
         """A module-level function's call on both (`compare_with`)."""
         text = _call_text(name, args, kwargs)
-        return self.compare_with(
-            name, text, lambda p, _: p.call(name, args, kwargs), source, tally, made
-        )
+
+        def run(process: Process, _: int = 0) -> tuple:
+            return process.call(name, args, kwargs)
+
+        return self.compare_with(name, text, run, source, tally, made, run)
+
+    def construct(
+        self,
+        cls: str,
+        args: list,
+        kwargs: list,
+        source: str,
+        tally: Tally,
+        made: str | None = None,
+    ) -> str:
+        """A call of the module's class `cls` on both (`compare_with`)."""
+        text = _call_text(cls, args, kwargs)
+
+        def run(process: Process, _: int = 0) -> tuple:
+            return process.construct(cls, args, kwargs)
+
+        return self.compare_with(cls, text, run, source, tally, made, run)
 
     def compare_with(
         self,
@@ -463,10 +494,15 @@ class Pair:
         source: str,
         tally: Tally,
         made: str | None = None,
+        make: Any = None,
     ) -> str:
         """One call on both, `run(process, slot)` (slot 0 and 2: the reference, 1: the
         candidate): "agreed", "differed" or "skipped" (counted in `tally`), or "made" (not
-        counted) where the call made an object in each, kept in `objects` as `made`."""
+        counted) where the call made an object in each, kept in `objects` as `made`.
+        `make(process)`, where given, makes the call once more on a fresh start (a function
+        called again; a method on an object made again): a difference counts only if the
+        reference gives the same result `_CONFIRM` more times, so a random number that came
+        out twice the same is no difference."""
         if any(fnmatch.fnmatchcase(x, p) for p in self.settings.ignore for x in (name, text)):
             tally.skipped += 1
             tally.note(f"{name}: in differential.ignore")
@@ -481,12 +517,17 @@ class Pair:
         handles.append(self.reference.last)
         objects = made is not None and first[0] == mine[0] == second[0] == "opaque"
         if objects and None not in handles and first == second and self.same(mine, first):
-            self.objects[str(made)] = (tuple(handles), [text])
+            self.objects[str(made)] = Made(tuple(handles), text, make, [])  # type: ignore[arg-type]
             return "made"
         if first[0] == "opaque":
             tally.skipped += 1
             tally.note(f"{name}: a result crossed as a handle (no value to compare)")
             return "skipped"
+        if first == second and not self.same(mine, first) and make is not None:
+            for _ in range(_CONFIRM):
+                if make(self.reference) != first:
+                    second = ("moved",)
+                    break
         if first != second:
             tally.skipped += 1
             tally.note(f"{name}: non-deterministic (the reference gave two different results)")
@@ -506,17 +547,29 @@ class Pair:
         made: str | None = None,
     ) -> str:  # fmt: skip
         """Method `name` of the object `key` (made by an earlier call) on both."""
-        handles, history = self.objects[key]
+        obj = self.objects[key]
         call = _call_text(name, args, kwargs)
-        earlier = history[1:]
+        earlier = [_call_text(*step) for step in obj.steps]
         shown = ["...", *earlier[-4:]] if len(earlier) > 4 else earlier
-        text = "; ".join([f"x = {history[0]}", *(f"x.{h}" for h in shown), f"x.{call}"])
-        history.append(call)
+        text = "; ".join([f"x = {obj.text}", *(f"x.{h}" for h in shown), f"x.{call}"])
+        steps = list(obj.steps)
+        obj.steps.append((name, args, kwargs))
 
         def run(process: Process, slot: int) -> tuple:
-            return process.method(handles[slot], name, args, kwargs)
+            return process.method(obj.handles[slot], name, args, kwargs)
 
-        return self.compare_with(name, text, run, source, tally, made)
+        def again(process: Process) -> tuple:
+            """The object made again, the calls on it made again, then this one."""
+            outcome = obj.make(process)
+            hid = process.last
+            if outcome[0] != "opaque" or hid is None:
+                return ("moved",)
+            for step in steps:
+                process.method(hid, *step)
+            return process.method(hid, name, args, kwargs)
+
+        make = again if obj.make is not None else None
+        return self.compare_with(name, text, run, source, tally, made, make)
 
 
 def check(
@@ -589,12 +642,7 @@ def _replay(pair: Pair, observed: list[dict], module: str, tally: Tally) -> None
         if type(function) is str:
             pair.compare(function, args, kwargs, "observed", tally, key)
         elif type(cls) is str:
-            text = _call_text(cls, args, kwargs)
-
-            def build(p: Process, _: int, c: str = cls, a: list = args, k: list = kwargs) -> tuple:
-                return p.construct(c, a, k)
-
-            pair.compare_with(cls, text, build, "observed", tally, key)
+            pair.construct(cls, args, kwargs, "observed", tally, key)
         elif obj in pair.objects:
             pair.on_object(obj, label, args, kwargs, "observed", tally, key)
         else:
@@ -681,12 +729,7 @@ def _generate_methods(
 
         def one(call: tuple, probe: Tally, name: str = name) -> str:
             (cargs, ckwargs), method_call = _encoded(call[0]), _encoded(call[1])
-            text = _call_text(cls, cargs, ckwargs)
-
-            def build(p: Process, _: int) -> tuple:
-                return p.construct(cls, cargs, ckwargs)
-
-            outcome = pair.compare_with(cls, text, build, "generated", probe, "generated")
+            outcome = pair.construct(cls, cargs, ckwargs, "generated", probe, "generated")
             if outcome == "differed":
                 return outcome  # the object is made differently: the difference found
             if outcome != "made":

@@ -165,7 +165,8 @@ def test_a_reference_reading_the_clock_or_random_numbers_gives_no_false_differen
     tmp_path: Path,
 ) -> None:
     """A reference that reads the clock or draws random numbers differs from itself: those
-    calls are left out as non-deterministic, with the reason, never counted as differences."""
+    calls (of functions, and of methods, run on two objects of the reference) are left out
+    as non-deterministic, with the reason, never counted as differences."""
     legacy = """
         import random
         import time
@@ -181,15 +182,28 @@ def test_a_reference_reading_the_clock_or_random_numbers_gives_no_false_differen
 
         def double(x: int) -> int:
             return 2 * x
+
+
+        class Dice:
+            def __init__(self, sides: int = 6) -> None:
+                self.sides = sides
+
+            def throw(self, times: int) -> list[int]:
+                return [random.randint(1, self.sides) for _ in range(times)]
+
+            def when(self) -> float:
+                return time.monotonic()
         """
     tests = """
-        from calc import double, roll, stamp
+        from calc import Dice, double, roll, stamp
 
 
         def test_all():
             assert stamp(1).startswith("1@")
             assert roll(3) >= 3
             assert double(4) == 8
+            assert len(Dice(6).throw(3)) == 3
+            assert Dice().when() > 0
         """
     task = make_task(tmp_path, legacy, tests)
 
@@ -201,6 +215,8 @@ def test_a_reference_reading_the_clock_or_random_numbers_gives_no_false_differen
     assert found.agreed >= 200 and found.skipped >= 2
     assert any(n.startswith("stamp: non-deterministic") for n in found.notes)
     assert any(n.startswith("roll: non-deterministic") for n in found.notes)
+    assert any(n.startswith("throw: non-deterministic") for n in found.notes)
+    assert any(n.startswith("when: non-deterministic") for n in found.notes)
 
 
 def test_a_reference_that_does_not_import_turns_the_check_off_and_says_so(
