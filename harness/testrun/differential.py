@@ -598,6 +598,7 @@ def check(
             return Differential(differed=1, differences=(found,), required=settings.required)
         ref, cand = processes
         pair, tally = Pair(cand, ref, settings), Tally(differences=[], notes=[])
+        observed = [e for e in observed if _well_formed(e)]
         _replay(pair, observed, name, tally)
         deadline = time.monotonic() + settings.seconds
         for fn in sorted(ref.functions):
@@ -613,6 +614,22 @@ def check(
         for process in processes:
             process.close()
         litter.after_run(run.kind, uid)
+
+
+def _well_formed(entry: Any) -> bool:
+    """A line of the tests' log (observe.py) of the shapes it writes: a call with its
+    arguments, or which call made an object. Anything else (the log is the candidate's to
+    write too) is not read."""
+    if type(entry) is not dict:
+        return False
+    if "made" in entry:
+        return type(entry["made"]) is str and type(entry.get("by")) is int
+    if type(entry.get("a")) is not list or type(entry.get("k") or []) is not list:
+        return False
+    if type(entry.get("n", 0)) is not int:
+        return False
+    names = [entry.get(k) for k in ("f", "c", "o", "x", "m") if k in entry]
+    return all(type(name) is str for name in names)
 
 
 def _replay(pair: Pair, observed: list[dict], module: str, tally: Tally) -> None:

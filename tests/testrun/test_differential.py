@@ -418,3 +418,28 @@ def test_a_methods_bug_no_test_reaches_is_shrunk_to_a_minimal_call(tmp_path: Pat
     start = int(made.removeprefix("x = Counter(").removesuffix(")") or 0)  # 0: the default
     hi = int(call.removeprefix("x.clamp_to(").removesuffix(")"))
     assert start == hi + 1 and max(abs(start), abs(hi)) <= 16
+
+
+def test_only_lines_of_the_logs_own_shapes_are_read() -> None:
+    """The call log is in a folder the candidate can write: a line of any other shape (an
+    argument list that is not a list, a name that is not text, a `made` line without its
+    call's number) is not read, so it cannot stop the check."""
+    from harness.testrun.differential import _well_formed
+
+    kept = [
+        {"n": 1, "m": "calc", "f": "add", "a": [["i", 1]], "k": None},
+        {"n": 2, "m": "calc", "c": "Counter", "a": [], "k": [["start", ["i", 1]]]},
+        {"n": 3, "o": "0:7", "x": "add", "a": [["i", 2]], "k": None},
+        {"made": "0:7", "by": 2},
+    ]
+    dropped = [
+        {"n": 1, "m": "calc", "f": "add", "a": 5},
+        {"n": 1, "m": "calc", "f": ["add"], "a": []},
+        {"n": [1], "m": "calc", "f": "add", "a": []},
+        {"n": 1, "o": {"x": 1}, "x": "add", "a": []},
+        {"n": 1, "m": "calc", "f": "add", "a": [], "k": {"x": 1}},
+        {"made": "0:7", "by": [2]},
+        ["not", "a", "dict"],
+    ]
+
+    assert [e for e in kept + dropped if _well_formed(e)] == kept
