@@ -25,7 +25,7 @@ from harness.log import close_logging, configure_logging
 from harness.pipeline import TaskEnv
 from harness.prompts import default_prompts_dir
 from harness.report import render_metrics, write_metrics
-from harness.results import TestResult
+from harness.results import Differential, TestResult
 from harness.router import Router
 from harness.runner.args import RunArgs
 from harness.runner.batch.start import batch_clock, batch_night, batch_rounds, batch_vendors
@@ -177,7 +177,42 @@ class Sandbox:
     notes: tuple[str, ...]  # what the morning summary says about the isolation the tests had
 
 
-def _sandbox(inputs: Inputs) -> Sandbox:
+def _recorded_checks(args: RunArgs) -> Callable[[TaskSpec, str], Differential | None]:
+    """A replay's differential results: the recorded night's for the same candidate of the
+    same task, read back from its store, never run again (the recorded result is what that
+    night's prompts were made from). A candidate the recorded night never tested is checked
+    as usual. A resumed run keeps its own attempts' results already (pipeline resume)."""
+    if args.provider != "replay" or args.replay_from is None:
+        return lambda spec, code: None
+    from harness.store import find_run
+
+    recording = find_run(args.replay_from, args.run_dir)
+    path = recording.root.parent / "harness.db"
+
+    def recorded(spec: TaskSpec, code: str) -> Differential | None:
+        try:
+            store = Store.open_readonly(path)
+        except (sqlite3.Error, StoreError, OSError):
+            return None
+        try:
+            attempts = store.load_attempts(recording.run_id, spec.id)
+        except (sqlite3.Error, StoreError):
+            return None
+        finally:
+            store.close()
+        for attempt in attempts:
+            result = attempt.result
+            if attempt.code == code and result is not None and result.differential is not None:
+                return result.differential
+        return None
+
+    return recorded
+
+
+def _sandbox(
+    inputs: Inputs,
+    recorded: Callable[[TaskSpec, str], Differential | None] = lambda spec, code: None,
+) -> Sandbox:
     from harness.testrun import (
         DifferentialSettings,
         SandboxError,
@@ -213,16 +248,21 @@ def _sandbox(inputs: Inputs) -> Sandbox:
         refused = policy.refused_js_modules(spec.id)
         go_refused = policy.refused_go_packages(spec.id)
         checked = differential.over(spec.differential)
+        served = recorded(spec, code) if checked.applies(spec.type) else None
         with slots:
-            return run_tests(
+            result = run_tests(
                 spec,
                 code,
                 limits=limits,
                 command_guard=guard,
                 js_refused=refused,
                 go_refused=go_refused,
-                differential=checked,
+                differential=checked if served is None else None,
             )
+        if served is None or result.tampered:
+            return result
+        log.info("differential_served", task_id=spec.id, differed=served.differed)
+        return replace(result, differential=served)
 
     def expect(spec: TaskSpec) -> None:
         # No slot: a test run holding one may wait for this collection, so the collection must
@@ -285,7 +325,7 @@ def open_run(args: RunArgs, inputs: Inputs) -> Run:
     Everything that can refuse (sandbox, store, resume, budget ledger, delivery) runs before
     the run folder and the `latest` link exist, so a refusal leaves the run directory as it was.
     """
-    sandbox = _sandbox(inputs)
+    sandbox = _sandbox(inputs, _recorded_checks(args))
     store = _open_store(args.run_dir)
     run_id, info = _run_id(args, store)
     if info is not None:

@@ -4,20 +4,25 @@ When the task's reference is a Python module the port replaces (every `module_po
 the reference is an oracle. After the tests, the harness starts two sandboxed processes
 behind the value boundary (the same sandbox and `CandidateSide` as a candidate's): one with
 the candidate, one with the reference at the output's place. A driver here, without pytest,
-calls the same public module-level functions in both with the same arguments and compares
-what came back by value (the codec's nodes, class references by name): the return value, or
-the exception's class name and (with `messages`) its text.
+makes the same calls in both (public module-level functions, classes, and the methods of the
+objects those made) with the same arguments and compares what came back by value (the
+codec's nodes, class references by name): the return value, or the exception's class name
+and (with `messages`) its text; and the copy-back, the list, dict and set arguments the call
+changed.
 
 - **Observed calls**: the calls the visible tests made (logged by the test process,
-  boundary/observe.py), replayed in order. The log supplies inputs only: both results come
-  from the processes started here, so a forged line can only add a call to check.
-- **Generated calls**: hypothesis draws arguments for each public function from the
-  observed arguments (their values and types) and the reference's annotations and defaults,
-  with a fixed seed, a budget of examples and seconds, and shrinks a difference to a small
-  input.
+  boundary/observe.py), replayed in order; an object a call made is made in each process,
+  and the tests' calls on its methods are made on those. The log supplies inputs only: both
+  results come from the processes started here, so a forged line can only add a call to
+  check.
+- **Generated calls**: hypothesis draws arguments for each public function and method from
+  the observed arguments (their values and types) and the reference's annotations and
+  defaults, with a fixed seed, a budget of examples and seconds, and shrinks a difference to
+  a small input; each method call gets an object of its own.
 - **Nondeterminism**: each call runs twice on the reference, before and after the
-  candidate's; when the two results differ (a clock, random numbers) the call is left out
-  with the reason, never counted a difference.
+  candidate's (a method: on two objects of the reference made alike); when the two results
+  differ (a clock, random numbers) the call is left out with the reason, never counted a
+  difference.
 """
 
 from __future__ import annotations
@@ -115,6 +120,9 @@ class Process:
         self.child: Any = None
         self.side: wire.Side | None = None
         self.functions: dict[str, tuple[int, dict]] = {}
+        self.types: dict[str, tuple[int, dict]] = {}  # the module's public classes
+        self.seq, self.tid, self.classes = 0, 0, {}
+        self.last: int | None = None  # the object the last request gave back, by id
         self.start()
 
     def start(self) -> None:
@@ -131,13 +139,13 @@ class Process:
         mine.settimeout(_CALL_TIMEOUT_S)
         support = support_modules(self.run.pristine, self.run.candidate_rel)
         self.side = wire.Side(mine, frozenset(support), True)
-        self.seq, self.classes = 0, {}
+        self.seq, self.tid, self.classes = 0, 0, {}
         module = self.ask("import", n=self.name)
         if "x" in module:
             raise Dead(f"it could not be imported: {_exception_text(module['x'])}")
         hid = module.get("v", [None, None])[1]
         names = self.ask("names", h=hid).get("v")
-        self.functions = {}
+        self.functions, self.types = {}, {}
         for node in (names or [None, []])[1][:500]:
             name = node[1] if type(node) is list and len(node) == 2 else None
             if type(name) is not str or name.startswith("_"):
@@ -150,6 +158,32 @@ class Process:
                 own = meta.get("module") == self.name and "." not in str(meta.get("qualname"))
                 if own and not meta.get("bound") and not meta.get("coroutine"):
                     self.functions[name] = (value[1], meta)
+            if type(value) is list and value[:1] == ["k"] and len(value) == 3:
+                meta = value[2] if type(value[2]) is dict else {}
+                if meta.get("module") == self.name and meta.get("qualname") == name:
+                    self.types[name] = (value[1], meta)
+
+    def methods(self, cls: str) -> dict[str, dict]:
+        """The public methods class `cls` defines (its own, not inherited): their
+        descriptions, `self` left out of their parameters; and `__init__`'s, if its own."""
+        found: dict[str, dict] = {}
+        hid = self.types[cls][0]
+        names = (self.ask("names", h=hid).get("v") or [None, []])[1]
+        listed = [n[1] for n in names[:200] if type(n) is list and len(n) == 2]
+        for name in [*listed, "__init__"]:
+            if type(name) is not str or (name.startswith("_") and name != "__init__"):
+                continue
+            value = self.ask("get", h=hid, n=name).get("v")
+            with contextlib.suppress(Opaque):
+                self.canon(value)
+            if type(value) is not list or value[:1] != ["fn"] or len(value) != 3:
+                continue  # a property, a class method, a class attribute
+            meta = value[2] if type(value[2]) is dict else {}
+            params = meta.get("params")
+            own = meta.get("qualname") == f"{cls}.{name}" and meta.get("module") == self.name
+            if own and not meta.get("bound") and not meta.get("coroutine") and params:
+                found[name] = {**meta, "params": params[1:]}
+        return found
 
     def ask(self, op: str, **fields: Any) -> dict:
         """One request; the reply as it came (a dead or hung process raises Dead)."""
@@ -175,26 +209,67 @@ class Process:
         return message
 
     def call(self, name: str, args: list, kwargs: list) -> tuple:
-        """The outcome of one call: ("returns", value node) or ("raises", class, message),
-        value nodes made comparable (class references by name)."""
+        """The outcome of one call: ("returns", value node, changed) or ("raises", class,
+        message, changed), value nodes made comparable (class references by name); `changed`:
+        the arguments (a list, dict or set) the call changed, as (position or name, value)."""
         if name not in self.functions:
             return ("missing", name)
         fields: dict[str, Any] = {"h": self.functions[name][0], "a": args}
         if kwargs:
             fields["k"] = kwargs
+        return self.request("call", fields)
+
+    def construct(self, cls: str, args: list, kwargs: list) -> tuple:
+        """The outcome of calling the module's class `cls` (an object made: "opaque")."""
+        if cls not in self.types:
+            return ("missing", cls)
+        fields: dict[str, Any] = {"h": self.types[cls][0], "a": args}
+        if kwargs:
+            fields["k"] = kwargs
+        return self.request("call", fields)
+
+    def method(self, hid: int | None, name: str, args: list, kwargs: list) -> tuple:
+        """The outcome of calling method `name` of this process's object `hid`."""
+        if hid is None:
+            return ("died", "its object was lost")
+        fields: dict[str, Any] = {"h": hid, "n": name, "a": args}
+        if kwargs:
+            fields["k"] = kwargs
+        return self.request("xcall", fields)
+
+    def request(self, op: str, fields: dict[str, Any]) -> tuple:
+        """One call-like request (`call`, `xcall`), its arguments watched for copy-back."""
+        watched: dict[int, Any] = {}
+        pairs = [*enumerate(fields.get("a") or []), *(fields.get("k") or [])]
+        for key, node in pairs:
+            if type(node) is list and node[:1] in (["l"], ["d"], ["s"]):
+                self.tid += 1
+                watched[self.tid] = key
+        if watched:
+            fields = {**fields, "t": [[key, tid] for tid, key in watched.items()]}
+        self.last = None
         try:
-            reply = self.ask("call", **fields)
+            reply = self.ask(op, **fields)
         except Dead as exc:
             with contextlib.suppress(Exception):
                 self.start()
             return ("died", str(exc))
+        changed: list[tuple] = []
+        for entry in reply.get("cb") or []:
+            if type(entry) is list and len(entry) == 2 and entry[0] in watched:
+                with contextlib.suppress(Opaque):
+                    changed.append((watched[entry[0]], self.canon(entry[1])))
+        moved = tuple(sorted(changed, key=lambda c: (type(c[0]) is str, c[0])))
         if "x" in reply:
             node = reply["x"]
-            return ("raises", _exception_name(node), _exception_text(node))
+            return ("raises", _exception_name(node), _exception_text(node), moved)
         try:
-            return ("returns", self.canon(reply.get("v")))
+            return ("returns", self.canon(reply.get("v")), moved)
         except Opaque:
-            return ("opaque", "")
+            value = reply.get("v")
+            if type(value) is list and value[:1] == ["h"] and type(value[1]) is int:
+                self.last = value[1]  # an object: its id here, for calls of its methods
+            return ("opaque", "", moved)
 
     def canon(self, node: Any) -> Any:
         """A value node comparable across processes: handles refused, class ids by name."""
@@ -290,14 +365,23 @@ def _show_node(node: Any) -> str:
 
 def _said(outcome: tuple) -> str:
     if outcome[0] == "returns":
-        return f"returns `{_show_node(outcome[1])}`"
+        return f"returns `{_show_node(outcome[1])}`{_changes(outcome[2])}"
     if outcome[0] == "raises":
-        return f"raises `{outcome[1]}({outcome[2]!r})`"
+        return f"raises `{outcome[1]}({outcome[2]!r})`{_changes(outcome[3])}"
     if outcome[0] == "missing":
         return f"has no public function `{outcome[1]}`"
     if outcome[0] == "opaque":  # where the reference returned a value
         return "returns an object that is not a value (it crossed as a handle)"
     return f"fails: {outcome[1]}"
+
+
+def _changes(changed: tuple) -> str:
+    """The copy-back of a call, as text: the arguments it changed and their new values."""
+    said = [
+        f"argument {key + 1 if type(key) is int else key} to `{_show_node(node)}`"
+        for key, node in changed
+    ]
+    return f" and changes {', '.join(said)}" if said else ""
 
 
 def _call_text(name: str, args: list, kwargs: list) -> str:
@@ -340,33 +424,114 @@ class Tally:
         )
 
 
+_CONFIRM = 12  # more runs of the reference before a difference counts (see compare_with)
+
+
+@dataclass
+class Made:
+    """An object the replayed calls made in each process: its ids (the reference's two, the
+    candidate's), the call that made it, and the calls on it since (to make it again)."""
+
+    handles: tuple[int, int, int]
+    text: str
+    make: Any  # make(process) -> outcome: the making call, or None (a method made it)
+    steps: list[tuple[str, list, list]]
+
+
 class Pair:
-    """The candidate's and the reference's processes, and how their outcomes compare."""
+    """The candidate's and the reference's processes, and how their outcomes compare.
+
+    `objects`: the objects the replayed calls made, by the key the tests' log names them."""
 
     def __init__(self, candidate: Process, reference: Process, settings: DifferentialSettings):
         self.candidate, self.reference, self.settings = candidate, reference, settings
+        self.objects: dict[str, Made] = {}
 
     def same(self, mine: tuple, theirs: tuple) -> bool:
         if mine[0] == theirs[0] == "raises" and not self.settings.messages:
-            return mine[1] == theirs[1]
+            return (mine[1], mine[3]) == (theirs[1], theirs[3])
         return mine == theirs
 
-    def compare(self, name: str, args: list, kwargs: list, source: str, tally: Tally) -> str:
-        """One call on both: "agreed", "differed" or "skipped" (counted in `tally`)."""
+    def compare(
+        self,
+        name: str,
+        args: list,
+        kwargs: list,
+        source: str,
+        tally: Tally,
+        made: str | None = None,
+    ) -> str:
+        """A module-level function's call on both (`compare_with`)."""
         text = _call_text(name, args, kwargs)
+
+        def run(process: Process, _: int = 0) -> tuple:
+            return process.call(name, args, kwargs)
+
+        return self.compare_with(name, text, run, source, tally, made, run)
+
+    def construct(
+        self,
+        cls: str,
+        args: list,
+        kwargs: list,
+        source: str,
+        tally: Tally,
+        made: str | None = None,
+    ) -> str:
+        """A call of the module's class `cls` on both (`compare_with`)."""
+        text = _call_text(cls, args, kwargs)
+
+        def run(process: Process, _: int = 0) -> tuple:
+            return process.construct(cls, args, kwargs)
+
+        return self.compare_with(cls, text, run, source, tally, made, run)
+
+    def compare_with(
+        self,
+        name: str,
+        text: str,
+        run: Any,
+        source: str,
+        tally: Tally,
+        made: str | None = None,
+        make: Any = None,
+    ) -> str:
+        """One call on both, `run(process, slot)` (slot 0 and 2: the reference, 1: the
+        candidate): "agreed", "differed" or "skipped" (counted in `tally`), or "made" (not
+        counted) where the call made an object in each, kept in `objects` as `made`.
+        `make(process)`, where given, makes the call once more on a fresh start (a function
+        called again; a method on an object made again): a difference counts only if the
+        reference gives the same result `_CONFIRM` more times, so a random number that came
+        out twice the same is no difference."""
         if any(fnmatch.fnmatchcase(x, p) for p in self.settings.ignore for x in (name, text)):
             tally.skipped += 1
             tally.note(f"{name}: in differential.ignore")
             return "skipped"
         # The candidate's call between the reference's two: a result that moves with the
         # clock and is the same at both ends was the same in between.
-        first = self.reference.call(name, args, kwargs)
-        mine = self.candidate.call(name, args, kwargs)
-        second = self.reference.call(name, args, kwargs)
+        first = run(self.reference, 0)
+        handles: list[int | None] = [self.reference.last]
+        mine = run(self.candidate, 1)
+        handles.append(self.candidate.last)
+        second = run(self.reference, 2)
+        handles.append(self.reference.last)
+        objects = made is not None and first[0] == mine[0] == second[0] == "opaque"
+        if objects and None not in handles and first == second and self.same(mine, first):
+            self.objects[str(made)] = Made(tuple(handles), text, make, [])  # type: ignore[arg-type]
+            return "made"
         if first[0] == "opaque":
             tally.skipped += 1
             tally.note(f"{name}: a result crossed as a handle (no value to compare)")
             return "skipped"
+        if first[0] == "missing":  # a call the log names that the reference has no name for
+            tally.skipped += 1
+            tally.note(f"{name}: not a public name of the reference's")
+            return "skipped"
+        if first == second and not self.same(mine, first) and make is not None:
+            for _ in range(_CONFIRM):
+                if make(self.reference) != first:
+                    second = ("moved",)
+                    break
         if first != second:
             tally.skipped += 1
             tally.note(f"{name}: non-deterministic (the reference gave two different results)")
@@ -380,6 +545,35 @@ class Pair:
             return "agreed"
         tally.differ(Difference(text, _said(first), _said(mine), source))
         return "differed"
+
+    def on_object(
+        self, key: str, name: str, args: list, kwargs: list, source: str, tally: Tally,
+        made: str | None = None,
+    ) -> str:  # fmt: skip
+        """Method `name` of the object `key` (made by an earlier call) on both."""
+        obj = self.objects[key]
+        call = _call_text(name, args, kwargs)
+        earlier = [_call_text(*step) for step in obj.steps]
+        shown = ["...", *earlier[-4:]] if len(earlier) > 4 else earlier
+        text = "; ".join([f"x = {obj.text}", *(f"x.{h}" for h in shown), f"x.{call}"])
+        steps = list(obj.steps)
+        obj.steps.append((name, args, kwargs))
+
+        def run(process: Process, slot: int) -> tuple:
+            return process.method(obj.handles[slot], name, args, kwargs)
+
+        def again(process: Process) -> tuple:
+            """The object made again, the calls on it made again, then this one."""
+            outcome = obj.make(process)
+            hid = process.last
+            if outcome[0] != "opaque" or hid is None:
+                return ("moved",)
+            for step in steps:
+                process.method(hid, *step)
+            return process.method(hid, name, args, kwargs)
+
+        make = again if obj.make is not None else None
+        return self.compare_with(name, text, run, source, tally, made, make)
 
 
 def check(
@@ -404,6 +598,7 @@ def check(
             return Differential(differed=1, differences=(found,), required=settings.required)
         ref, cand = processes
         pair, tally = Pair(cand, ref, settings), Tally(differences=[], notes=[])
+        observed = [e for e in observed if _well_formed(e)]
         _replay(pair, observed, name, tally)
         deadline = time.monotonic() + settings.seconds
         for fn in sorted(ref.functions):
@@ -411,6 +606,9 @@ def check(
                 tally.note(f"{fn}: no generated calls (the {settings.seconds:g}s budget ran out)")
                 continue
             _generate(pair, fn, observed, settings, deadline, tally)
+        for cls in sorted(ref.types):
+            if ref.types[cls][1].get("kind") == "plain":
+                _generate_methods(pair, cls, observed, settings, deadline, tally)
         return tally.result(settings.required)
     finally:
         for process in processes:
@@ -418,22 +616,59 @@ def check(
         litter.after_run(run.kind, uid)
 
 
+def _well_formed(entry: Any) -> bool:
+    """A line of the tests' log (observe.py) of the shapes it writes: a call with its
+    arguments, or which call made an object. Anything else (the log is the candidate's to
+    write too) is not read."""
+    if type(entry) is not dict:
+        return False
+    if "made" in entry:
+        return type(entry["made"]) is str and type(entry.get("by")) is int
+    if type(entry.get("a")) is not list or type(entry.get("k") or []) is not list:
+        return False
+    if type(entry.get("n", 0)) is not int:
+        return False
+    names = [entry.get(k) for k in ("f", "c", "o", "x", "m") if k in entry]
+    return all(type(name) is str for name in names)
+
+
 def _replay(pair: Pair, observed: list[dict], module: str, tally: Tally) -> None:
-    """The tests' own calls, each once, in the order first made."""
+    """The tests' own calls in the order made: of module-level functions (each distinct one
+    once), of classes (an object made) and of the methods of the objects made so."""
+    made = {e.get("by"): e["made"] for e in observed if type(e.get("made")) is str}
     seen: set[str] = set()
     for entry in observed:
-        if entry.get("m") != module:
+        args, kwargs, n = entry.get("a"), entry.get("k") or [], entry.get("n")
+        key = made.get(n) if type(n) is int else None
+        function, cls, obj, name = entry.get("f"), entry.get("c"), entry.get("o"), entry.get("x")
+        if type(args) is not list or type(kwargs) is not list:
             continue
-        args, kwargs = entry.get("a") or [], entry.get("k") or []
-        key = json.dumps([entry["f"], args, kwargs], sort_keys=True)
-        if key in seen:
+        if type(function) is str or type(cls) is str:
+            if entry.get("m") != module:
+                continue
+            label = str(function if type(function) is str else cls)
+        elif type(obj) is str and type(name) is str:
+            label = name
+        else:
             continue
-        seen.add(key)
-        if not _plain(args) or not _plain(kwargs) or type(kwargs) is not list:
+        if not _plain(args) or not _plain(kwargs):
             tally.skipped += 1
-            tally.note(f"{entry['f']}: an argument crossed as a handle or record")
+            tally.note(f"{label}: an argument crossed as a handle or record")
             continue
-        pair.compare(entry["f"], args, kwargs, "observed", tally)
+        if type(function) is str and key is None:
+            distinct = json.dumps([function, args, kwargs], sort_keys=True)
+            if distinct in seen:
+                continue
+            seen.add(distinct)
+        if type(function) is str:
+            pair.compare(function, args, kwargs, "observed", tally, key)
+        elif type(cls) is str:
+            pair.construct(cls, args, kwargs, "observed", tally, key)
+        elif obj in pair.objects:
+            pair.on_object(obj, label, args, kwargs, "observed", tally, key)
+        else:
+            tally.skipped += 1
+            tally.note(f"{label}: a method of an object no replayed call made")
 
 
 # --- generated calls ----------------------------------------------------------------------------
@@ -449,15 +684,104 @@ def _generate(
 ) -> None:
     """Up to `settings.examples` calls of `fn` drawn by hypothesis; the first difference is
     shrunk to a minimal input."""
-    from hypothesis import HealthCheck, Phase, given, seed
-    from hypothesis import settings as hsettings
-
     meta = pair.reference.functions[fn][1]
     drawn = _arguments(meta, [e for e in observed if e.get("f") == fn])
     if isinstance(drawn, str):
         tally.skipped += 1
         tally.note(f"{fn}: no generated calls ({drawn})")
         return
+
+    def one(call: tuple[list, dict], probe: Tally) -> str:
+        args, kwargs = _encoded(call)
+        return pair.compare(fn, args, kwargs, "generated", probe)
+
+    _hypothesize(fn, drawn, one, settings, deadline, tally)
+
+
+def _generate_methods(
+    pair: Pair,
+    cls: str,
+    observed: list[dict],
+    settings: DifferentialSettings,
+    deadline: float,
+    tally: Tally,
+) -> None:
+    """For each public method of the class `cls`: up to `settings.examples` calls, each on
+    an object of its own made for it (in the reference twice, in the candidate once), the
+    object's arguments and the method's drawn as a function's are."""
+    from hypothesis import strategies as st
+
+    try:
+        methods = pair.reference.methods(cls)
+    except Dead as exc:
+        tally.note(f"{cls}: no generated calls (the reference {exc})")
+        return
+    made = [e for e in observed if e.get("c") == cls]
+    init = methods.pop("__init__", None)
+    built = _arguments(init, made) if init is not None else None
+    if isinstance(built, str) or (init is None and made):
+        seen = [(e.get("a"), e.get("k") or []) for e in made[:200]]
+        seen = [(a, k) for a, k in seen if type(a) is list and _plain(a) and _plain(k)]
+        decoded = []
+        for a, k in seen:
+            with contextlib.suppress(Exception):
+                decoded.append(([_value(x) for x in a], {str(n): _value(v) for n, v in k}))
+        built = st.sampled_from(decoded) if decoded else built
+    if built is None:
+        built = st.just(([], {}))
+    if isinstance(built, str):
+        tally.skipped += 1
+        tally.note(f"{cls}: no generated calls of its methods (its arguments: {built})")
+        return
+    keys = {e.get("by"): e.get("made") for e in observed if "made" in e}
+    objects = {keys.get(e.get("n")) for e in made} - {None}
+    for name, meta in sorted(methods.items()):
+        if time.monotonic() >= deadline:
+            tally.note(
+                f"{cls}.{name}: no generated calls (the {settings.seconds:g}s budget ran out)"
+            )
+            continue
+        calls = [e for e in observed if e.get("x") == name and e.get("o") in objects]
+        drawn = _arguments(meta, calls)
+        if isinstance(drawn, str):
+            tally.skipped += 1
+            tally.note(f"{cls}.{name}: no generated calls ({drawn})")
+            continue
+
+        def one(call: tuple, probe: Tally, name: str = name) -> str:
+            (cargs, ckwargs), method_call = _encoded(call[0]), _encoded(call[1])
+            outcome = pair.construct(cls, cargs, ckwargs, "generated", probe, "generated")
+            if outcome == "differed":
+                return outcome  # the object is made differently: the difference found
+            if outcome != "made":
+                return "invalid"  # the reference refused to make it: not a call to count
+            try:
+                return pair.on_object("generated", name, *method_call, "generated", probe)
+            finally:
+                del pair.objects["generated"]
+
+        _hypothesize(f"{cls}.{name}", st.tuples(built, drawn), one, settings, deadline, tally)
+
+
+def _encoded(call: tuple[list, dict]) -> tuple[list, list]:
+    args = [codec.encode(a, _PLAIN_SIDE) for a in call[0]]
+    kwargs = [[k, codec.encode(v, _PLAIN_SIDE)] for k, v in call[1].items()]
+    return args, kwargs
+
+
+def _hypothesize(
+    label: str,
+    drawn: Any,
+    one: Any,
+    settings: DifferentialSettings,
+    deadline: float,
+    tally: Tally,
+) -> None:
+    """Up to `settings.examples` calls `one(drawn value, probe tally)` drawn by hypothesis
+    with the night's seed; the first difference is shrunk to a minimal input."""
+    from hypothesis import HealthCheck, Phase, given, seed
+    from hypothesis import settings as hsettings
+
     local = Tally(differences=[], notes=[])
     failing: list[Difference] = []
 
@@ -467,25 +791,23 @@ def _generate(
     class OutOfTime(Exception):
         pass
 
-    def one(call: tuple[list, dict]) -> None:
+    def attempt(call: Any) -> None:
         if time.monotonic() >= deadline:
             raise OutOfTime
-        args = [codec.encode(a, _PLAIN_SIDE) for a in call[0]]
-        kwargs = [[k, codec.encode(v, _PLAIN_SIDE)] for k, v in call[1].items()]
         probe = Tally(differences=[], notes=[])
-        outcome = pair.compare(fn, args, kwargs, "generated", probe)
+        outcome = one(call, probe)
         if outcome == "differed":
             failing.append(probe.differences[0])  # type: ignore[index]
             raise Found
-        if failing:  # shrinking: its calls are not counted
+        if failing or outcome == "invalid":  # shrinking, or no call: not counted
             return
         if outcome == "skipped":
             local.skipped += 1
-            local.note(probe.notes[0] if probe.notes else f"{fn}: left out")
+            local.note(probe.notes[0] if probe.notes else f"{label}: left out")
             return
         local.agreed += 1
 
-    test = given(drawn)(one)
+    test = given(drawn)(attempt)
     test = hsettings(
         hsettings.get_profile("default"),  # whatever profile the process loaded: same calls
         max_examples=settings.examples,
@@ -502,10 +824,10 @@ def _generate(
     except Found:
         pass
     except OutOfTime:
-        local.note(f"{fn}: the {settings.seconds:g}s budget ran out")
+        local.note(f"{label}: the {settings.seconds:g}s budget ran out")
     except Exception as exc:  # hypothesis's own stops (flaky, unsatisfiable)
         if not failing:
-            local.note(f"{fn}: generation stopped ({type(exc).__name__})")
+            local.note(f"{label}: generation stopped ({type(exc).__name__})")
     if failing:
         # The last failing call hypothesis ran is its shrunk, minimal one.
         tally.differ(failing[-1])

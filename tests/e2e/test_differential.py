@@ -4,12 +4,17 @@ fed to the next fix prompt as its minimal input, and fixed."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.testrun import differential
 from harness.testrun.launch import bwrap_works
+from tests._night import db_rows, kill_tree, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -38,6 +43,23 @@ FILES = {
         "    instructions: Add type hints and a docstring; keep the behaviour.\n"
     ),
 }
+
+
+# The night of seed 145 held (asleep) when it asks for attempt 2, after attempt 1 was
+# recorded with its differential result.
+HOLD = """\
+import os, sys, time
+from harness.sim import provider
+original = provider.SimProvider.complete
+def complete(self, request):
+    if request.step == "fix":
+        open(os.environ["HOLD_MARKER"], "w").close()
+        time.sleep(600)
+    return original(self, request)
+provider.SimProvider.complete = complete
+from harness.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def _task_folder(base: Path, extra: str = "") -> Path:
@@ -89,3 +111,87 @@ def test_an_unreached_bug_is_caught_shown_as_its_minimal_call_and_fixed(tmp_path
     assert f"### differential: `{call}`" in prompt and difference in prompt
     assert second["differential"]["differed"] == 0 and second["differential"]["agreed"] >= 200
     assert task["differential"]["differed"] == 0
+
+
+def test_a_replay_reads_the_recorded_differential_results_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay of the night of seed 145 gets each attempt's differential result from the
+    recording, the same as recorded, and starts no process to check again: neither the
+    reference nor a candidate is launched; the fix prompt is the recorded one."""
+    started: list[str] = []
+    launch = differential.Process.start
+
+    def counted(self: differential.Process) -> None:
+        started.append(self.name)
+        launch(self)
+
+    monkeypatch.setattr(differential.Process, "start", counted)
+    tasks = _task_folder(tmp_path)
+    _, summary, root = _night(tasks, tmp_path / "runs", 145)
+    assert len(started) >= 4  # the night checked both attempts: a reference and a candidate each
+    started.clear()
+
+    argv = ["run", str(tasks), "--provider", "replay", "--replay-from", str(root)]
+    code = main([*argv, "--run-dir", str(tmp_path / "again"), "--log-level", "info"])
+
+    again = (tmp_path / "again" / "latest").resolve()
+    replayed = json.loads((again / "summary.json").read_text())
+    [task], [recorded] = replayed["tasks"], summary["tasks"]
+    assert (code, started) == (0, [])
+    assert [a["differential"] for a in task["attempts"]] == [
+        a["differential"] for a in recorded["attempts"]
+    ]
+    assert task["differential"] == recorded["differential"]
+    fix = Path("calls") / "calc" / "2-fix.prompt.md"
+    assert (again / fix).read_text() == (root / fix).read_text()
+    events = [json.loads(line) for line in (again / "events.jsonl").read_text().splitlines()]
+    served = [e for e in events if e["event"] == "differential_served"]
+    assert len(served) == len(task["attempts"]) == 2
+
+
+def test_a_resume_checks_only_the_attempt_it_had_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A night killed (SIGKILL) after attempt 1 was recorded with its differential result,
+    then resumed: attempt 1 keeps the recorded result, and only attempt 2 is checked (one
+    reference and one candidate process started); the fix prompt names the recorded call."""
+    tasks, runs, marker = _task_folder(tmp_path), tmp_path / "runs", tmp_path / "held"
+    script = tmp_path / "hold.py"
+    script.write_text(HOLD)
+    argv = [sys.executable, str(script), "run", str(tasks), "--provider", "sim", "--seed",
+            "145", "--run-dir", str(runs), "--log-level", "error"]  # fmt: skip
+    env = {**os.environ, "HOLD_MARKER": str(marker)}
+    with open(tmp_path / "log", "ab") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=log, env=env, start_new_session=True)
+    try:
+        wait_for(marker.exists, 300, proc)
+        proc.kill()
+        proc.wait()
+    finally:
+        kill_tree(proc)
+    sql = "SELECT n, result FROM attempts WHERE task_id='calc' ORDER BY n"
+    [(n, stored)] = db_rows(runs / "harness.db", sql)
+    recorded = json.loads(stored)["differential"]
+    assert (n, recorded["differed"]) == (1, 1)
+    started: list[str] = []
+    launch = differential.Process.start
+
+    def counted(self: differential.Process) -> None:
+        started.append(self.name)
+        launch(self)
+
+    monkeypatch.setattr(differential.Process, "start", counted)
+
+    argv = ["run", str(tasks), "--provider", "sim", "--seed", "145", "--resume", "latest"]
+    code = main([*argv, "--run-dir", str(runs), "--log-level", "error"])
+
+    root = (runs / "latest").resolve()
+    [task] = json.loads((root / "summary.json").read_text())["tasks"]
+    first, second = task["attempts"][:2]
+    assert (code, task["status"], started) == (0, "passed", ["calc", "calc"])
+    [difference] = first["differential"]["differences"]
+    assert first["differential"]["differed"] == 1 and difference.split("`")[1] in str(recorded)
+    assert second["differential"]["differed"] == 0
+    prompt = (root / "calls" / "calc" / "2-fix.prompt.md").read_text()
+    assert difference in prompt

@@ -212,12 +212,23 @@ class TestSide(wire.Side):
         fields = {"h": hid, **self.call_fields(args, kwargs or {})}
         if name is not None:
             fields["n"] = name
-        return self.request(op, **fields)[0]
+        n = observe.construct(self.origin[id(cls)], fields) if op == "call" else None
+        value = self.request(op, **fields)[0]
+        observe.made(n, remote.ref_of(value))
+        return value
+
+    def invoke(self, ref: tuple, op: str, args: tuple = (), kwargs: Any = None, name: Any = None):
+        value = super().invoke(ref, op, args, kwargs, name)
+        if op == "get" and type(name) is str:  # `obj.method`: its calls are the object's
+            observe.bound(self.origin.get(id(value)), ref, name)
+        return value
 
     def function_call(self, target: tuple, args: tuple, kwargs: dict) -> Any:
         fields = {"h": self.resolve(target), **self.call_fields(args, kwargs)}
-        observe.call(target, fields)
-        return self.request("call", **fields)[0]
+        n = observe.call(target, fields)
+        value = self.request("call", **fields)[0]
+        observe.made(n, remote.ref_of(value))
+        return value
 
     def self_call(self, obj: Any, name: str, args: tuple, kwargs: dict, op: str = "xcall") -> Any:
         """A method of a candidate object (a proxy by id, a record by value)."""
@@ -229,7 +240,9 @@ class TestSide(wire.Side):
             if self.sock is None:
                 self.connect()
             fields["s"] = codec.encode(obj, self)
+        n = observe.method(ref, name, fields) if op == "xcall" else None
         value, back = self.request("xcall" if op == "xcall" else "xget", n=name, **fields)
+        observe.made(n, remote.ref_of(value))
         if back and ref is None:
             _refill_record(obj, codec.decode(back[0], self))
         return value
