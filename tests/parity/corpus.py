@@ -294,6 +294,38 @@ LIBRARIES: tuple[Library, ...] = (
         "tests' validators called back, enums",
     ),
     Library(
+        "idna",
+        "3.10",
+        {"idna": "idna", "tests": "tests"},
+        ("idna",),
+        {
+            # The codec's tests import the core's (`from tests.test_idna import ...`): both
+            # files are the codec task's (where the core module is support).
+            "core": ("idna/core.py", ("tests/test_idna_other.py", "tests/test_idna_uts46.py")),
+            "codec": ("idna/codec.py", ("tests/test_idna_codec.py", "tests/test_idna.py")),
+            "intranges": ("idna/intranges.py", ("tests/test_intranges.py",)),
+        },
+        support=("tests/__init__.py", "tests/IdnaTestV2.txt"),
+        shapes="own exception hierarchy (IDNAError, InvalidCodepoint), a codecs registration "
+        "(codec classes the stdlib calls back), module-level data tables",
+    ),
+    Library(
+        "webcolors",
+        "24.11.1",
+        {"webcolors": "src/webcolors", "tests": "tests"},
+        ("webcolors",),
+        {
+            "conversion": (
+                "webcolors/_conversion.py",
+                ("tests/test_conversion.py", "tests/test_conformance.py"),
+            ),
+            "html5": ("webcolors/_html5.py", ("tests/test_html5.py",)),
+            "normalization": ("webcolors/_normalization.py", ("tests/test_normalization.py",)),
+        },
+        shapes="named tuples returned (IntegerRGB, HTML5SimpleColor), module-level mappings, "
+        "own ValueError messages, unittest subTest",
+    ),
+    Library(
         "termcolor",
         "2.5.0",
         {"termcolor": "src/termcolor", "tests": "tests"},
