@@ -326,6 +326,29 @@ LIBRARIES: tuple[Library, ...] = (
         "own ValueError messages, unittest subTest",
     ),
     Library(
+        "jsonpointer",
+        "3.0.0",
+        {"jsonpointer.py": "jsonpointer.py", "tests.py": "tests.py"},
+        ("jsonpointer.py",),
+        {"jsonpointer": ("jsonpointer.py", ("tests.py",))},
+        shapes="a value class with __eq__ and __hash__ (JsonPointer), own exceptions, a "
+        "sentinel class (EndOfList), the tests' documents changed in place",
+    ),
+    Library(
+        "titlecase",
+        "2.4.1",
+        # The suite's file sits inside the package it tests (titlecase/tests.py); served
+        # beside it, as a port's tests are (docs/parity.md).
+        {
+            "titlecase/__init__.py": "titlecase/__init__.py",
+            "test_titlecase.py": "titlecase/tests.py",
+        },
+        ("titlecase",),
+        {"titlecase": ("titlecase/__init__.py", ("test_titlecase.py",))},
+        shapes="the tests' callbacks called per word, module state the tests change "
+        "(set_small_word_list), a word list read from a file the tests write",
+    ),
+    Library(
         "termcolor",
         "2.5.0",
         {"termcolor": "src/termcolor", "tests": "tests"},
