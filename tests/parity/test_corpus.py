@@ -63,12 +63,12 @@ NOT_YET: dict[str, str] = {
     "voluptuous-0.15.2": "50 of 148: candidate objects unhashable on the test side "
     "(Schema as a dict key); the tests' functions lack __code__ in the candidate; the "
     "tests' classes cannot be instantiated by the candidate with arguments",
-    "wcwidth-0.2.13": "refused at collection: the module shares its package's name "
-    "(wcwidth/wcwidth.py), and its folder first on sys.path makes `import wcwidth` the "
-    "module, not the package",
-    "termcolor-2.5.0": "refused at collection: the module shares its package's name "
-    "(termcolor/termcolor.py), so the candidate process imports it as a top-level module "
-    "and its relative import fails",
+    "wcwidth-0.2.13": "refused at collection: the module has its package's name "
+    "(wcwidth/wcwidth.py); the candidate process imports it as the top-level module "
+    "`wcwidth`, so `wcwidth.wcwidth` is not found and its relative imports fail",
+    "termcolor-2.5.0": "refused at collection: the module has its package's name "
+    "(termcolor/termcolor.py); the candidate process imports it as the top-level module "
+    "`termcolor`, so its relative import (`from ._types import ...`) fails",
     "idna-3.10": "9 of 29: the codec the module registers at import (codecs.register) is "
     "registered in the candidate's process only: `'x'.encode('idna2008')` is a LookupError "
     "in the tests'",
