@@ -56,8 +56,9 @@ NOT_YET: dict[str, str] = {
     "process replaced after a crash",
     "cachetools-5.5.0": "125 of 215: the tests' subclasses of the candidate's classes cannot "
     "set name-mangled or method attributes (`_Cache__size`, `getsizeof`); attributes the "
-    "decorator puts on the returned function (cache_parameters, cache); test_cached.py "
-    "not collected in the night (25 absent)",
+    "decorator puts on the returned function (cache_parameters, cache); test_cached.py's "
+    "`import cachetools.keys` fails: the candidate is the package's __init__ and its "
+    "stand-in on the test side is no package (25 absent)",
     "ordered-set-4.1.0": "4 of 30: OrderedSet's own __eq__ and order against the tests' "
     "lists and sets replaced by structural comparison",
     "voluptuous-0.15.2": "50 of 148: candidate objects unhashable on the test side "
