@@ -349,6 +349,15 @@ LIBRARIES: tuple[Library, ...] = (
         "(set_small_word_list), a word list read from a file the tests write",
     ),
     Library(
+        "xmltodict",
+        "0.13.0",
+        {"xmltodict.py": "xmltodict.py", "tests": "tests"},
+        ("xmltodict.py",),
+        {"xmltodict": ("xmltodict.py", ("tests/test_xmltodict.py", "tests/test_dicttoxml.py"))},
+        shapes="the tests' callbacks (item_callback, postprocessor, preprocessor), an own "
+        "exception raised through them, the tests' streams and generators read",
+    ),
+    Library(
         "termcolor",
         "2.5.0",
         {"termcolor": "src/termcolor", "tests": "tests"},
