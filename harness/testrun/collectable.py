@@ -8,20 +8,27 @@ that are inert values, and a module `__getattr__` for names reached dynamically.
 that still fails to collect fails for a reason of its own (a syntax error, a missing library,
 support file or data file): an input error, named by file, line and cause. A failure raised
 inside the stub (the tests call the candidate while being collected) says nothing about the
-tests and is not reported. Each answer is remembered by content (remembered.py).
+tests and is not reported. Nor is a failure the task's Python reference does not have: a
+test file that cannot be collected against the stub is collected again against the reference
+(the module the port is of, run as a candidate would be), and one that collects there failed
+only because the stub is not the module (a support module adding the candidate's string
+constants at import, a test building a `datetime` with the candidate's `tzinfo`); the night
+takes its test ids from its own collection. Each answer is remembered by content
+(remembered.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from harness.tasks import TaskSpec
 from harness.testrun.limits import TestLimits
 from harness.testrun.remembered import content_key, remembered
 from harness.testrun.run import boundary_for, sandbox_kind
+from harness.testrun.score import CollectError
 from harness.testrun.scratch import Pristine, candidate_place, read_pristine
 from harness.testrun.session import Run, launch_all
 from harness.testrun.stub import python_reference, stub_for
@@ -45,17 +52,19 @@ class Uncollectable:
 def collection_problems(
     task: TaskSpec, limits: TestLimits | None = None, guard=None
 ) -> list[Uncollectable]:
-    """The task's test files that cannot be collected against the stub candidate; none for a
-    task with its own test command (its runner has no collection to ask)."""
+    """The task's test files that cannot be collected against the stub candidate, nor against
+    a Python reference when the task has one; none for a task with its own test command (its
+    runner has no collection to ask)."""
     if task.language != "python" or task.test_command:
         return []
     limits = limits or TestLimits()
     kind = sandbox_kind(limits)
     pristine = read_pristine(task)
     place = candidate_place(task, pristine)
-    code = stub_for(pristine, task.module_name, python_reference(task.reference))
+    reference = python_reference(task.reference)
+    code = stub_for(pristine, task.module_name, reference)
     boundary = boundary_for(task, kind)
-    key = content_key(pristine.digest, pristine.tests, place, code, kind, str(boundary))
+    key = content_key(pristine.digest, pristine.tests, place, code, reference, kind, str(boundary))
 
     def collect() -> list[list]:
         run = Run(
@@ -68,7 +77,10 @@ def collection_problems(
             command_guard=guard,
             boundary=boundary,
         )
-        return [[p.path, p.line, p.cause] for p in _collect(run)]
+        problems = _collect(run)
+        if problems and reference:
+            problems = _also_against(run, reference, problems)
+        return [[p.path, p.line, p.cause] for p in problems]
 
     return [Uncollectable(p, n, c) for p, n, c in remembered("collectable", key, collect)]
 
@@ -88,9 +100,31 @@ def _collect(run: Run) -> list[Uncollectable]:
     for error in tally.collect_errors:
         if _through(stub, error.details):
             continue  # raised inside the stub: the tests call the candidate while collected
-        path = error.id.split("::")[0] or run.pristine.tests[0]
-        problems.append(Uncollectable(path, _line(path, error.details), _cause(error)))
+        problems.append(_problem(run, error))
     return problems
+
+
+def _also_against(run: Run, reference: str, problems: list[Uncollectable]) -> list[Uncollectable]:
+    """Of the problems against the stub, those of test files that cannot be collected against
+    the reference either, each as the reference's collection names it (the stub's account
+    stands where the reference fails in its own code, or its collection does not finish)."""
+    tally = launch_all(replace(run, code=reference))
+    if tally.tamper or not tally.collected_ok:
+        return problems
+    against_stub = {p.path: p for p in problems}
+    module = PurePosixPath(run.candidate_rel).name
+    found: dict[str, Uncollectable] = {}
+    for error in tally.collect_errors:
+        path = error.id.split("::")[0] or run.pristine.tests[0]
+        if path in against_stub and path not in found:
+            own = _through(module, error.details)  # the reference's own failure, not the tests'
+            found[path] = against_stub[path] if own else _problem(run, error)
+    return list(found.values())
+
+
+def _problem(run: Run, error: CollectError) -> Uncollectable:
+    path = error.id.split("::")[0] or run.pristine.tests[0]
+    return Uncollectable(path, _line(path, error.details), _cause(error))
 
 
 def _through(stub: str, details: str) -> bool:

@@ -123,14 +123,15 @@ def stub_module(names: Iterable[str], kinds: Mapping[str, str] | None = None) ->
 def stub_for(pristine: Pristine, module_name: str, reference: str = "") -> str:
     """The stub candidate for a task's pristine tests: every name they import of the module,
     and every top-level name of a Python reference (a package's `import *` of the module
-    brings them), each as the reference makes it."""
+    brings them; a suite may read a private one, six's `_moved_attributes`, at collection),
+    each as the reference makes it."""
     names = required_names_from_tests(test_sources(pristine), module_name)
     return stub_module(names, reference_names(reference))
 
 
 def reference_names(reference: str) -> dict[str, str]:
-    """Top-level names of a Python reference and their kinds; none if it does not parse.
-    Read with `ast`, never run."""
+    """Top-level names of a Python reference (private ones too, dunders but `__all__` not)
+    and their kinds; none if it does not parse. Read with `ast`, never run."""
     try:
         tree = parse_module(reference)
     except (SyntaxError, ValueError, RecursionError):
@@ -148,7 +149,7 @@ def reference_names(reference: str) -> dict[str, str]:
                     kinds[target.id] = "value"
                     if target.id == "__all__":
                         kinds["__all__"] = " ".join(_strings(node.value))
-    return {k: v for k, v in kinds.items() if k == "__all__" or not k.startswith("_")}
+    return {k: v for k, v in kinds.items() if k == "__all__" or not k.startswith("__")}
 
 
 def _strings(node: ast.AST | None) -> list[str]:

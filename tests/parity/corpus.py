@@ -208,6 +208,164 @@ LIBRARIES: tuple[Library, ...] = (
         shapes="namedtuples (TableFormat, Line), module-level mutable registries "
         "(tabulate_formats, MIN_PADDING), dataclasses passed in, a script run as a subprocess",
     ),
+    Library(
+        "schema",
+        "0.7.7",
+        {"schema.py": "schema.py", "test_schema.py": "test_schema.py"},
+        ("schema.py",),
+        {"schema": ("schema.py", ("test_schema.py",))},
+        shapes="own exception classes with attributes (SchemaError.autos), classes with "
+        "methods (Schema, And, Or, Use, Optional), the tests' callables validated against",
+    ),
+    Library(
+        "cachetools",
+        "5.5.0",
+        {"cachetools": "src/cachetools", "tests": "tests"},
+        ("cachetools",),
+        {
+            "cachetools": (
+                "cachetools/__init__.py",
+                tuple(
+                    f"tests/test_{n}.py"
+                    for n in (
+                        "cache",
+                        "fifo",
+                        "lfu",
+                        "lru",
+                        "mru",
+                        "rr",
+                        "tlru",
+                        "ttl",
+                        "cached",
+                        "cachedmethod",
+                    )
+                ),
+            ),
+            "func": ("cachetools/func.py", ("tests/test_func.py",)),
+            "keys": ("cachetools/keys.py", ("tests/test_keys.py",)),
+        },
+        support=("tests/__init__.py",),
+        shapes="mutable mapping classes the tests subclass and fill, decorators over the "
+        "tests' functions, callbacks (key, getsizeof, timer), locks passed in",
+    ),
+    Library(
+        "text-unidecode",
+        "1.3",
+        {"text_unidecode": "src/text_unidecode", "test_unidecode.py": "test_unidecode.py"},
+        ("text_unidecode",),
+        {"text_unidecode": ("text_unidecode/__init__.py", ("test_unidecode.py",))},
+        support=("text_unidecode/data.bin",),
+        shapes="module state loaded from a package data file at import, parametrized tables",
+    ),
+    Library(
+        "wcwidth",
+        "0.2.13",
+        {"wcwidth": "wcwidth", "tests": "tests"},
+        ("wcwidth",),
+        {
+            "wcwidth": (
+                "wcwidth/wcwidth.py",
+                ("tests/test_core.py", "tests/test_emojis.py", "tests/test_ucslevel.py"),
+            )
+        },
+        support=(
+            "tests/__init__.py",
+            "tests/emoji-variation-sequences.txt",
+            "tests/emoji-zwj-sequences.txt",
+        ),
+        shapes="lru-cached functions over module-level tables, the tests' own data files",
+    ),
+    Library(
+        "ordered-set",
+        "4.1.0",
+        {"ordered_set": "ordered_set", "test": "test"},
+        ("ordered_set",),
+        {"ordered_set": ("ordered_set/__init__.py", ("test/test_ordered_set.py",))},
+        shapes="a MutableSet class with indexing, slicing, set operators, __eq__ and pickling",
+    ),
+    Library(
+        "voluptuous",
+        "0.15.2",
+        {"voluptuous": "voluptuous"},
+        ("voluptuous",),
+        {"schema_builder": ("voluptuous/schema_builder.py", ("voluptuous/tests/tests.py",))},
+        support=("voluptuous/tests/__init__.py",),
+        shapes="own exception hierarchy (Invalid, MultipleInvalid), marker classes, the "
+        "tests' validators called back, enums",
+    ),
+    Library(
+        "idna",
+        "3.10",
+        {"idna": "idna", "tests": "tests"},
+        ("idna",),
+        {
+            # The codec's tests import the core's (`from tests.test_idna import ...`): both
+            # files are the codec task's (where the core module is support).
+            "core": ("idna/core.py", ("tests/test_idna_other.py", "tests/test_idna_uts46.py")),
+            "codec": ("idna/codec.py", ("tests/test_idna_codec.py", "tests/test_idna.py")),
+            "intranges": ("idna/intranges.py", ("tests/test_intranges.py",)),
+        },
+        support=("tests/__init__.py", "tests/IdnaTestV2.txt"),
+        shapes="own exception hierarchy (IDNAError, InvalidCodepoint), a codecs registration "
+        "(codec classes the stdlib calls back), module-level data tables",
+    ),
+    Library(
+        "webcolors",
+        "24.11.1",
+        {"webcolors": "src/webcolors", "tests": "tests"},
+        ("webcolors",),
+        {
+            "conversion": (
+                "webcolors/_conversion.py",
+                ("tests/test_conversion.py", "tests/test_conformance.py"),
+            ),
+            "html5": ("webcolors/_html5.py", ("tests/test_html5.py",)),
+            "normalization": ("webcolors/_normalization.py", ("tests/test_normalization.py",)),
+        },
+        shapes="named tuples returned (IntegerRGB, HTML5SimpleColor), module-level mappings, "
+        "own ValueError messages, unittest subTest",
+    ),
+    Library(
+        "jsonpointer",
+        "3.0.0",
+        {"jsonpointer.py": "jsonpointer.py", "tests.py": "tests.py"},
+        ("jsonpointer.py",),
+        {"jsonpointer": ("jsonpointer.py", ("tests.py",))},
+        shapes="a value class with __eq__ and __hash__ (JsonPointer), own exceptions, a "
+        "sentinel class (EndOfList), the tests' documents changed in place",
+    ),
+    Library(
+        "titlecase",
+        "2.4.1",
+        # The suite's file sits inside the package it tests (titlecase/tests.py); served
+        # beside it, as a port's tests are (docs/parity.md).
+        {
+            "titlecase/__init__.py": "titlecase/__init__.py",
+            "test_titlecase.py": "titlecase/tests.py",
+        },
+        ("titlecase",),
+        {"titlecase": ("titlecase/__init__.py", ("test_titlecase.py",))},
+        shapes="the tests' callbacks called per word, module state the tests change "
+        "(set_small_word_list), a word list read from a file the tests write",
+    ),
+    Library(
+        "xmltodict",
+        "0.13.0",
+        {"xmltodict.py": "xmltodict.py", "tests": "tests"},
+        ("xmltodict.py",),
+        {"xmltodict": ("xmltodict.py", ("tests/test_xmltodict.py", "tests/test_dicttoxml.py"))},
+        shapes="the tests' callbacks (item_callback, postprocessor, preprocessor), an own "
+        "exception raised through them, the tests' streams and generators read",
+    ),
+    Library(
+        "termcolor",
+        "2.5.0",
+        {"termcolor": "src/termcolor", "tests": "tests"},
+        ("termcolor",),
+        {"termcolor": ("termcolor/termcolor.py", ("tests/test_termcolor.py",))},
+        shapes="module-level dicts, environment variables set by the tests (monkeypatch), "
+        "output to the tests' streams",
+    ),
 )
 
 
@@ -611,8 +769,15 @@ def compare(plain: Outcomes, night: Outcomes, task: str) -> list[Difference]:
     return diffs
 
 
-def report(name: str, diffs: list[Difference], notes: Mapping[str, str], total: int) -> str:
-    """A readable account of a library's differences: per task, plain → night per test."""
+def report(
+    name: str,
+    diffs: list[Difference],
+    notes: Mapping[str, str],
+    total: int,
+    shown: int | None = 40,
+) -> str:
+    """A readable account of a library's differences: per task, plain → night per test
+    (the first `shown` of each task's; None: every one)."""
     lines = [f"{name}: {len(diffs)} of {total} tests differ from plain pytest"]
     for task, note in notes.items():
         if note:
@@ -624,12 +789,12 @@ def report(name: str, diffs: list[Difference], notes: Mapping[str, str], total: 
         lines.append(f"  task {task}: {len(items)} differ")
         if all(d.night == "absent" for d in items) and notes.get(task):
             continue  # the task's note says why the night has no test of it
-        for d in items[:40]:
+        for d in items[:shown]:
             lines.append(f"    {d.plain:>7} -> {d.night:<7} {d.test}")
             if d.message:
                 lines.append(f"{'':22}{d.message[:300]}")
-        if len(items) > 40:
-            lines.append(f"    ... and {len(items) - 40} more")
+        if shown is not None and len(items) > shown:
+            lines.append(f"    ... and {len(items) - shown} more")
     return "\n".join(lines)
 
 

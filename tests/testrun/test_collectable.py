@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,7 +146,8 @@ def test_a_problem_reads_as_file_line_and_cause() -> None:
 
 def test_the_stub_has_the_references_names_as_the_reference_makes_them() -> None:
     """A package's `from .module import *` brings the module's names: the stub defines every
-    top-level name of a Python reference, each as the reference makes it, and its __all__."""
+    top-level name of a Python reference (a private one too), each as the reference makes it,
+    and its __all__."""
     from harness.testrun.stub import reference_names
 
     reference = (
@@ -161,6 +163,68 @@ def test_the_stub_has_the_references_names_as_the_reference_makes_them() -> None
         callable(namespace["peekable"]),
         isinstance(namespace["Window"], type),
         type(namespace["limit"]).__name__,
-        "_private" in namespace,
+        type(namespace["_private"]).__name__,
         sorted(namespace["__all__"]),
-    ) == (True, True, "_Inert", False, ["Window", "peekable"])
+    ) == (True, True, "_Inert", "_Inert", ["Window", "peekable"])
+
+
+def test_a_private_table_the_tests_iterate_at_collection_is_a_value_as_in_the_reference() -> None:
+    """six's suite parametrizes over `six._moved_attributes`: a private name the reference
+    makes a value is an inert value in the stub (iterated, it is empty), not a function."""
+    from harness.testrun.stub import reference_names
+
+    reference = "class Moved:\n    pass\n\n\n_moved = [Moved()]\n\n\ndef _helper():\n    pass\n"
+    namespace: dict = {}
+    exec(stub_module(["_moved", "_helper"], reference_names(reference)), namespace)
+
+    assert (list(namespace["_moved"]), callable(namespace["_helper"])) == ([], True)
+
+
+CONSTANTS_AT_COLLECTION = (
+    "from datetime import datetime\n\nimport pytest\n\nfrom clock import DATE, TIME, UTC\n\n"
+    "CASES = [(datetime(2020, 1, 2, tzinfo=UTC), DATE + 'T' + TIME)]\n\n\n"
+    "@pytest.mark.parametrize('when,fmt', CASES)\ndef test_it(when, fmt):\n    assert fmt\n"
+)
+CLOCK = "from datetime import timezone\n\nUTC = timezone.utc\nDATE = '%Y-%m-%d'\nTIME = '%H:%M'\n"
+
+
+def _with_reference(tmp_path: Path, test: str) -> TaskSpec:
+    task = _task(tmp_path, test, output="clock.py")
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "clock.py").write_text(CLOCK)
+    return replace(task, reference=(tmp_path / "reference" / "clock.py",))
+
+
+def test_a_suite_computing_with_the_candidates_values_collects_against_the_reference(
+    tmp_path: Path,
+) -> None:
+    """isodate's shape: the tests build a datetime with the module's tzinfo and add its
+    format strings at collection. The stub has no such values, the reference does: the
+    file collects against the reference, so the task is not refused."""
+    (tmp_path / "data").mkdir()
+    task = _with_reference(tmp_path, CONSTANTS_AT_COLLECTION)
+
+    assert collection_problems(task, LIMITS) == []
+
+
+def test_without_a_reference_the_same_suite_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """With no reference to collect against, the stub's failure is all there is to go on:
+    the file is named with its line."""
+    (tmp_path / "data").mkdir()
+    task = _task(tmp_path, CONSTANTS_AT_COLLECTION, output="clock.py")
+
+    [problem] = collection_problems(task, LIMITS)
+
+    assert (problem.path, problem.line) == ("acceptance/test_it.py", 7)
+
+
+def test_a_file_that_fails_against_the_reference_too_is_still_refused(tmp_path: Path) -> None:
+    """The reference does not excuse the tests' own failure: a missing data file is named
+    whether or not the module under test is the stub."""
+    (tmp_path / "data").mkdir()
+    test = CONSTANTS_AT_COLLECTION + "\nDATA = open('data/missing.json').read()\n"
+    task = _with_reference(tmp_path, test)
+
+    [problem] = collection_problems(task, LIMITS)
+
+    assert problem.cause.startswith("FileNotFoundError")
