@@ -351,6 +351,21 @@ def _fold(tally: Settlement, part: Settlement) -> None:
     tally.observed.extend(part.observed)
 
 
+def _uncollected_files(run: Run, tally: Settlement) -> list[TestCase]:
+    """A test file whose ids come from the run's own collection (the stub's failed) and
+    whose collection failed in this run too: one error under the file's name, so a
+    candidate that breaks a file's collection never loses that file from the total."""
+    found: dict[str, TestCase] = {}
+    for err in tally.collect_errors:
+        if err.id not in run.open_files or err.id in found:
+            continue
+        if not any(i.startswith(f"{err.id}::") for i in tally.cases):
+            found[err.id] = TestCase(
+                err.id, Outcome.ERROR, f"collection error: {err.msg}", err.details
+            )
+    return list(found.values())
+
+
 def _missing(nodeid: str, tally: Settlement) -> TestCase:
     for err in tally.collect_errors:
         if not err.id or nodeid.startswith(f"{err.id}::"):
@@ -382,6 +397,7 @@ def _result(run: Run, ids: tuple[str, ...], tally: Settlement, duration: float) 
     if run.boundary:  # a stub's parametrization that the candidate's data replaced
         ids = _unsuperseded(ids, extra, tally)
     cases = [tally.cases.get(i) or _missing(i, tally) for i in (*ids, *extra)]
+    cases += _uncollected_files(run, tally)
     error = None
     if tally.tamper:
         error = f"tampered: {tally.tamper[0]}"
