@@ -39,12 +39,14 @@ from harness.testrun.jsexports import guess_exports, module_format
 from harness.testrun.limits import TestLimits
 from harness.testrun.reports import read_go_json, read_junit
 from harness.testrun.scratch import Pristine, build_files, make_run_folder, remove_tree
-from harness.testrun.session import _nproc, _prepare, candidate_files
+from harness.testrun.session import _nproc, candidate_files
 from harness.testrun.toolenv import command_env, command_rlimits
 
 __all__ = ["run_js_boundary", "uses_js_boundary"]
 
 NODE_FILES = Path(__file__).parent / "jsnode"
+CHILD_FILES = Path(__file__).parent / "child"
+_BOOT_FILES = ("exec.py", "boot.py")  # exec.py locks the process down with boot.py's steps
 _TEST_SIDE = ("tests.cjs", "channel.cjs", "wire.cjs")
 _CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "wire.cjs")
 # node options of the test command that decide how a module loads (a TypeScript loader):
@@ -134,15 +136,16 @@ def _launch(
 ) -> TestResult:
     started = time.monotonic()
     uid = privilege.sandbox_uid()
-    folder = _candidate_folder(pristine, place, code, uid)
-    ipc = _test_side_folder()
+    folder = _run_folder(pristine, place, code)
+    ipc = folder / "ipc"
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
-    broker = JsBroker(start, str(ipc), wanted=len(pristine.tests))
     files = dict(pristine.files)
     fmt = module_format(place, files)
     guess = guess_exports(code, fmt, task.language)
+    broker = None
     try:
+        broker = JsBroker(start, str(ipc), wanted=len(pristine.tests))
         broker.serve()
         timeout = min(_DESCRIBE_TIMEOUT_S, limits.timeout_s)
         info = {"format": fmt, "names": guess} if guess is not None else broker.describe(timeout)
@@ -153,9 +156,9 @@ def _launch(
             info = described
             got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
     finally:
-        broker.close()
+        if broker is not None:
+            broker.close()
         remove_tree(folder)
-        remove_tree(ipc)
     whole = got.report and not got.timed_out
     report = read_junit(got.text(got.report).encode()) if whole else read_go_json("")
     report.text = report.text or got.text(got.output)[-4000:]
@@ -246,25 +249,25 @@ def _copy_node_files(folder: Path, names: tuple[str, ...]) -> None:
     os.chmod(target, 0o555)
 
 
-def _candidate_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
-    """The candidate's own run folder: its tree is the candidate and the support files only."""
+def _run_folder(pristine: Pristine, place: str, code: str) -> Path:
+    """The launch's run folder: `root` (the candidate and the support files, never a test
+    file) and `boot` (the bootstrap and the candidate's half of the boundary), the two bound
+    into the candidate's sandbox; `ipc` (the tests' half and the broker's named pipes), bound
+    into the tests' launch. Neither sandbox sees the other's part."""
     folder = make_run_folder()
     files = {**dict(candidate_files(pristine)), place: code.encode()}
     build_files(folder / "root", files)
-    _prepare(folder, uid)
+    os.chmod(folder, 0o711)
     boot = folder / "boot"
-    os.chmod(boot, 0o755)
+    boot.mkdir(mode=0o755)
+    for name in _BOOT_FILES:  # what exec.py needs of the bootstrap, nothing of pytest's
+        shutil.copyfile(CHILD_FILES / name, boot / name)
+        os.chmod(boot / name, 0o444)
     _copy_node_files(boot, _CANDIDATE_SIDE)
     os.chmod(boot, 0o555)
-    return folder
-
-
-def _test_side_folder() -> Path:
-    """The folder bound into the tests' launch: their half of the boundary and the broker's
-    named pipes."""
-    folder = make_run_folder()
-    os.chmod(folder, 0o711)
-    _copy_node_files(folder, _TEST_SIDE)
+    ipc = folder / "ipc"
+    ipc.mkdir(mode=0o711)
+    _copy_node_files(ipc, _TEST_SIDE)
     return folder
 
 
@@ -283,7 +286,8 @@ def _start_candidate(
     plan = launch.make_plan(
         kind, folder, root, limits.tmp_mb, limits.max_procs, uid, memory_mb=limits.memory_mb
     )
-    plan = replace(plan, argv=(*plan.argv[:-1], str(folder / "boot" / "exec.py")))
+    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
+    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     who = plan.uid if plan.uid is not None else plan.spawn_user
     script = str(folder / "boot" / "jsnode" / "candidate.cjs")
     config = {
