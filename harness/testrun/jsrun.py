@@ -33,7 +33,7 @@ from harness.tasks import TaskSpec
 from harness.testrun import launch, privilege
 from harness.testrun.expect import Expected
 from harness.testrun.fscore import score
-from harness.testrun.fspawn import ForeignRun, Launched, launch_foreign
+from harness.testrun.fspawn import ForeignRun, Launched, _prepare_exec, launch_foreign
 from harness.testrun.jsbroker import JsBroker
 from harness.testrun.jsexports import guess_exports, module_format
 from harness.testrun.limits import TestLimits
@@ -45,8 +45,6 @@ from harness.testrun.toolenv import command_env, command_rlimits
 __all__ = ["run_js_boundary", "uses_js_boundary"]
 
 NODE_FILES = Path(__file__).parent / "jsnode"
-CHILD_FILES = Path(__file__).parent / "child"
-_BOOT_FILES = ("exec.py", "boot.py")  # exec.py locks the process down with boot.py's steps
 _TEST_SIDE = ("tests.cjs", "channel.cjs", "wire.cjs")
 _CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "wire.cjs")
 # node options of the test command that decide how a module loads (a TypeScript loader):
@@ -136,7 +134,7 @@ def _launch(
 ) -> TestResult:
     started = time.monotonic()
     uid = privilege.sandbox_uid()
-    folder = _run_folder(pristine, place, code)
+    folder = _run_folder(pristine, place, code, uid)
     ipc = folder / "ipc"
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
@@ -249,7 +247,7 @@ def _copy_node_files(folder: Path, names: tuple[str, ...]) -> None:
     os.chmod(target, 0o555)
 
 
-def _run_folder(pristine: Pristine, place: str, code: str) -> Path:
+def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
     """The launch's run folder: `root` (the candidate and the support files, never a test
     file) and `boot` (the bootstrap and the candidate's half of the boundary), the two bound
     into the candidate's sandbox; `ipc` (the tests' half and the broker's named pipes), bound
@@ -257,12 +255,9 @@ def _run_folder(pristine: Pristine, place: str, code: str) -> Path:
     folder = make_run_folder()
     files = {**dict(candidate_files(pristine)), place: code.encode()}
     build_files(folder / "root", files)
-    os.chmod(folder, 0o711)
+    _prepare_exec(folder, uid)  # exec.py and boot.py: nothing of the pytest runner's
     boot = folder / "boot"
-    boot.mkdir(mode=0o755)
-    for name in _BOOT_FILES:  # what exec.py needs of the bootstrap, nothing of pytest's
-        shutil.copyfile(CHILD_FILES / name, boot / name)
-        os.chmod(boot / name, 0o444)
+    os.chmod(boot, 0o755)
     _copy_node_files(boot, _CANDIDATE_SIDE)
     os.chmod(boot, 0o555)
     ipc = folder / "ipc"
