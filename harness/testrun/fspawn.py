@@ -168,7 +168,9 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
     plan = launch.make_plan(
         run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
     )
-    argv = _sandbox_argv(run, (*plan.argv[:-1], str(run_dir / "boot" / "exec.py")), run_dir)
+    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
+    exec_py = str(run_dir / "boot" / "exec.py")
+    argv = _sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir)
     plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user
