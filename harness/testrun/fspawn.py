@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import shutil
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +29,7 @@ from harness.testrun.scratch import (
     remove_tree,
     verify_tree,
 )
-from harness.testrun.session import _nproc, _prepare
+from harness.testrun.session import _nproc
 from harness.testrun.toolenv import command_env, command_rlimits
 
 __all__ = ["OUT", "ForeignRun", "Launched", "launch_foreign"]
@@ -37,6 +38,8 @@ MAX_OUTPUT_BYTES = 32 << 20  # stdout+stderr kept whole (go-json events live the
 MAX_PRODUCT_BYTES = 512 << 20  # what a build launch may leave in its out folder (a test binary)
 OUT = "{out}"  # in argv: the launch's writable out folder (a build's products)
 _CHUNK = 65536
+_CHILD = Path(__file__).parent / "child"
+_EXEC_FILES = ("exec.py", "boot.py")  # exec.py locks the process down with boot.py's steps
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ def launch_foreign(run: ForeignRun) -> Launched:
         build_files(root, run.files())
         for rel in run.exec_only:
             os.chmod(root / rel, 0o111)
-        _prepare(run_dir, uid)
+        _prepare_exec(run_dir, uid)
         if run.out_dir:
             (run_dir / "out").mkdir(mode=0o700)
             if uid is not None:
@@ -112,6 +115,22 @@ def launch_foreign(run: ForeignRun) -> Launched:
         litter.after_run(run.kind, uid)
     got.duration_s = time.monotonic() - started
     return got
+
+
+def _prepare_exec(run_dir: Path, uid: int | None) -> None:
+    """The launch's bootstrap folder: exec.py and the boot.py whose steps it borrows, nothing
+    of the pytest runner's files (a foreign command never loads them); its tmp folder."""
+    os.chmod(run_dir, 0o711)
+    boot = run_dir / "boot"
+    boot.mkdir(mode=0o755)
+    for name in _EXEC_FILES:
+        shutil.copyfile(_CHILD / name, boot / name)
+        os.chmod(boot / name, 0o444)
+    os.chmod(boot, 0o555)
+    tmp = run_dir / "tmp"
+    tmp.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
 
 
 def _products(out: Path) -> dict[str, bytes]:
@@ -149,7 +168,9 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
     plan = launch.make_plan(
         run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
     )
-    argv = _sandbox_argv(run, (*plan.argv[:-1], str(run_dir / "boot" / "exec.py")), run_dir)
+    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
+    exec_py = str(run_dir / "boot" / "exec.py")
+    argv = _sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir)
     plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user

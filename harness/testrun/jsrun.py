@@ -3,15 +3,16 @@ own, the tests and their runner in a launch that holds no candidate code.
 
 A run, per launch (the visible test files, then the hidden ones in a launch of their own):
 1. the candidate's folder: the candidate at its place and the support files, never a test
-   file; its processes run there under bubblewrap (`node jsnode/candidate.cjs <fd> <path>`),
-   each holding one end of a socket pair (jsbroker);
+   file; its processes run there under bubblewrap (`node jsnode/candidate.cjs <fds> <path>`),
+   each holding two pipes of its own (jsbroker);
 2. the first candidate process answers `describe` (module format, export names): the harness
    writes the stand-in module from it, in the format node will load at that path;
 3. the tests' tree: the tests, the support files and the stand-in at the candidate's place;
    the task's own test command runs there (fspawn) with one more read-only folder bound in:
-   the tests' half of the boundary (jsnode/tests.cjs ...) and the listening socket;
-4. each test process's first import of the stand-in connects; the broker relays it to a warm
-   candidate process; values cross by value, the rest as handles (jsnode/channel.cjs);
+   the tests' half of the boundary (jsnode/tests.cjs ...) and the broker's named pipes;
+4. each test process's first import of the stand-in claims a pair of those pipes; the broker
+   joins it to a warm candidate process and relays; values cross by value, the rest as handles
+   (jsnode/channel.cjs), with no thread on either side (jsnode/wire.cjs);
 5. the verdict is the runner's JUnit report on the record pipe of the tests' launch, scored as
    every foreign run is (fscore): no candidate code ran in that launch to write it.
 """
@@ -32,20 +33,20 @@ from harness.tasks import TaskSpec
 from harness.testrun import launch, privilege
 from harness.testrun.expect import Expected
 from harness.testrun.fscore import score
-from harness.testrun.fspawn import ForeignRun, Launched, launch_foreign
+from harness.testrun.fspawn import ForeignRun, Launched, _prepare_exec, launch_foreign
 from harness.testrun.jsbroker import JsBroker
 from harness.testrun.jsexports import guess_exports, module_format
 from harness.testrun.limits import TestLimits
 from harness.testrun.reports import read_go_json, read_junit
 from harness.testrun.scratch import Pristine, build_files, make_run_folder, remove_tree
-from harness.testrun.session import _nproc, _prepare, candidate_files
+from harness.testrun.session import _nproc, candidate_files
 from harness.testrun.toolenv import command_env, command_rlimits
 
 __all__ = ["run_js_boundary", "uses_js_boundary"]
 
 NODE_FILES = Path(__file__).parent / "jsnode"
-_TEST_SIDE = ("tests.cjs", "channel.cjs", "worker.cjs")
-_CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "worker.cjs")
+_TEST_SIDE = ("tests.cjs", "channel.cjs", "wire.cjs")
+_CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "wire.cjs")
 # node options of the test command that decide how a module loads (a TypeScript loader):
 # the candidate's node is given them too, so it loads the candidate as the tests would.
 _LOADER_FLAGS = ("--import", "--loader", "--experimental-loader", "--require", "-r")
@@ -133,15 +134,16 @@ def _launch(
 ) -> TestResult:
     started = time.monotonic()
     uid = privilege.sandbox_uid()
-    folder = _candidate_folder(pristine, place, code, uid)
-    ipc = _test_side_folder()
+    folder = _run_folder(pristine, place, code, uid)
+    ipc = folder / "ipc"
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
-    broker = JsBroker(start, str(ipc / "s"), wanted=len(pristine.tests))
     files = dict(pristine.files)
     fmt = module_format(place, files)
     guess = guess_exports(code, fmt, task.language)
+    broker = None
     try:
+        broker = JsBroker(start, str(ipc), wanted=len(pristine.tests))
         broker.serve()
         timeout = min(_DESCRIBE_TIMEOUT_S, limits.timeout_s)
         info = {"format": fmt, "names": guess} if guess is not None else broker.describe(timeout)
@@ -152,9 +154,9 @@ def _launch(
             info = described
             got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
     finally:
-        broker.close()
+        if broker is not None:
+            broker.close()
         remove_tree(folder)
-        remove_tree(ipc)
     whole = got.report and not got.timed_out
     report = read_junit(got.text(got.report).encode()) if whole else read_go_json("")
     report.text = report.text or got.text(got.output)[-4000:]
@@ -176,7 +178,7 @@ def _run_tests(
 ) -> Launched:
     """The tests' launch: the task's command over the tests' tree, the stand-in at the
     candidate's place, the boundary's folder bound in."""
-    standin = stand_in(info, str(ipc / "jsnode" / "tests.cjs"), str(ipc / "s"))
+    standin = stand_in(info, str(ipc / "jsnode" / "tests.cjs"), str(ipc))
     run = ForeignRun(pristine, place, standin, argv, True, limits, kind, guard, binds=(str(ipc),))
     return launch_foreign(run)
 
@@ -202,14 +204,14 @@ def _candidate_output(info: dict, output: bytearray, got: Launched) -> str:
     return f"\n--- the candidate's processes ---\n{text[-100_000:]}" if text.strip() else ""
 
 
-def stand_in(info: dict, client: str, sock: str) -> str:
+def stand_in(info: dict, client: str, folder: str) -> str:
     """The module the tests import at the candidate's place: no candidate code, only a
     connection to a candidate process and its exports as the boundary carries them."""
     head = "// The candidate, reached across the boundary (written by the harness).\n"
     names = [n for n in info.get("names", []) if isinstance(n, str)]
     if info.get("format") == "esm":
         lines = [head, f"import {{ connect }} from {json.dumps(client)};"]
-        lines.append(f"const m = connect({json.dumps(sock)});")
+        lines.append(f"const m = connect({json.dumps(folder)});")
         for i, name in enumerate(names):
             alias = name if name.isidentifier() or name == "default" else json.dumps(name)
             lines.append(f"const _{i} = m[{json.dumps(name)}];\nexport {{ _{i} as {alias} }};")
@@ -217,7 +219,7 @@ def stand_in(info: dict, client: str, sock: str) -> str:
     exported = ", ".join(n for n in names if n.isidentifier() and n.isascii())
     return (
         f"{head}'use strict';\nconst connect = require({json.dumps(client)}).connect;\n"
-        f"module.exports = connect({json.dumps(sock)});\n"
+        f"module.exports = connect({json.dumps(folder)});\n"
         # node reads a CommonJS module's export names for `import { x }` from this line
         f"0 && (module.exports = {{ {exported} }});\n"
     )
@@ -245,24 +247,22 @@ def _copy_node_files(folder: Path, names: tuple[str, ...]) -> None:
     os.chmod(target, 0o555)
 
 
-def _candidate_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
-    """The candidate's own run folder: its tree is the candidate and the support files only."""
+def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
+    """The launch's run folder: `root` (the candidate and the support files, never a test
+    file) and `boot` (the bootstrap and the candidate's half of the boundary), the two bound
+    into the candidate's sandbox; `ipc` (the tests' half and the broker's named pipes), bound
+    into the tests' launch. Neither sandbox sees the other's part."""
     folder = make_run_folder()
     files = {**dict(candidate_files(pristine)), place: code.encode()}
     build_files(folder / "root", files)
-    _prepare(folder, uid)
+    _prepare_exec(folder, uid)  # exec.py and boot.py: nothing of the pytest runner's
     boot = folder / "boot"
     os.chmod(boot, 0o755)
     _copy_node_files(boot, _CANDIDATE_SIDE)
     os.chmod(boot, 0o555)
-    return folder
-
-
-def _test_side_folder() -> Path:
-    """The folder bound into the tests' launch: their half of the boundary and the socket."""
-    folder = make_run_folder()
-    os.chmod(folder, 0o711)
-    _copy_node_files(folder, _TEST_SIDE)
+    ipc = folder / "ipc"
+    ipc.mkdir(mode=0o711)
+    _copy_node_files(ipc, _TEST_SIDE)
     return folder
 
 
@@ -274,18 +274,19 @@ def _start_candidate(
     kind: str,
     uid: int | None,
     guard,
-    sock: int,
+    fds: tuple[int, int, int],
 ) -> launch.Child:
-    """One candidate process holding the socket `sock` (the broker's `start`)."""
+    """One candidate process holding the pipe ends `fds` (the broker's `start`)."""
     root = folder / "root"
     plan = launch.make_plan(
         kind, folder, root, limits.tmp_mb, limits.max_procs, uid, memory_mb=limits.memory_mb
     )
-    plan = replace(plan, argv=(*plan.argv[:-1], str(folder / "boot" / "exec.py")))
+    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
+    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     who = plan.uid if plan.uid is not None else plan.spawn_user
     script = str(folder / "boot" / "jsnode" / "candidate.cjs")
     config = {
-        "argv": ["node", *flags, script, str(sock), str(root / place)],
+        "argv": ["node", *flags, script, ",".join(map(str, fds)), str(root / place)],
         "env": [list(pair) for pair in command_env("/tmp", plan.marker)],
         "cwd": str(root),
         "report": False,
@@ -295,4 +296,4 @@ def _start_candidate(
     }
     if guard is not None:
         guard(plan.argv)
-    return launch.spawn(plan, root, config, extra_fds=(sock,))
+    return launch.spawn(plan, root, config, extra_fds=fds)

@@ -31,11 +31,35 @@ def _doc(ratio: float) -> dict:
     }
 
 
+def _with_cpu(doc: dict) -> dict:
+    cpu = {"median": 0.4, "low": 0.3, "high": 0.5}
+    ratio = {"median": 2.5, "low": 2.4, "high": 2.6}
+    return {
+        **doc,
+        "pairing": "per task",
+        "cpu_seconds": dict.fromkeys(("plain", "in_process", "boundary"), cpu),
+        "cpu_ratio_to_plain": {"in_process": ratio, "boundary": ratio},
+    }
+
+
 def test_the_js_boundary_target_is_reported_with_its_margin() -> None:
     """Over the target, the table says NOT met and by how much; under it, met."""
     over = "\n".join(render_js_boundary(_doc(1.82)))
     under = "\n".join(render_js_boundary(_doc(1.2)))
 
-    assert "boundary/plain 1.82 (target ≤ 1.50): NOT met (over by 0.32)" in over
-    assert "boundary/plain 1.20 (target ≤ 1.50): met" in under
-    assert "| tasks/js_example: 3 tasks, 3 test files | 1.00 [0.90–1.10] |" in under
+    assert "boundary/plain (wall clock) 1.82 (target ≤ 1.50): NOT met (over by 0.32)" in over
+    assert "boundary/plain (wall clock) 1.20 (target ≤ 1.50): met" in under
+    assert "| tasks/js_example: 3 tasks, 3 test files (wall) | 1.00 [0.90–1.10] |" in under
+    assert "(CPU" not in under
+
+
+def test_the_cpu_row_is_shown_where_the_cpu_time_was_counted() -> None:
+    """A document with CPU seconds gets a second row, its ratios beside the wall clock's."""
+    table = "\n".join(render_js_boundary(_with_cpu(_doc(1.2))))
+
+    assert (
+        "| tasks/js_example: 3 tasks, 3 test files (CPU, every process) | 0.40 [0.30–0.50] |"
+        in table
+    )
+    assert "2.50 [2.40–2.60]x | 2.50 [2.40–2.60]x |" in table
+    assert "per task, sandbox bwrap" in table

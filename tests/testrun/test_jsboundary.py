@@ -2,8 +2,9 @@
 value the codec carries (numbers with NaN and -0, bigints, Map, Set, Date, typed arrays,
 Buffer, RegExp, boxed strings, built-in and candidate error classes, class instances, callbacks
 both ways, promises, a default export) and CommonJS modules (a function module, named exports
-imported by an ES module test) and a TypeScript module loaded through the suite's own loader
-score per test exactly what `node --test` says on the same code.
+imported by an ES module test), a TypeScript module loaded through the suite's own loader and
+a suite that loads the pipes (six test processes, values past a pipe's buffer both ways,
+bursts of settlements) score per test exactly what `node --test` says on the same code.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def _task(task_id: str, tests: str, output: str) -> TaskSpec:
 
 
 TS = FOREIGN / "jsts"
+WIRE = FOREIGN / "jswire"
 TASKS = {
     "codec": _task("codec", "tests/codec.test.mjs", "codec.mjs"),
     "cjs-function-module": _task("calc", "cjs/calc.test.js", "cjs/calc.js"),
@@ -56,6 +58,18 @@ TASKS = {
         support=(TS / "strip.cjs",),
         language="typescript",
         test_command=("node", "--require", "./strip.cjs", *NODE_TEST[1:], "{tests}"),
+        results="junit",
+    ),
+    # The pipes: six test processes (more than the tickets issued before the first asks),
+    # values past a pipe's buffer both ways, bursts of settlements during calls.
+    "pipes-under-load": TaskSpec(
+        id="wire",
+        base_dir=WIRE,
+        reference=(),
+        tests=tuple(sorted((WIRE / "tests").glob("part*.test.mjs"))),
+        output=WIRE / "wire.mjs",
+        language="javascript",
+        test_command=(*NODE_TEST, "{tests}"),
         results="junit",
     ),
 }

@@ -1,7 +1,8 @@
 'use strict';
 // The candidate's process: load the candidate module (the only code of the candidate's that
-// runs anywhere), then answer the tests' requests over the inherited socket until it closes.
-// argv: <socket fd> <the candidate's absolute path>.
+// runs anywhere), then answer the tests' requests over the inherited pipes until they close.
+// argv: <read fd>,<stream fd>,<write fd> (the incoming pipe twice, the outgoing one: wire.cjs)
+// <the candidate's absolute path>.
 const { pathToFileURL } = require('node:url');
 const { types } = require('node:util');
 const { Channel } = require('./channel.cjs');
@@ -24,8 +25,9 @@ async function load(file) {
 }
 
 async function main() {
-  const [fd, file] = process.argv.slice(2);
-  const channel = new Channel('candidate', { fd: Number(fd) }, true); // its thread starts now
+  const [fds, file] = process.argv.slice(2);
+  const [read, stream, write] = fds.split(',').map(Number);
+  const channel = new Channel('candidate', { read, stream, write }, true);
   channel.module = await load(file);
   channel.listen();
 }

@@ -2,8 +2,8 @@
 // The value boundary between a JavaScript test process and the candidate's own process: one
 // file for both sides. Values cross by value through a strict codec (tagged JSON, rebuilt on
 // the receiving side from that side's own built-ins); everything else crosses as a handle
-// whose uses are forwarded. A call blocks on a shared counter (Atomics.wait) while the socket
-// thread (worker.cjs) receives, and serves the other side's requests meanwhile (callbacks).
+// whose uses are forwarded. A call blocks in a read of the incoming pipe (wire.cjs: no thread of
+// its own) and serves the other side's requests meanwhile (callbacks).
 //
 // Trust: the tests' side never runs a line of the candidate's code. What the candidate's
 // process sends is untrusted text, decoded strictly here: only the tags below, only the test
@@ -11,9 +11,8 @@
 // file's code. What the tests pass in is granted, not lent: a function is a capability to be
 // called (nothing of it can be read), an object a capability to read what its own class
 // defines and call its methods; never `constructor`, a prototype, or anything of Object's.
-const { Worker, MessageChannel, receiveMessageOnPort } = require('node:worker_threads');
-const nodePath = require('node:path');
 const { types } = require('node:util');
+const { Wire, claim } = require('./wire.cjs');
 
 const MAX_DEPTH = 200;
 const MAX_LINE = 64 << 20;
@@ -50,9 +49,9 @@ function own(obj, key) {
 }
 
 class Channel {
-  /** side: 'tests' | 'candidate'; where: { path } (connect) or { fd } (an inherited socket).
-   * `deferred`: requests wait (queued) until `listen()`, so the socket's thread can start
-   * while the main thread still loads what the requests need. */
+  /** side: 'tests' | 'candidate'; where: { folder } (the harness's named pipes, claimed) or
+   * { read, stream, write } (inherited pipe ends). `deferred`: the other side's requests wait
+   * in the pipe until `listen()`, while the thread still loads what they need. */
   constructor(side, where, deferred = false) {
     this.side = side;
     this.trusting = side === 'candidate'; // what it decodes comes from the tests' side
@@ -65,24 +64,18 @@ class Channel {
     this.protos = new WeakMap(); // our stand-in for one of their functions -> its local prototype
     this.promises = new Map(); // their promise id -> [resolve, reject]
     this.nextId = 1;
-    this.counter = new Int32Array(new SharedArrayBuffer(4));
-    const { port1, port2 } = new MessageChannel();
-    this.port = port1;
-    this.worker = new Worker(nodePath.join(__dirname, 'worker.cjs'), {
-      workerData: { port: port2, counter: this.counter, maxLine: MAX_LINE, ...where },
-      transferList: [port2],
-      stdout: false,
-      stderr: false,
-    });
+    this.wire = new Wire(where.folder === undefined ? where : claim(where.folder), MAX_LINE);
+    if (side === 'tests') this.wire.unref(); // it keeps the process alive only for a promise
     if (!deferred) this.listen();
-    if (side === 'tests') {
-      this.worker.unref();
-      this.port.unref();
-    }
   }
 
+  /** Serve what arrives while the thread is idle (the event loop's reads). */
   listen() {
-    this.port.on('message', (line) => this.dispatch(this.parse(line)));
+    this.wire.start(() => {
+      for (let line = this.wire.takeLine(); line !== undefined; line = this.wire.takeLine()) {
+        this.dispatch(this.parse(line));
+      }
+    });
   }
 
   // ----- the wire -------------------------------------------------------------------------
@@ -101,16 +94,11 @@ class Channel {
   }
 
   send(msg) {
-    if (!this.dead) this.port.postMessage(JSON.stringify(msg));
+    if (!this.dead) this.wire.write(JSON.stringify(msg));
   }
 
   next() {
-    for (;;) {
-      const seen = Atomics.load(this.counter, 0);
-      const got = receiveMessageOnPort(this.port);
-      if (got) return this.parse(got.message);
-      Atomics.wait(this.counter, 0, seen);
-    }
+    return this.parse(this.wire.nextLine());
   }
 
   /** A request to the other side, answered before this returns (their requests served
@@ -147,7 +135,7 @@ class Channel {
     this.dead = `the candidate's process is gone (${why})`;
     for (const [, reject] of this.promises.values()) reject(new Error(`boundary: ${this.dead}`));
     this.promises.clear();
-    this.port.unref();
+    this.wire.unref();
     if (this.side === 'candidate') process.exit(0);
   }
 
@@ -176,7 +164,7 @@ class Channel {
     const pending = this.promises.get(id);
     if (!pending) return this.broken('a settlement of a promise it never gave');
     this.promises.delete(id);
-    if (this.promises.size === 0 && this.side === 'tests') this.port.unref();
+    if (this.promises.size === 0 && this.side === 'tests') this.wire.unref();
     let value;
     try {
       value = this.decode(own(msg, 'v'));
@@ -531,7 +519,7 @@ class Channel {
     if (!Number.isInteger(id) || this.promises.has(id)) fail('a malformed promise');
     return new Promise((resolve, reject) => {
       this.promises.set(id, [resolve, reject]);
-      this.port.ref();
+      this.wire.ref();
     });
   }
 

@@ -12,7 +12,7 @@ function decoder() {
   Object.assign(chan, {
     side: 'tests', trusting: false, local: new Map(), localIds: new WeakMap(), remote: new Map(),
     remoteIds: new WeakMap(), protos: new WeakMap(), promises: new Map(), nextId: 1,
-    port: { ref() {}, unref() {} },
+    wire: { ref() {}, unref() {} },
   });
   return chan;
 }
