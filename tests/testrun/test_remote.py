@@ -7,7 +7,7 @@ import os
 import socket
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,3 +68,192 @@ def test_a_class_named_by_id_only_is_described_again_on_request(side: proxy.Test
     again = module.make(2)
 
     assert (type(again) is cls, again == module.make(2), again == first) == (True, True, False)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Callable[[str], proxy.CandidateModule]]:
+    """Serve a module text (as `served_mod`) from a forked candidate process that relays its
+    output and warnings as the sandboxed one does; returns the test side's module."""
+    sides: list[tuple[proxy.TestSide, socket.socket, int]] = []
+
+    def serve(text: str) -> proxy.CandidateModule:
+        (tmp_path / "served_mod.py").write_text(textwrap.dedent(text))
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            sys.path.insert(0, str(tmp_path))
+            candidate.serve(theirs.detach(), [])
+        theirs.close()
+        tests = proxy.TestSide(None, frozenset())
+        tests.sock, tests.generation = ours, 1
+        remote.ACTIVE.append(tests)
+        sides.append((tests, ours, pid))
+        return proxy.CandidateModule("served_mod", tests)
+
+    yield serve
+    for tests, ours, pid in sides:
+        remote.ACTIVE.remove(tests)
+        ours.close()
+        os.waitpid(pid, 0)
+
+
+def test_a_generator_the_tests_pass_is_an_iterator_there_not_a_sized_container(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """The candidate's handle of a test-side generator has the protocol methods a generator
+    has, no more: `isinstance(x, Sized)` is false there, so a `len`-first path is not taken."""
+    module = served(
+        """
+        from collections.abc import Callable, Iterator, Sized
+
+        def kinds(x):
+            return [isinstance(x, Sized), isinstance(x, Iterator), isinstance(x, Callable)]
+
+        def take(x, n):
+            return [next(x) for _ in range(n)]
+        """
+    )
+
+    def count():
+        n = 0
+        while True:
+            yield n
+            n += 1
+
+    assert (module.kinds(count()), module.kinds([1]), module.take(count(), 3)) == (
+        [False, True, False],
+        [True, False, False],
+        [0, 1, 2],
+    )
+
+
+def test_a_stopiteration_a_function_lets_out_reaches_the_tests_as_one(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """A candidate function that raises StopIteration (`next()` of an empty iterator) raises
+    StopIteration in the test, as in plain Python, not the boundary's internal end marker."""
+    module = served(
+        """
+        def first(xs):
+            return next(iter(xs))
+        """
+    )
+
+    with pytest.raises(StopIteration):
+        module.first([])
+    assert list(iter(module.first([[1, 2]]))) == [1, 2]
+
+
+def test_an_instance_of_a_str_subclass_is_that_text_with_its_methods_forwarded(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """A `str` subclass the candidate returns is a `str` of the same text on the test side
+    (equal to the tests' text) whose own methods and properties are the candidate's; one
+    whose `__eq__` lies is compared structurally, never by its method."""
+    module = served(
+        """
+        class Html(str):
+            def _repr_html_(self):
+                return "<b>" + self + "</b>"
+
+            @property
+            def str(self):
+                return str(self)
+
+        class Liar(str):
+            def __eq__(self, other):
+                return True
+
+            __hash__ = str.__hash__
+
+        def render(text):
+            return Html(text)
+
+        def lie(text):
+            return Liar(text)
+        """
+    )
+    html = module.render("x")
+
+    assert (html == "x", isinstance(html, str), html._repr_html_(), html.str, len(html)) == (
+        True,
+        True,
+        "<b>x</b>",
+        "x",
+        1,
+    )
+    assert (module.lie("a") == "b", module.lie("a") == "a", module.lie("a") == module.lie("b")) == (
+        False,
+        True,
+        False,
+    )
+
+
+def test_a_module_list_is_a_plain_list_kept_equal_to_the_modules_both_ways(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """A module-level list the tests read is exactly a `list` (`type(x) is list`), the same
+    object at every read; the tests' changes reach the module's list, the module's changes
+    reach the tests' at the next crossing."""
+    module = served(
+        """
+        FORMATS = ["plain", "grid"]
+
+        def known():
+            return list(FORMATS)
+
+        def add(name):
+            FORMATS.append(name)
+        """
+    )
+    module.FORMATS.remove("grid")  # a temporary's change, then let go
+    formats = module.FORMATS
+    formats.append("html")
+    seen = module.known()
+    module.add("rst")
+
+    assert (type(formats) is list, module.FORMATS is formats, seen, formats) == (
+        True,
+        True,
+        ["plain", "html"],
+        ["plain", "html", "rst"],
+    )
+
+
+def test_a_decorator_reads_the_tests_function_names_and_its_warning_reaches_pytest_warns(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """A candidate decorator wrapping a test's function reads its `__name__`, `__qualname__`
+    and `__module__` (text, by value), and the DeprecationWarning it issues is re-issued here
+    with its category, message, file and line."""
+    module = served(
+        """
+        import functools
+        import warnings
+
+        def deprecated(func):
+            @functools.wraps(func)
+            def wrapper(*args):
+                warnings.warn_explicit(
+                    f"{func.__module__}.{func.__qualname__} is deprecated",
+                    category=DeprecationWarning, filename="semver.py", lineno=7,
+                )
+                return func(*args)
+            return wrapper
+        """
+    )
+
+    def old(x):
+        return x + 1
+
+    wrapped = module.deprecated(old)
+    with pytest.warns(DeprecationWarning) as caught:
+        value = wrapped(1)
+
+    assert (value, str(caught[0].message), caught[0].filename, caught[0].lineno) == (
+        2,
+        f"{__name__}.{old.__qualname__} is deprecated",
+        "semver.py",
+        7,
+    )

@@ -78,6 +78,7 @@ class CandidateSide(wire.Side):
         super().__init__(sock, support, strict=False)
         self.sent: set[int] = set()  # ids of classes and functions described in full
         self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
+        self.shared: dict[int, list] = {}  # hid -> [module container, last encoding]
 
     # --- classes by name: the candidate's own, any module ----------------------------------
 
@@ -238,7 +239,9 @@ class CandidateSide(wire.Side):
         if type(value) is Live:
             hid = super().export(value.value)[1]
             kind = type(value.value).__name__
-            return ["lv", hid, kind, codec.encode(value.value, self)]
+            node = codec.encode(value.value, self)
+            self.shared[hid] = [value.value, json.dumps(node)]
+            return ["lv", hid, kind, node]
         node = super().export(value)
         cls = type(value)
         if node[0] != "h":  # the test side's own object, going back: a reference
@@ -246,6 +249,9 @@ class CandidateSide(wire.Side):
         plain = isinstance(value, type) or cls in codec.FUNCTIONS or self.is_shared(cls)
         if not plain and cls.__module__ not in _PLAIN_MODULES:
             node[2]["cls"] = self.class_ref(cls)
+            base = remote.value_base(cls)
+            if base is not None:  # a str (int, ...) subclass: its builtin value, by value
+                node[2]["val"] = codec.encode(_VALUE_OF[base](value), self)
         return node
 
     # --- requests only the candidate serves ------------------------------------------------
@@ -273,8 +279,6 @@ class CandidateSide(wire.Side):
             return target, None
         if op == "names":  # a module's public names, for `import *` and dir()
             return public_names(self.target(message)), None
-        if op == "peek":  # a live container's value, by value
-            return self.target(message), None
         value, back = super().perform(message)
         owner = self.exports.get(message.get("h"))
         if op == "get" and type(value) in (list, dict, set) and type(owner) is types.ModuleType:
@@ -320,7 +324,21 @@ class CandidateSide(wire.Side):
                 message = {**message, "cb": changed}
             if dropped:
                 message = {**message, "dr": dropped}
+        if self.shared:
+            changed = wire.sync_changes(self, self.shared)
+            if changed:
+                message = {**message, "lc": changed}
         super().send(message)
+
+    def take_relays(self, message: dict) -> None:
+        """The tests' changes to module containers they read, made to the module's own."""
+        for entry in wire.list_of(message.get("ls"))[:10_000]:
+            if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
+                shared = self.shared[entry[0]]
+                wire.refill(shared[0], codec.decode(entry[1], self))
+                shared[1] = json.dumps(codec.encode(shared[0], self))
+        for hid in wire.list_of(message.get("ld"))[:10_000]:
+            self.shared.pop(hid, None) if type(hid) is int else None
 
     def changes(self) -> tuple[list, list]:
         """Watched containers whose value changed, and those nothing here holds any more."""
@@ -341,12 +359,15 @@ class CandidateSide(wire.Side):
 
 
 class Live:
-    """A module-level list, dict or set read by the tests: crosses as a live container."""
+    """A module-level list, dict or set read by the tests: crosses as a shared container
+    (its changes on either side are made on the other at every crossing)."""
 
     def __init__(self, value: Any) -> None:
         self.value = value
 
 
+# The exact builtin value of an instance of a subclass (never the subclass's own methods).
+_VALUE_OF = {str: str.__str__, int: int.__int__, float: float.__float__, bytes: bytes.__bytes__}
 # Classes that are neither the candidate's nor shared: generic handles.
 _PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import socket
+import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -52,14 +54,41 @@ class TestSide(wire.Side):
         self.by_id: dict[tuple[int, int], Any] = {}  # (generation, id) -> class or function
         self.origin: dict[int, tuple] = {}  # id(made here) -> key or (generation, id)
         self.watched: dict[int, Any] = {}  # tid -> a container passed to the candidate
+        self.shared: dict[int, list] = {}  # hid -> [a module container read, last encoding]
+        self.syncing = False
 
     def take_relays(self, message: dict) -> None:
         wire.replay(self, message)
         for entry in wire.list_of(message.get("cb"))[:10_000]:
             if type(entry) is list and len(entry) == 2 and entry[0] in self.watched:
-                _refill(self.watched[entry[0]], codec.decode(entry[1], self))
+                wire.refill(self.watched[entry[0]], codec.decode(entry[1], self))
         for tid in wire.list_of(message.get("dr"))[:10_000]:
             self.watched.pop(tid, None) if type(tid) is int else None
+        for entry in wire.list_of(message.get("lc"))[:10_000]:
+            if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
+                shared = self.shared[entry[0]]
+                wire.refill(shared[0], codec.decode(entry[1], self))
+                shared[1] = json.dumps(codec.encode(shared[0], self))
+
+    def send(self, message: dict) -> None:
+        """The tests' changes to module containers they read ride along (`ls`); those the
+        tests no longer hold are let go (`ld`)."""
+        if self.shared and not self.syncing:
+            self.syncing = True
+            try:
+                changed = wire.sync_changes(self, self.shared)
+                # Held by nothing but the table and getrefcount's argument (its last change,
+                # a temporary's `module.NAMES.add(x)`, rides along in this message).
+                dropped = [k for k, e in self.shared.items() if sys.getrefcount(e[0]) <= 2]
+                for key in dropped:
+                    del self.shared[key]
+            finally:
+                self.syncing = False
+            if changed:
+                message = {**message, "ls": changed}
+            if dropped:
+                message = {**message, "ld": dropped}
+        super().send(message)
 
     def watch(self, value: Any) -> int | None:
         if type(value) not in (list, dict, set):
@@ -89,6 +118,7 @@ class TestSide(wire.Side):
         self.remotes.clear()
         self.modules.clear()
         self.watched.clear()
+        self.shared.clear()
 
     def module_id(self, name: str) -> int:
         if self.sock is None:
@@ -299,12 +329,19 @@ class TestSide(wire.Side):
         return super().exception_type(ref, mro)
 
     def live(self, node: list, value: Any) -> Any:
-        if type(node[1]) is not int:
-            raise codec.CodecError("a malformed live container arrived")
-        key = (self.generation, node[1])
-        if key not in self.remotes:
-            self.remotes[key] = remote.live(self, node[1], node[2], value)
-        return self.remotes[key]
+        """A module-level list, dict or set: a plain one of this side, the same object at
+        every read, kept equal to the module's at every crossing (either side may change
+        it: a test that adds to `module.REGISTRY` changes the candidate's)."""
+        hid = node[1]
+        if type(hid) is not int or type(value) not in (list, dict, set):
+            raise codec.CodecError("a malformed module container arrived")
+        if hid in self.shared and type(self.shared[hid][0]) is type(value):
+            wire.refill(self.shared[hid][0], value)
+        else:
+            self.shared[hid] = [value, ""]
+        entry = self.shared[hid]
+        entry[1] = json.dumps(codec.encode(entry[0], self))
+        return entry[0]
 
     def handle(self, node: list) -> Any:
         meta = node[2] if node[0] == "h" and len(node) == 3 and type(node[2]) is dict else {}
@@ -316,19 +353,11 @@ class TestSide(wire.Side):
             return super().handle(node)
         key = (self.generation, node[1])
         if key not in self.remotes:
-            obj = remote.new_proxy(cls)
+            value = codec.decode(meta["val"], self) if "val" in meta else None
+            obj = remote.new_proxy(cls, value)
             object.__setattr__(obj, "_boundary_ref", (self, self.generation, node[1], None))
             self.remotes[key] = obj
         return self.remotes[key]
-
-
-def _refill(original: Any, value: Any) -> None:
-    """Copy-back: `original` (the tests' list, dict or set) takes the candidate's value."""
-    if type(original) is list and type(value) is list:
-        original[:] = value
-    elif type(original) in (dict, set) and type(value) is type(original):
-        original.clear()
-        original.update(value)
 
 
 def _refill_record(record: Any, new: Any) -> None:

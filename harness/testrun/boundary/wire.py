@@ -8,8 +8,10 @@ context management, never the candidate's `__eq__`, `__hash__` or `__bool__`; wh
 the candidate is limited to public attributes and calls (no dunders, frames, code, globals
 or modules). Exceptions cross as (module, qualname, base classes, args) and are rebuilt as
 the receiving side's own builtin or support class, else as a mirror class with builtin or
-support bases; a BaseException that is not an Exception (SystemExit, pytest's outcomes)
-is never rebuilt as such. Standard library only (copied into the sandbox).
+support bases; a BaseException that is not an Exception (KeyboardInterrupt, pytest's
+outcomes) is never rebuilt as such. SystemExit itself is (`pytest.raises(SystemExit)` around
+a CLI's `main`): pytest fails a test that lets it out, as it does any error. Standard library
+only (copied into the sandbox).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _FRAME_ATTRS = frozenset(
     }
 )
 _HIDDEN_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+# An object's descriptive dunders: readable across (never written), and only as text.
+METADATA = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
 
 
 class BoundaryError(RuntimeError):
@@ -161,7 +165,7 @@ class Side(codec.Hooks):
         if type(mro) is not list or len(mro) > 64:
             raise codec.CodecError("a malformed exception arrived")
         exact = self.local_class(module, qualname)
-        if exact is not None and issubclass(exact, Exception):
+        if exact is not None and (issubclass(exact, Exception) or exact is SystemExit):
             return exact
         found = []
         for entry in mro:
@@ -223,7 +227,9 @@ class Side(codec.Hooks):
             self.exports[hid], self.export_ids[key] = value, hid
         cls = type(value)
         mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
-        return ["h", hid, {"mro": mro, "name": _safe_str(getattr(cls, "__qualname__", "?"))}]
+        ops = sorted(n for n in HANDLE_OPS if _has(cls, n))
+        name = _safe_str(getattr(cls, "__qualname__", "?"))
+        return ["h", hid, {"mro": mro, "name": name, "ops": ops}]
 
     def handle(self, node: list) -> Any:
         if node[0] == "r":
@@ -247,7 +253,9 @@ class Side(codec.Hooks):
                 if local is not None and not any(issubclass(b, local) for b in bases):
                     bases.append(local)
         name = meta.get("name") if type(meta.get("name")) is str else "Handle"
-        cls = _handle_class(self, _ident(name)[:100], tuple(bases))
+        ops = meta.get("ops")
+        ops = frozenset(n for n in ops if n in HANDLE_OPS) if type(ops) is list else HANDLE_OPS
+        cls = _handle_class(self, _ident(name)[:100], tuple(bases), ops)
         obj = object.__new__(cls)
         object.__setattr__(obj, "_boundary_ref", (self, self.generation, hid, origin))
         return obj
@@ -322,8 +330,11 @@ class Side(codec.Hooks):
             reply["v"] = codec.encode(value, self)
             if back:
                 reply["sb"] = back
-        except StopIteration:
-            reply["stop"] = True
+        except StopIteration as exc:
+            if not _is_next(message):  # a function that let StopIteration out raised it
+                reply["x"] = codec.encode(exc, self)
+            else:
+                reply["stop"] = True
         except codec.CodecError as exc:
             reply["x"] = codec.encode(TypeError(str(exc)), self)
         except BaseException as exc:
@@ -340,6 +351,11 @@ class Side(codec.Hooks):
         if op in ("call", "meth"):
             return self.call(target, message)
         args = [codec.decode(a, self) for a in list_of(message.get("a"))]
+        if op == "get" and message.get("n") in METADATA:  # text, or nothing
+            value = getattr(target, str_of(message.get("n")))
+            if value is not None and type(value) is not str:
+                raise AttributeError(f"{message.get('n')} is not text")
+            return value, None
         if op == "get":
             return self.allowed(getattr(target, self.granted(target, message, False))), None
         if op == "set":
@@ -422,6 +438,19 @@ class Side(codec.Hooks):
         return ref[2]
 
 
+def _has(cls: type, name: str) -> bool:
+    """`cls` has the protocol method `name` (object's own defaults do not count)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass is not object and vars(klass)[name] is not None
+    return False
+
+
+def _is_next(message: dict) -> bool:
+    """A request to advance an iterator: its StopIteration is the iterator's end."""
+    return message.get("q") == "next" or message.get("n") == "__next__"
+
+
 _OPS = {
     "iter": iter,
     "next": next,
@@ -452,6 +481,31 @@ def _mirror(module: str, qualname: str, bases: tuple) -> type:
         except TypeError:
             continue
     return type("Mirror", (Exception,), namespace)
+
+
+def sync_changes(side: Side, shared: dict[int, list]) -> list:
+    """[key, new value] for each shared container whose value changed since it was last
+    sent or received (both sides keep one, the tests' and the module's)."""
+    changed = []
+    for key, entry in list(shared.items()):
+        try:
+            now = codec.encode(entry[0], side)
+        except (codec.CodecError, RecursionError):
+            continue
+        text = json.dumps(now)
+        if text != entry[1]:
+            entry[1] = text
+            changed.append([key, now])
+    return changed
+
+
+def refill(original: Any, value: Any) -> None:
+    """`original` (a list, dict or set) takes `value`, in place."""
+    if type(original) is list and type(value) is list:
+        original[:] = value
+    elif isinstance(original, dict | set) and type(value) is type(original):
+        original.clear()
+        original.update(value)
 
 
 def _read(sock: socket.socket | None, size: int) -> bytes:
@@ -514,7 +568,8 @@ def _send(handle: Any, op: str, *args: Any, **kwargs: Any) -> Any:
 
 class Handle:
     """An object of the other side. Identity equality and hashing, always true; calls, item
-    access, iteration and context management are forwarded, nothing else is asked of it."""
+    access, iteration and context management are forwarded (those of them the object's class
+    has: `_handle_class`), nothing else is asked of it."""
 
     def __getattribute__(self, name: str) -> Any:
         if name.startswith("__") or name == "_boundary_ref":
@@ -529,47 +584,6 @@ class Handle:
     def __delattr__(self, name: str) -> None:
         ref = _ref(self)
         ref[0].invoke(ref, "del", name=name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _send(self, "call", *args, **kwargs)
-
-    def __iter__(self) -> Any:
-        return _send(self, "iter")
-
-    def __next__(self) -> Any:
-        try:
-            return _send(self, "next")
-        except Stop:
-            raise StopIteration from None
-
-    def __len__(self) -> int:
-        n = _send(self, "len")
-        if type(n) is not int or n < 0:
-            raise TypeError("the candidate's __len__ returned something that is not a length")
-        return n
-
-    def __getitem__(self, key: Any) -> Any:
-        return _send(self, "getitem", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _send(self, "setitem", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        _send(self, "delitem", key)
-
-    def __contains__(self, item: Any) -> bool:
-        found = _send(self, "contains", item)
-        if type(found) is not bool:
-            raise TypeError("the candidate's __contains__ did not return a bool")
-        return found
-
-    def __enter__(self) -> Any:
-        return _send(self, "enter")
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        ref = _ref(self)
-        sent = exc if isinstance(exc, Exception) else None
-        return ref[0].invoke(ref, "exit", (sent,) if sent is not None else ()) is True
 
     def __str__(self) -> str:
         text = _send(self, "str")
@@ -594,19 +608,20 @@ class Handle:
 
 class TrustingHandle(Handle):
     """A handle the candidate side holds for a test-side object: the test side's own objects
-    are trusted, so their comparisons, truth and arithmetic are asked of them."""
+    are trusted, so their comparisons, truth and arithmetic are asked of them, and their
+    names read (a decorator's `functools.wraps`)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in METADATA:
+            ref = _ref(self)
+            return ref[0].invoke(ref, "get", name=name)
+        return Handle.__getattribute__(self, name)
 
     def __eq__(self, other: object) -> bool:
         return _send(self, "eq", other)
 
     def __ne__(self, other: object) -> bool:
         return not _send(self, "eq", other)
-
-    def __lt__(self, other: object) -> bool:
-        return _send(self, "lt", other)
-
-    def __le__(self, other: object) -> bool:
-        return _send(self, "le", other)
 
     def __hash__(self) -> int:
         return _send(self, "hash")
@@ -617,30 +632,93 @@ class TrustingHandle(Handle):
     def __repr__(self) -> str:
         return _send(self, "repr")
 
-    def __add__(self, other: Any) -> Any:
-        return _send(self, "add", other)
 
-    def __sub__(self, other: Any) -> Any:
-        return _send(self, "sub", other)
-
-    def __mul__(self, other: Any) -> Any:
-        return _send(self, "mul", other)
+def _h_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    return _send(self, "call", *args, **kwargs)
 
 
-def _handle_class(side: Side, name: str, bases: tuple) -> type:
+def _h_next(self: Any) -> Any:
+    try:
+        return _send(self, "next")
+    except Stop:
+        raise StopIteration from None
+
+
+def _h_len(self: Any) -> int:
+    n = _send(self, "len")
+    if type(n) is not int or n < 0:
+        raise TypeError("the candidate's __len__ returned something that is not a length")
+    return n
+
+
+def _h_contains(self: Any, item: Any) -> bool:
+    found = _send(self, "contains", item)
+    if type(found) is not bool:
+        raise TypeError("the candidate's __contains__ did not return a bool")
+    return found
+
+
+def _h_exit(self: Any, kind: Any, exc: Any, tb: Any) -> bool:
+    ref = _ref(self)
+    sent = exc if isinstance(exc, Exception) else None
+    return ref[0].invoke(ref, "exit", (sent,) if sent is not None else ()) is True
+
+
+def _h_op(op: str, arity: int) -> Any:
+    if arity == 0:
+        return lambda self: _send(self, op)
+    return lambda self, other: _send(self, op, other)
+
+
+def _h_setitem(self: Any, key: Any, value: Any) -> None:
+    _send(self, "setitem", key, value)
+
+
+# The protocol methods a handle may forward; a handle's class has those of them the object's
+# class has, and no other (so `isinstance(h, Sized)` or `callable(h)` reads as for the
+# object: a generator handed over is an iterator, not a sized container).
+_HANDLE_METHODS: dict[str, Any] = {
+    "__call__": _h_call,
+    "__iter__": _h_op("iter", 0),
+    "__next__": _h_next,
+    "__len__": _h_len,
+    "__getitem__": _h_op("getitem", 1),
+    "__setitem__": _h_setitem,
+    "__delitem__": _h_op("delitem", 1),
+    "__contains__": _h_contains,
+    "__enter__": _h_op("enter", 0),
+    "__exit__": _h_exit,
+}
+# Asked of the tests' objects only (the trusting side's handles).
+_TRUSTED_METHODS: dict[str, Any] = {
+    "__lt__": _h_op("lt", 1),
+    "__le__": _h_op("le", 1),
+    "__add__": _h_op("add", 1),
+    "__sub__": _h_op("sub", 1),
+    "__mul__": _h_op("mul", 1),
+}
+HANDLE_OPS = frozenset({*_HANDLE_METHODS, *_TRUSTED_METHODS})
+
+
+def _handle_class(side: Side, name: str, bases: tuple, ops: frozenset = HANDLE_OPS) -> type:
     base = Handle if side.strict else TrustingHandle
-    key = ("handle", name, bases, base)
+    key = ("handle", name, bases, base, ops)
     if key not in side._classes:
+        table = _HANDLE_METHODS if side.strict else {**_HANDLE_METHODS, **_TRUSTED_METHODS}
+        ns: dict[str, Any] = {"__module__": "harness_boundary"}
+        ns |= {op: method for op, method in table.items() if op in ops}
+        if "__enter__" not in ns or "__exit__" not in ns:
+            ns.pop("__enter__", None), ns.pop("__exit__", None)
         cls: type | None = None
         if bases:
             try:
-                cls = type(name, (base, *bases), {"__module__": "harness_boundary"})
+                cls = type(name, (base, *bases), ns)
                 if getattr(cls, "__abstractmethods__", None):
                     cls.__abstractmethods__ = frozenset()  # type: ignore[attr-defined]
                 object.__new__(cls)
             except TypeError:
                 cls = None
-        side._classes[key] = cls or type(name, (base,), {"__module__": "harness_boundary"})
+        side._classes[key] = cls or type(name, (base,), ns)
     return side._classes[key]
 
 
@@ -681,6 +759,7 @@ def relay_warning(side: Side) -> Any:
     def show(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
         mro = [[c.__module__, c.__qualname__] for c in category.__mro__ if c is not object]
         entry = [category.__module__, category.__qualname__, mro[:32], _safe_str(message)]
+        entry += [_safe_str(filename)[:1000], lineno if type(lineno) is int else 0]
         side.outbox.setdefault("wn", []).append(entry)
 
     return show
@@ -697,7 +776,10 @@ def replay(side: Side, message: dict) -> None:
             name, level, text = (str(e)[:MAX_TEXT] for e in entry)
             logging.getLogger(name).log(int(level), text)
     for entry in list_of(message.get("wn"))[:1000]:
-        if type(entry) is list and len(entry) == 4:
+        if type(entry) is list and len(entry) == 6:
             cls = side.exception_class(entry[0], entry[1], entry[2])
             category = cls if issubclass(cls, Warning) else UserWarning
-            warnings.warn(str(entry[3])[:MAX_TEXT], category, stacklevel=2)
+            text, filename, lineno = str(entry[3])[:MAX_TEXT], str(entry[4])[:1000], entry[5]
+            lineno = lineno if type(lineno) is int and 0 <= lineno < 1 << 31 else 0
+            # Where the candidate said it was; no registry, so none is suppressed as seen.
+            warnings.warn_explicit(text, category, filename, lineno)
