@@ -257,3 +257,74 @@ def test_a_decorator_reads_the_tests_function_names_and_its_warning_reaches_pyte
         "semver.py",
         7,
     )
+
+
+def test_an_argparse_namespace_crosses_by_value_and_compares_as_one(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """A parser's `Namespace` is a real `argparse.Namespace` on the test side (equal to the
+    tests' own, attributes deletable), and one the tests pass is one in the candidate."""
+    import argparse
+
+    module = served(
+        """
+        import argparse
+
+        def parse(args):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("version")
+            parser.set_defaults(func=len)
+            return parser.parse_args(args)
+
+        def bump(ns):
+            return [type(ns).__name__, ns.version + "!"]
+        """
+    )
+    result = module.parse(["1.2.3"])
+    del result.func
+
+    assert (result == argparse.Namespace(version="1.2.3"), module.bump(result)) == (
+        True,
+        ["Namespace", "1.2.3!"],
+    )
+
+
+def test_order_against_the_tests_values_is_the_candidates_own(
+    served: Callable[[str], proxy.CandidateModule],
+) -> None:
+    """`<` and `>` between a candidate object and a str, tuple or dict of the tests' are asked
+    of the candidate's methods (the value by copy); `==` against them stays structural."""
+    module = served(
+        """
+        class Version:
+            def __init__(self, text):
+                self.parts = tuple(int(p) for p in text.split("."))
+
+            def _other(self, other):
+                if isinstance(other, str):
+                    return Version(other).parts
+                if isinstance(other, dict):
+                    return (other["major"], other["minor"])
+                return tuple(other)
+
+            def __lt__(self, other):
+                return self.parts < self._other(other)
+
+            def __gt__(self, other):
+                return self.parts > self._other(other)
+
+            def __eq__(self, other):
+                return True
+        """
+    )
+    v = module.Version("1.2")
+
+    assert (v < "1.3", v > (1, 1), v < {"major": 0, "minor": 9}, "2.0" > v, v == "1.2") == (
+        True,
+        True,
+        False,
+        True,
+        False,
+    )
+    with pytest.raises(ValueError):
+        v < "x.y"  # noqa: B015
