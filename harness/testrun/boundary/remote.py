@@ -25,6 +25,7 @@ Standard library only (copied into the sandbox).
 from __future__ import annotations
 
 import abc
+import collections.abc
 import dataclasses
 import datetime as dt
 import enum
@@ -44,6 +45,9 @@ STDLIB_BASES: dict[tuple[str, str], type] = {
     ("enum", "Flag"): enum.Flag,
     ("enum", "IntFlag"): enum.IntFlag,
     ("enum", "StrEnum"): enum.StrEnum,
+    # The collections ABCs (`class numeric_range(Sequence, Hashable)`): `isinstance` against
+    # them holds; their mixin methods the class does not define run here over forwarded ones.
+    **{("collections.abc", n): getattr(collections.abc, n) for n in collections.abc.__all__},
 }
 ACTIVE: list[Any] = []  # this process's test side (proxy.configure)
 # An object's descriptive dunders, read from the candidate's object (values: text, never code).

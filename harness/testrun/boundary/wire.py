@@ -186,7 +186,13 @@ class Side(codec.Hooks):
         cls = self.exception_type(ref, mro)
         values = [codec.decode(a, self) for a in args] if type(args) is list else []
         try:
-            exc = type.__call__(cls, *values)  # built here, never by the class's metaclass
+            if isinstance(getattr(cls, "__init__", None), types.FunctionType):
+                # A Python `__init__` (a support class's) made these args from its own
+                # parameters already; its attributes come with the value.
+                exc = cls.__new__(cls, *values)
+                exc.args = tuple(values)
+            else:
+                exc = type.__call__(cls, *values)  # built here, never by its metaclass
         except Exception:
             exc = cls.__new__(cls)
             exc.args = tuple(values)
