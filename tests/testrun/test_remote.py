@@ -71,27 +71,31 @@ def test_a_class_named_by_id_only_is_described_again_on_request(side: proxy.Test
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[Callable[[str], proxy.CandidateModule]]:
+def served(tmp_path: Path) -> Iterator[Callable[..., proxy.CandidateModule]]:
     """Serve a module text (as `served_mod`) from a forked candidate process that relays its
     output and warnings as the sandboxed one does; returns the test side's module."""
     sides: list[tuple[proxy.TestSide, socket.socket, int]] = []
 
-    def serve(text: str) -> proxy.CandidateModule:
+    def serve(text: str, support: str = "") -> proxy.CandidateModule:
         (tmp_path / "served_mod.py").write_text(textwrap.dedent(text))
+        (tmp_path / "served_support.py").write_text(textwrap.dedent(support))
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
             ours.close()
             sys.path.insert(0, str(tmp_path))
-            candidate.serve(theirs.detach(), [])
+            candidate.serve(theirs.detach(), ["served_support"])
         theirs.close()
-        tests = proxy.TestSide(None, frozenset())
+        sys.path.insert(0, str(tmp_path))  # the support module is the tests' too
+        tests = proxy.TestSide(None, frozenset({"served_support"}))
         tests.sock, tests.generation = ours, 1
         remote.ACTIVE.append(tests)
         sides.append((tests, ours, pid))
         return proxy.CandidateModule("served_mod", tests)
 
     yield serve
+    sys.path.remove(str(tmp_path)) if str(tmp_path) in sys.path else None
+    sys.modules.pop("served_support", None)
     for tests, ours, pid in sides:
         remote.ACTIVE.remove(tests)
         ours.close()
@@ -99,7 +103,7 @@ def served(tmp_path: Path) -> Iterator[Callable[[str], proxy.CandidateModule]]:
 
 
 def test_a_generator_the_tests_pass_is_an_iterator_there_not_a_sized_container(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """The candidate's handle of a test-side generator has the protocol methods a generator
     has, no more: `isinstance(x, Sized)` is false there, so a `len`-first path is not taken."""
@@ -129,7 +133,7 @@ def test_a_generator_the_tests_pass_is_an_iterator_there_not_a_sized_container(
 
 
 def test_a_stopiteration_a_function_lets_out_reaches_the_tests_as_one(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A candidate function that raises StopIteration (`next()` of an empty iterator) raises
     StopIteration in the test, as in plain Python, not the boundary's internal end marker."""
@@ -146,7 +150,7 @@ def test_a_stopiteration_a_function_lets_out_reaches_the_tests_as_one(
 
 
 def test_an_instance_of_a_str_subclass_is_that_text_with_its_methods_forwarded(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A `str` subclass the candidate returns is a `str` of the same text on the test side
     (equal to the tests' text) whose own methods and properties are the candidate's; one
@@ -191,7 +195,7 @@ def test_an_instance_of_a_str_subclass_is_that_text_with_its_methods_forwarded(
 
 
 def test_a_module_list_is_a_plain_list_kept_equal_to_the_modules_both_ways(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A module-level list the tests read is exactly a `list` (`type(x) is list`), the same
     object at every read; the tests' changes reach the module's list, the module's changes
@@ -222,7 +226,7 @@ def test_a_module_list_is_a_plain_list_kept_equal_to_the_modules_both_ways(
 
 
 def test_a_decorator_reads_the_tests_function_names_and_its_warning_reaches_pytest_warns(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A candidate decorator wrapping a test's function reads its `__name__`, `__qualname__`
     and `__module__` (text, by value), and the DeprecationWarning it issues is re-issued here
@@ -260,7 +264,7 @@ def test_a_decorator_reads_the_tests_function_names_and_its_warning_reaches_pyte
 
 
 def test_an_argparse_namespace_crosses_by_value_and_compares_as_one(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A parser's `Namespace` is a real `argparse.Namespace` on the test side (equal to the
     tests' own, attributes deletable), and one the tests pass is one in the candidate."""
@@ -290,7 +294,7 @@ def test_an_argparse_namespace_crosses_by_value_and_compares_as_one(
 
 
 def test_order_against_the_tests_values_is_the_candidates_own(
-    served: Callable[[str], proxy.CandidateModule],
+    served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """`<` and `>` between a candidate object and a str, tuple or dict of the tests' are asked
     of the candidate's methods (the value by copy); `==` against them stays structural."""
@@ -328,3 +332,73 @@ def test_order_against_the_tests_values_is_the_candidates_own(
     )
     with pytest.raises(ValueError):
         v < "x.y"  # noqa: B015
+
+
+def test_a_support_exception_with_its_own_init_keeps_the_message_it_made(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """A support module's exception whose `__init__` builds its message from other
+    parameters arrives with the message the candidate's raise made, not `__init__` run
+    again on that message."""
+    module = served(
+        """
+        from served_support import Unequal
+
+        def check(a, b):
+            if len(a) != len(b):
+                raise Unequal((0, len(a), 1, len(b)))
+        """,
+        support="""
+        class Unequal(ValueError):
+            def __init__(self, details=None):
+                msg = "different lengths"
+                if details is not None:
+                    msg += ": index 0 has {}; index {} has {}".format(*details[1:])
+                super().__init__(msg)
+        """,
+    )
+    import served_support
+
+    with pytest.raises(served_support.Unequal) as err:
+        module.check([1], [1, 2])
+
+    assert err.value.args == ("different lengths: index 0 has 1; index 1 has 2",)
+
+
+def test_a_class_deriving_from_a_collections_abc_is_an_instance_of_it_here(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """A candidate class derived from `Sequence` and `Hashable` is an instance of both on the
+    test side; its mixin methods are the candidate's."""
+    from collections.abc import Hashable, Sequence, Sized
+
+    module = served(
+        """
+        from collections.abc import Hashable, Sequence
+
+        class Span(Sequence, Hashable):
+            def __init__(self, n):
+                self.n = n
+
+            def __len__(self):
+                return self.n
+
+            def __getitem__(self, i):
+                if not 0 <= i < self.n:
+                    raise IndexError(i)
+                return i * 10
+
+            def __hash__(self):
+                return self.n
+        """
+    )
+    span = module.Span(3)
+
+    assert (
+        isinstance(span, Sequence),
+        isinstance(span, Hashable),
+        isinstance(span, Sized),
+        list(span),
+        span.index(20),
+        20 in span,
+    ) == (True, True, True, [0, 10, 20], 2, True)
