@@ -323,7 +323,8 @@ def test_order_against_the_tests_values_is_the_candidates_own(
     )
     v = module.Version("1.2")
 
-    assert (v < "1.3", v > (1, 1), v < {"major": 0, "minor": 9}, "2.0" > v, v == "1.2") == (
+    reflected = "2.0" > v  # noqa: SIM300 (the reflected order is the point)
+    assert (v < "1.3", v > (1, 1), v < {"major": 0, "minor": 9}, reflected, v == "1.2") == (
         True,
         True,
         False,
@@ -402,3 +403,77 @@ def test_a_class_deriving_from_a_collections_abc_is_an_instance_of_it_here(
         span.index(20),
         20 in span,
     ) == (True, True, True, [0, 10, 20], 2, True)
+
+
+def test_a_function_of_the_tests_is_a_function_there_with_its_signature(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """A test's function reaches the candidate as a real function carrying its name and
+    signature (`inspect.signature(f).bind` works there), its calls come back to the test,
+    it returns as the very same function, and a builtin such as `operator.add` is the
+    candidate's own."""
+    import operator
+
+    module = served(
+        """
+        import inspect
+        import operator
+
+        def describe(f, *args):
+            try:
+                inspect.signature(f).bind(*args)
+                valid = True
+            except TypeError:
+                valid = False
+            return [f.__name__, str(inspect.signature(f)), valid, f(*args) if valid else None]
+
+        def same(f):
+            return f
+
+        def is_add(f):
+            return f is operator.add
+        """
+    )
+
+    def double(x, y=2):
+        return x * y
+
+    assert (
+        module.describe(double, 3),
+        module.describe(double, 1, 2, 3)[2],
+        module.same(double) is double,
+        module.is_add(operator.add),
+    ) == (["double", "(x, y=2)", True, 6], False, True, True)
+
+
+def test_a_callable_object_has_the_signature_the_candidate_reads(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """`inspect.signature` of a candidate's callable object (a curried function) is the one
+    the candidate's own `inspect.signature` gives, not the forwarder's `(*args, **kwargs)`."""
+    import inspect
+
+    module = served(
+        """
+        import functools
+        import inspect
+
+        class curry:
+            def __init__(self, func, *args):
+                self.func, self.args = func, args
+
+            def __call__(self, *args, **kwargs):
+                return self.func(*self.args, *args, **kwargs)
+
+            @property
+            def __signature__(self):
+                sig = inspect.signature(self.func)
+                return sig.replace(parameters=list(sig.parameters.values())[len(self.args):])
+
+        def add(x, y, z=3):
+            return x + y + z
+        """
+    )
+    curried = module.curry(module.add, 1)
+
+    assert (str(inspect.signature(curried)), curried(2)) == ("(y, z=3)", 6)

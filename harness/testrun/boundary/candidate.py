@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import enum
 import importlib
+import importlib.util
 import inspect
 import json
 import logging
@@ -31,6 +32,7 @@ import os
 import pickle
 import socket
 import sys
+import traceback
 import types
 import warnings
 from typing import Any
@@ -79,6 +81,44 @@ class CandidateSide(wire.Side):
         self.sent: set[int] = set()  # ids of classes and functions described in full
         self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
         self.shared: dict[int, list] = {}  # hid -> [module container, last encoding]
+        self.fds = []  # a script run's standard streams arrive with its request
+        self.foreign: dict[int, tuple[Any, int]] = {}  # id(function made here) -> (it, hid)
+
+    def make_handle(self, hid: int, meta: dict, origin: Any = None) -> Any:
+        """A function of the tests' is a real function here, with its name, doc and
+        signature, whose calls go to the test process (a builtin of the standard library's
+        is this process's own of that name)."""
+        described = meta.get("fn")
+        if type(described) is not dict:
+            return super().make_handle(hid, meta, origin)
+        own = self.builtin(described)
+        if own is not None:
+            return own
+        ref = (self, self.generation, hid, origin)
+
+        def call(target: tuple, args: tuple, kwargs: dict) -> Any:
+            return self.invoke(ref, "call", args, kwargs)
+
+        fn = remote.make_function(self, described, ref, call)
+        self.foreign[id(fn)] = (fn, hid)
+        return fn
+
+    def builtin(self, described: dict) -> Any:
+        if not described.get("builtin"):
+            return None
+        found = self.local_function(described.get("module"), described.get("qualname"))
+        return found if isinstance(found, types.BuiltinFunctionType) else None
+
+    def local_function(self, module: Any, qualname: Any) -> Any:
+        if type(module) is not str or type(qualname) is not str or "<" in qualname:
+            return None
+        try:
+            found: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except Exception:
+            return None
+        return found
 
     # --- classes by name: the candidate's own, any module ----------------------------------
 
@@ -193,6 +233,9 @@ class CandidateSide(wire.Side):
         return dict(list(found.items())[:500])
 
     def function_node(self, fn: Any) -> list:
+        foreign = self.foreign.get(id(fn))
+        if foreign is not None and foreign[0] is fn:  # the tests' own function, going back
+            return ["r", foreign[1]]
         hid = self.export(fn)[1]
         if id(fn) in self.sent:
             return ["fn", hid]
@@ -212,28 +255,10 @@ class CandidateSide(wire.Side):
         return ["fn", hid, meta]
 
     def params(self, fn: Any) -> list | None:
-        try:
-            signature = inspect.signature(fn)
-        except (TypeError, ValueError):
-            return None
-        out = []
-        for p in signature.parameters.values():
-            default = None
-            if p.default is not p.empty:
-                try:
-                    default = codec.encode(p.default, self)
-                except (codec.CodecError, RecursionError):
-                    default = ["v", repr(p.default)[:200]]
-            note = None if p.annotation is p.empty else _annotation(p.annotation)
-            out.append([p.name, int(p.kind), default, note])
-        return out
+        return remote.params_of(self, fn)
 
     def returns(self, fn: Any) -> str | None:
-        try:
-            note = inspect.signature(fn).return_annotation
-        except (TypeError, ValueError):
-            return None
-        return None if note is inspect.Signature.empty else _annotation(note)
+        return remote.returns_of(fn)
 
     def export(self, value: Any) -> list:
         if type(value) is Live:
@@ -277,6 +302,12 @@ class CandidateSide(wire.Side):
             target = self.target(message)
             self.sent.discard(id(target))
             return target, None
+        if op == "main":  # the module run as a script, with the streams that came along
+            fds, self.fds[:] = self.fds[-3:], []
+            return run_main(wire.str_of(message.get("n")), self.arguments(message)[0], fds), None
+        if op == "sig":  # a callable object's signature, for the tests' inspect.signature
+            target = self.target(message)
+            return [remote.params_of(self, target), remote.returns_of(target)], None
         if op == "names":  # a module's public names, for `import *` and dir()
             return public_names(self.target(message)), None
         value, back = super().perform(message)
@@ -317,7 +348,7 @@ class CandidateSide(wire.Side):
                     self.tracked[tid] = [value, codec.encode(value, self)]
         return args, kwargs
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
         if self.tracked:
             changed, dropped = self.changes()
             if changed:
@@ -328,7 +359,7 @@ class CandidateSide(wire.Side):
             changed = wire.sync_changes(self, self.shared)
             if changed:
                 message = {**message, "lc": changed}
-        super().send(message)
+        super().send(message, fds)
 
     def take_relays(self, message: dict) -> None:
         """The tests' changes to module containers they read, made to the module's own."""
@@ -372,6 +403,52 @@ _VALUE_OF = {str: str.__str__, int: int.__int__, float: float.__float__, bytes: 
 _PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
 
 
+def run_main(name: str, args: list, fds: list[int]) -> int:
+    """Run the module `name` as `__main__` with `args` as its command line and `fds` as its
+    stdin, stdout and stderr; its exit status (as the interpreter would give it)."""
+    import runpy
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        return 1
+    saved = sys.argv, sys.stdin, sys.stdout, sys.stderr
+    streams = [
+        open(fds[0], encoding="utf-8", closefd=True),  # noqa: SIM115 (closed below)
+        open(fds[1], "w", encoding="utf-8", closefd=True),  # noqa: SIM115
+        open(fds[2], "w", encoding="utf-8", closefd=True),  # noqa: SIM115
+    ]
+    given = args[0] if args and type(args[0]) is list else []
+    sys.argv = [spec.origin, *(str(a) for a in given)]
+    sys.stdin, sys.stdout, sys.stderr = streams
+    status = 0
+    try:
+        runpy.run_path(spec.origin, run_name="__main__")
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    finally:
+        for stream in streams:
+            with contextlib.suppress(Exception):
+                stream.flush()
+            with contextlib.suppress(Exception):
+                stream.close()
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved
+    return status
+
+
+def _exit_status(code: Any) -> int:
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
 def public_names(module: Any) -> list[str]:
     names = getattr(module, "__all__", None)
     if isinstance(names, list | tuple) and all(type(n) is str for n in names):
@@ -390,14 +467,6 @@ def state_of(obj: Any) -> dict:
             if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
                 found[name] = getattr(obj, name)
     return found
-
-
-def _annotation(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, type):
-        return value.__qualname__ if value.__module__ == "builtins" else value.__name__
-    return repr(value)[:200]
 
 
 def serve(fd: int, support: list[str]) -> None:

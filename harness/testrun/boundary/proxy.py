@@ -1,6 +1,7 @@
 """The test side: the module the tests import in place of the candidate, and its connection.
 
-The scratch tree's file at the candidate's place holds two lines that swap in `module(name)`:
+The scratch tree's file at the candidate's place holds a few lines that swap in `module(name)`
+(or, run as a script by a test, hand the run to the candidate: script.py):
 a module whose attributes are read from, and written to, the candidate process. The first
 read asks the harness (over the broker socket) for a candidate process, which arrives as a
 socket passed by SCM_RIGHTS. A request the wait for which was cut short (the per-test alarm,
@@ -11,27 +12,44 @@ Standard library only (copied into the sandbox).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
+import os
 import socket
 import sys
+import tempfile
+import threading
 import types
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from . import codec, observe, remote, wire
+from . import codec, observe, remote, script, wire
 
 _state: dict[str, Any] = {}
 _REPLACED = "this object belonged to a candidate process that was replaced"
 
 
-def configure(broker_fd: int, support: list[str], observed: str | None = None) -> None:
+def configure(
+    broker_fd: int, support: list[str], observed: str | None = None, shared: str | None = None
+) -> None:
     """Called once by the sandbox bootstrap of a boundary run, before pytest starts;
-    `observed`: the file the tests' calls are logged to (observe.py), if any."""
+    `observed`: the file the tests' calls are logged to (observe.py), if any; `shared`: the
+    folder mounted into both sandboxes at its own path, where the tests' temporary files go
+    (`tempfile` as `tmp_path`: a path the tests pass means the same file in the candidate's)."""
     observe.configure(observed)
-    _state["side"] = TestSide(broker_fd, frozenset(support))
-    remote.ACTIVE.append(_state["side"])
+    side = TestSide(broker_fd, frozenset(support))
+    _state["side"] = side
+    remote.ACTIVE.append(side)
+    own = tempfile.mkdtemp(prefix="boundary-", dir="/tmp")  # this sandbox's own /tmp
+    _state["scripts"] = script.Scripts(side, own)
+    if shared is not None:
+        folder = Path(shared) / "tmp"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.environ["TMPDIR"] = str(folder)
+        tempfile.tempdir = None
 
 
 def module(name: str) -> types.ModuleType:
@@ -56,6 +74,25 @@ class TestSide(wire.Side):
         self.watched: dict[int, Any] = {}  # tid -> a container passed to the candidate
         self.shared: dict[int, list] = {}  # hid -> [a module container read, last encoding]
         self.syncing = False
+        self.lock = threading.RLock()  # one conversation at a time (a script run's thread)
+
+    def request(self, op: str, fds: list[int] | None = None, **fields: Any) -> tuple[Any, list]:
+        try:
+            self.lock.acquire()
+        except BaseException:  # the per-test alarm while a script run holds the connection:
+            self.broken()  # drop it (that run fails), so the next test gets a fresh one
+            raise
+        try:
+            return super().request(op, fds, **fields)
+        finally:
+            self.lock.release()
+
+    def run_script(self, name: str, argv: list[str], fds: list[int]) -> int:
+        """The candidate module `name` run as a script with these streams; its status."""
+        with self.lock:
+            hid = self.module_id(name)
+            status = self.request("main", fds, h=hid, n=name, a=[codec.encode(argv, self)])[0]
+        return status if type(status) is int else 1
 
     def take_relays(self, message: dict) -> None:
         wire.replay(self, message)
@@ -70,7 +107,7 @@ class TestSide(wire.Side):
                 wire.refill(shared[0], codec.decode(entry[1], self))
                 shared[1] = json.dumps(codec.encode(shared[0], self))
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
         """The tests' changes to module containers they read ride along (`ls`); those the
         tests no longer hold are let go (`ld`)."""
         if self.shared and not self.syncing:
@@ -88,7 +125,7 @@ class TestSide(wire.Side):
                 message = {**message, "ls": changed}
             if dropped:
                 message = {**message, "ld": dropped}
-        super().send(message)
+        super().send(message, fds)
 
     def watch(self, value: Any) -> int | None:
         if type(value) not in (list, dict, set):
@@ -101,6 +138,8 @@ class TestSide(wire.Side):
 
     def broken(self) -> None:
         if self.sock is not None:
+            with contextlib.suppress(OSError):  # wakes a script run's thread blocked on it
+                self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()
         self.sock = None
 
@@ -280,6 +319,23 @@ class TestSide(wire.Side):
         if ref is not None and ref[0] is self:
             return ["r", self.current_id(ref)]
         return super().export(value)
+
+    def function_node(self, fn: Any) -> list:
+        """A function of the tests': a handle that describes it by value (name, doc,
+        signature; a builtin's module), so the candidate's `inspect.signature(f)` and
+        `functools.wraps(f)` read it as in plain Python. Its calls come back here."""
+        node = self.export(fn)
+        if node[0] == "h":
+            qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "function")
+            node[2]["fn"] = {
+                "module": str(getattr(fn, "__module__", None) or ""),
+                "qualname": str(qualname),
+                "doc": fn.__doc__ if type(fn.__doc__) is str else None,
+                "params": remote.params_of(self, fn),
+                "returns": remote.returns_of(fn),
+                "builtin": isinstance(fn, types.BuiltinFunctionType),
+            }
+        return node
 
     def class_ref(self, cls: type) -> list:
         if id(cls) in self.origin:

@@ -418,9 +418,23 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         _side(owner).class_request(owner, "init", (self, *args), kwargs)
 
 
+def _remote_signature(self: Any) -> inspect.Signature | None:
+    """A callable object's signature, as the candidate's `inspect.signature` reads it."""
+    ref = ref_of(self)
+    if ref is None:
+        raise AttributeError("__signature__")
+    side = ref[0]
+    found = side.request("sig", h=side.current_id(ref))[0]
+    if type(found) is not list or len(found) != 2:
+        return None
+    return _signature(side, found[0], found[1])
+
+
 def _plain_class(side: Any, qualname: str, bases: list, ns: dict, ops: list, meta: dict):
     for op in ops:
         ns[op] = FORWARDERS[op]
+    if "__call__" in ops:
+        ns["__signature__"] = property(_remote_signature)
     if meta.get("init"):
         ns["__init__"] = _init
     # Here, not only inherited: a C base (tzinfo) has attribute slots of its own that
@@ -479,12 +493,13 @@ def new_proxy(cls: type, value: Any = None) -> Any:
         return solid.__new__(cls)
 
 
-def make_function(side: Any, meta: dict, target: tuple) -> Any:
-    """A real function forwarding its calls to the candidate's; `target` is what
-    `side.function_id` re-finds it by."""
+def make_function(side: Any, meta: dict, target: tuple, call: Any = None) -> Any:
+    """A real function forwarding its calls to the other side's (`call`, by default the
+    test side's `function_call`); `target` is what `side.function_id` re-finds it by."""
+    call = call or side.function_call
 
     def forward(*args: Any, **kwargs: Any) -> Any:
-        return side.function_call(target, args, kwargs)
+        return call(target, args, kwargs)
 
     qualname = str(meta.get("qualname") or "function")[:200]
     forward.__name__ = _name(qualname) if qualname.rpartition(".")[2] != "<lambda>" else "<lambda>"
@@ -495,6 +510,41 @@ def make_function(side: Any, meta: dict, target: tuple) -> Any:
     if signature is not None:
         forward.__signature__ = signature  # type: ignore[attr-defined]
     return forward
+
+
+def params_of(side: Any, fn: Any) -> list | None:
+    """A function's parameters as [name, kind, default (a value node), annotation text]."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in signature.parameters.values():
+        default = None
+        if p.default is not p.empty:
+            try:
+                default = codec.encode(p.default, side)
+            except (codec.CodecError, RecursionError):
+                default = ["v", repr(p.default)[:200]]
+        note = None if p.annotation is p.empty else _annotation(p.annotation)
+        out.append([p.name, int(p.kind), default, note])
+    return out
+
+
+def returns_of(fn: Any) -> str | None:
+    try:
+        note = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return None
+    return None if note is inspect.Signature.empty else _annotation(note)
+
+
+def _annotation(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, type):
+        return value.__qualname__ if value.__module__ == "builtins" else value.__name__
+    return repr(value)[:200]
 
 
 class _Default:

@@ -23,6 +23,7 @@ import importlib
 import json
 import logging
 import operator
+import os
 import socket
 import struct
 import sys
@@ -92,6 +93,7 @@ class Side(codec.Hooks):
         self.remotes: dict[tuple[int, int], Any] = {}
         self.generation, self.seq = 0, 0
         self.outbox: dict[str, Any] = {}  # what rides along with the next message (relays)
+        self.fds: list[int] | None = None  # the candidate side: descriptors that arrived
 
     # --- classes by name, on this side --------------------------------------------------
 
@@ -268,21 +270,25 @@ class Side(codec.Hooks):
 
     # --- the connection ---------------------------------------------------------------------
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
         if self.outbox:
             message = {**message, **self.outbox}
             self.outbox = {}
         data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
         if self.sock is None:
             raise BoundaryError("the candidate process is not connected")
-        self.sock.sendall(_HEADER.pack(len(data)) + data)
+        frame = _HEADER.pack(len(data)) + data
+        if fds:  # with its first byte (a script run's standard streams)
+            socket.send_fds(self.sock, [frame[:1]], fds)
+            frame = frame[1:]
+        self.sock.sendall(frame)
 
     def receive(self) -> dict:
-        head = _read(self.sock, _HEADER.size)
+        head = _read(self.sock, _HEADER.size, self.fds)
         (size,) = _HEADER.unpack(head)
         if size > MAX_FRAME:
             raise BoundaryError(f"a message of {size} bytes is over the {MAX_FRAME} byte cap")
-        body = _read(self.sock, size)
+        body = _read(self.sock, size, self.fds)
         try:
             message = json.loads(body, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
@@ -295,14 +301,14 @@ class Side(codec.Hooks):
     def take_relays(self, message: dict) -> None:
         """Hook: the test side writes the candidate's output, logs and warnings here."""
 
-    def request(self, op: str, **fields: Any) -> tuple[Any, list]:
+    def request(self, op: str, fds: list[int] | None = None, **fields: Any) -> tuple[Any, list]:
         """Send one request and serve the other side's requests until its reply arrives;
         returns (value, copy-back). Anything that stops the wait (a dead peer, the per-test
         alarm) leaves the connection unusable: `broken()` is told."""
         self.seq += 1
         mine, replied = self.seq, False
         try:
-            self.send({"q": op, "i": mine, **fields})
+            self.send({"q": op, "i": mine, **fields}, fds)
             while True:
                 message = self.receive()
                 if "q" in message:
@@ -514,12 +520,19 @@ def refill(original: Any, value: Any) -> None:
         original.update(value)
 
 
-def _read(sock: socket.socket | None, size: int) -> bytes:
+def _read(sock: socket.socket | None, size: int, fds: list[int] | None = None) -> bytes:
+    """`size` bytes; descriptors that come with them go to `fds` on a side that takes them
+    (the candidate's); the test side takes none (a plain read, the kernel discards them)."""
     if sock is None:
         raise BoundaryError("the candidate process is not connected")
     chunks, left = [], size
     while left:
-        chunk = sock.recv(min(left, 1 << 20))
+        if fds is None:
+            chunk = sock.recv(min(left, 1 << 20))
+        else:
+            chunk, got, _, _ = socket.recv_fds(sock, min(left, 1 << 20), 4)
+            for fd in got:
+                fds.append(fd) if len(fds) < 16 else os.close(fd)
         if not chunk:
             raise BoundaryError("the candidate process closed the connection (it died or exited)")
         chunks.append(chunk)
