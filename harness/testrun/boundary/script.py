@@ -13,7 +13,6 @@ is the script's output, as in plain Python. Standard library only (copied into t
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import socket
@@ -83,7 +82,9 @@ class Scripts:
             request = json.loads(data[4 : size + 4])
             name = module_name(str(request["file"]))
             argv = [str(a) for a in request["argv"]]
-            if name is not None and len(fds) == 3:
+            if name is None:
+                raise LookupError(f"no module of the tests' path is {request['file']}")
+            if len(fds) == 3:
                 status = self.side.run_script(name, argv, fds)
         except Exception as exc:  # the script's own failure is its status; this is ours
             with contextlib.suppress(Exception):
@@ -98,26 +99,20 @@ class Scripts:
 
 
 def module_name(file: str) -> str | None:
-    """The module the tests import from `file` (the stand-in's path), by this process's path."""
+    """The module the tests import from `file` (the stand-in's path), by this process's path:
+    the fullest dotted name whose parent folders are packages."""
+    target = Path(file).resolve()
     found = []
     for entry in sys.path:
         base = Path(entry or ".").resolve()
         try:
-            rel = Path(file).resolve().relative_to(base)
+            rel = target.relative_to(base)
         except ValueError:
             continue
         parts = list(rel.with_suffix("").parts)
         if parts and parts[-1] == "__init__":
             parts.pop()
-        if parts and all(p.isidentifier() for p in parts):
+        packages = [base.joinpath(*parts[:n], "__init__.py") for n in range(1, len(parts))]
+        if parts and all(p.isidentifier() for p in parts) and all(map(Path.exists, packages)):
             found.append(".".join(parts))
-    for name in sorted(set(found), key=lambda n: -n.count(".")):
-        with contextlib.suppress(ImportError, ValueError, AttributeError):
-            spec = importlib.util.find_spec(name)
-            if (
-                spec is not None
-                and spec.origin
-                and Path(spec.origin).resolve() == Path(file).resolve()
-            ):
-                return name
-    return None
+    return max(found, key=lambda n: n.count("."), default=None)
