@@ -477,3 +477,40 @@ def test_a_callable_object_has_the_signature_the_candidate_reads(
     curried = module.curry(module.add, 1)
 
     assert (str(inspect.signature(curried)), curried(2)) == ("(y, z=3)", 6)
+
+
+def test_exception_classes_of_the_tests_can_be_caught_there_and_come_back_as_theirs(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """A test's own exception classes passed to the candidate are classes it can catch with
+    (`except (Fiz, Buzz)`), the test's callback raising one is caught there, and the class
+    returned is the test's own."""
+    module = served(
+        """
+        def collect(func, exceptions):
+            out = []
+            try:
+                while True:
+                    out.append(func())
+            except exceptions:
+                return out
+
+        def first(exceptions):
+            return exceptions[0]
+        """
+    )
+
+    class Fiz(Exception):
+        pass
+
+    class Buzz(Exception):
+        pass
+
+    left = [1, 2]
+
+    def pop():
+        if not left:
+            raise Buzz
+        return left.pop()
+
+    assert (module.collect(pop, (Fiz, Buzz)), module.first((Fiz, Buzz)) is Fiz) == ([2, 1], True)

@@ -81,13 +81,17 @@ class CandidateSide(wire.Side):
         self.sent: set[int] = set()  # ids of classes and functions described in full
         self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
         self.shared: dict[int, list] = {}  # hid -> [module container, last encoding]
-        self.fds = []  # a script run's standard streams arrive with its request
         self.foreign: dict[int, tuple[Any, int]] = {}  # id(function made here) -> (it, hid)
 
     def make_handle(self, hid: int, meta: dict, origin: Any = None) -> Any:
         """A function of the tests' is a real function here, with its name, doc and
         signature, whose calls go to the test process (a builtin of the standard library's
         is this process's own of that name)."""
+        exc = meta.get("exc")
+        if type(exc) is list and len(exc) == 3:  # an exception class of the tests': the same
+            cls = self.exception_class(*exc)  # mirror its raises are rebuilt as
+            self.foreign[id(cls)] = (cls, hid)
+            return cls
         described = meta.get("fn")
         if type(described) is not dict:
             return super().make_handle(hid, meta, origin)
@@ -184,6 +188,9 @@ class CandidateSide(wire.Side):
         return module in self.support and self.local_class(module, qualname) is cls
 
     def class_ref(self, cls: type) -> list:
+        foreign = self.foreign.get(id(cls))
+        if foreign is not None and foreign[0] is cls:  # the tests' own class, going back
+            return ["r", foreign[1]]
         if self.is_shared(cls):
             return ["b", cls.__module__, cls.__qualname__]
         hid = self.export(cls)[1]
@@ -265,7 +272,7 @@ class CandidateSide(wire.Side):
             hid = super().export(value.value)[1]
             kind = type(value.value).__name__
             node = codec.encode(value.value, self)
-            self.shared[hid] = [value.value, json.dumps(node)]
+            self.shared[hid] = [value.value, wire.snapshot(self, value.value)]
             return ["lv", hid, kind, node]
         node = super().export(value)
         cls = type(value)
@@ -302,8 +309,8 @@ class CandidateSide(wire.Side):
             target = self.target(message)
             self.sent.discard(id(target))
             return target, None
-        if op == "main":  # the module run as a script, with the streams that came along
-            fds, self.fds[:] = self.fds[-3:], []
+        if op == "main":  # the module run as a script, with the streams sent right after
+            fds = streams(self.sock)
             return run_main(wire.str_of(message.get("n")), self.arguments(message)[0], fds), None
         if op == "sig":  # a callable object's signature, for the tests' inspect.signature
             target = self.target(message)
@@ -367,7 +374,7 @@ class CandidateSide(wire.Side):
             if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
                 shared = self.shared[entry[0]]
                 wire.refill(shared[0], codec.decode(entry[1], self))
-                shared[1] = json.dumps(codec.encode(shared[0], self))
+                shared[1] = wire.snapshot(self, shared[0])
         for hid in wire.list_of(message.get("ld"))[:10_000]:
             self.shared.pop(hid, None) if type(hid) is int else None
 
@@ -401,6 +408,16 @@ class Live:
 _VALUE_OF = {str: str.__str__, int: int.__int__, float: float.__float__, bytes: bytes.__bytes__}
 # Classes that are neither the candidate's nor shared: generic handles.
 _PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
+
+
+def streams(sock: Any) -> list[int]:
+    """A script run's stdin, stdout and stderr: one byte carrying them follows its request."""
+    _, fds, _, _ = socket.recv_fds(sock, 1, 3)
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        raise wire.BoundaryError("a script run arrived without its three streams")
+    return fds
 
 
 def run_main(name: str, args: list, fds: list[int]) -> int:

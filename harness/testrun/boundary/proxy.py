@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import json
 import os
 import socket
 import sys
@@ -105,7 +104,7 @@ class TestSide(wire.Side):
             if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
                 shared = self.shared[entry[0]]
                 wire.refill(shared[0], codec.decode(entry[1], self))
-                shared[1] = json.dumps(codec.encode(shared[0], self))
+                shared[1] = wire.snapshot(self, shared[0])
 
     def send(self, message: dict, fds: list[int] | None = None) -> None:
         """The tests' changes to module containers they read ride along (`ls`); those the
@@ -350,7 +349,11 @@ class TestSide(wire.Side):
         named = self.local_class(cls.__module__, cls.__qualname__)
         if named is cls and cls.__module__ in ("builtins", *self.support):
             return ["b", cls.__module__, cls.__qualname__]
-        return self.export(cls)
+        node = self.export(cls)
+        if node[0] == "h" and issubclass(cls, Exception):  # one to catch: made there by name
+            mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object]
+            node[2]["exc"] = [cls.__module__, cls.__qualname__, mro[:32]]
+        return node
 
     def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
         if type(ref) is list and ref[:1] == ["k"]:
@@ -396,7 +399,7 @@ class TestSide(wire.Side):
         else:
             self.shared[hid] = [value, ""]
         entry = self.shared[hid]
-        entry[1] = json.dumps(codec.encode(entry[0], self))
+        entry[1] = wire.snapshot(self, entry[0])
         return entry[0]
 
     def handle(self, node: list) -> Any:

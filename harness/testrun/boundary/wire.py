@@ -23,7 +23,6 @@ import importlib
 import json
 import logging
 import operator
-import os
 import socket
 import struct
 import sys
@@ -93,7 +92,6 @@ class Side(codec.Hooks):
         self.remotes: dict[tuple[int, int], Any] = {}
         self.generation, self.seq = 0, 0
         self.outbox: dict[str, Any] = {}  # what rides along with the next message (relays)
-        self.fds: list[int] | None = None  # the candidate side: descriptors that arrived
 
     # --- classes by name, on this side --------------------------------------------------
 
@@ -277,18 +275,16 @@ class Side(codec.Hooks):
         data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode()
         if self.sock is None:
             raise BoundaryError("the candidate process is not connected")
-        frame = _HEADER.pack(len(data)) + data
-        if fds:  # with its first byte (a script run's standard streams)
-            socket.send_fds(self.sock, [frame[:1]], fds)
-            frame = frame[1:]
-        self.sock.sendall(frame)
+        self.sock.sendall(_HEADER.pack(len(data)) + data)
+        if fds:  # a script run's standard streams: one byte of their own, after the message
+            socket.send_fds(self.sock, [b"F"], fds)
 
     def receive(self) -> dict:
-        head = _read(self.sock, _HEADER.size, self.fds)
+        head = _read(self.sock, _HEADER.size)
         (size,) = _HEADER.unpack(head)
         if size > MAX_FRAME:
             raise BoundaryError(f"a message of {size} bytes is over the {MAX_FRAME} byte cap")
-        body = _read(self.sock, size, self.fds)
+        body = _read(self.sock, size)
         try:
             message = json.loads(body, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
@@ -495,19 +491,30 @@ def _mirror(module: str, qualname: str, bases: tuple) -> type:
     return type("Mirror", (Exception,), namespace)
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def snapshot(side: Side, value: Any) -> tuple:
+    """What a shared container's change is told by: a shallow copy when it holds builtin
+    scalars only (compared by the builtins' own `==`, cheap), else its encoding's text."""
+    items = [*value.keys(), *value.values()] if type(value) is dict else value
+    if all(type(x) in _SCALARS for x in items):
+        return ("copy", type(value)(value))
+    try:
+        return ("text", json.dumps(codec.encode(value, side)))
+    except (codec.CodecError, RecursionError):
+        return ("none", None)
+
+
 def sync_changes(side: Side, shared: dict[int, list]) -> list:
     """[key, new value] for each shared container whose value changed since it was last
     sent or received (both sides keep one, the tests' and the module's)."""
     changed = []
     for key, entry in list(shared.items()):
-        try:
-            now = codec.encode(entry[0], side)
-        except (codec.CodecError, RecursionError):
-            continue
-        text = json.dumps(now)
-        if text != entry[1]:
-            entry[1] = text
-            changed.append([key, now])
+        now = snapshot(side, entry[0])
+        if now != entry[1] and now[0] != "none":
+            entry[1] = now
+            changed.append([key, codec.encode(entry[0], side)])
     return changed
 
 
@@ -520,19 +527,13 @@ def refill(original: Any, value: Any) -> None:
         original.update(value)
 
 
-def _read(sock: socket.socket | None, size: int, fds: list[int] | None = None) -> bytes:
-    """`size` bytes; descriptors that come with them go to `fds` on a side that takes them
-    (the candidate's); the test side takes none (a plain read, the kernel discards them)."""
+def _read(sock: socket.socket | None, size: int) -> bytes:
+    """Exactly `size` bytes (never into what follows: a `main` request's descriptors)."""
     if sock is None:
         raise BoundaryError("the candidate process is not connected")
     chunks, left = [], size
     while left:
-        if fds is None:
-            chunk = sock.recv(min(left, 1 << 20))
-        else:
-            chunk, got, _, _ = socket.recv_fds(sock, min(left, 1 << 20), 4)
-            for fd in got:
-                fds.append(fd) if len(fds) < 16 else os.close(fd)
+        chunk = sock.recv(min(left, 1 << 20))
         if not chunk:
             raise BoundaryError("the candidate process closed the connection (it died or exited)")
         chunks.append(chunk)
