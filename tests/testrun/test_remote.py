@@ -514,3 +514,51 @@ def test_exception_classes_of_the_tests_can_be_caught_there_and_come_back_as_the
         return left.pop()
 
     assert (module.collect(pop, (Fiz, Buzz)), module.first((Fiz, Buzz)) is Fiz) == ([2, 1], True)
+
+
+def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_protocol(
+    served: Callable[..., proxy.CandidateModule],
+) -> None:
+    """A test's function carries its own attributes by value (`parse_number.pattern`, the
+    `__wrapped__` of a `functools.wraps`), and an object whose class sets `__iter__ = None`
+    is not iterable there even with a `__getitem__`, as in plain Python."""
+    import functools
+
+    module = served(
+        """
+        def pattern(f):
+            return [getattr(f, "pattern", None), f.mapping["yes"], f.__wrapped__.__name__]
+
+        def iterable(x):
+            try:
+                iter(x)
+            except TypeError:
+                return False
+            return True
+        """
+    )
+
+    def inner(text):
+        return text
+
+    @functools.wraps(inner)
+    def number(text):
+        return int(text)
+
+    number.pattern, number.mapping = r"\d+", {"yes": True}
+
+    class NotIterable:
+        __iter__ = None
+
+        def __getitem__(self, i):
+            return [1][i]
+
+    class GetItem:
+        def __getitem__(self, i):
+            return [1][i]
+
+    assert (module.pattern(number), module.iterable(NotIterable()), module.iterable(GetItem())) == (
+        [r"\d+", True, "inner"],
+        False,
+        True,
+    )

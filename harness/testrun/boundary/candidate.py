@@ -105,6 +105,10 @@ class CandidateSide(wire.Side):
 
         fn = remote.make_function(self, described, ref, call)
         self.foreign[id(fn)] = (fn, hid)
+        for entry in wire.list_of(described.get("attrs"))[:64]:  # its attributes, by value
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                with contextlib.suppress(Exception):
+                    setattr(fn, entry[0], codec.decode(entry[1], self))
         return fn
 
     def builtin(self, described: dict) -> Any:

@@ -333,8 +333,20 @@ class TestSide(wire.Side):
                 "params": remote.params_of(self, fn),
                 "returns": remote.returns_of(fn),
                 "builtin": isinstance(fn, types.BuiltinFunctionType),
+                "attrs": self.function_attrs(fn),
             }
         return node
+
+    def function_attrs(self, fn: Any) -> list:
+        """A function's own attributes (`parse_number.pattern`, `__wrapped__`), by value as
+        it crosses: [name, value node] for each that can cross."""
+        found = []
+        for name, value in list(getattr(fn, "__dict__", {}).items())[:64]:
+            public = type(name) is str and name.isidentifier() and not name.startswith("__")
+            if public or name == "__wrapped__":
+                with contextlib.suppress(codec.CodecError, RecursionError):
+                    found.append([name, codec.encode(value, self)])
+        return found
 
     def class_ref(self, cls: type) -> list:
         if id(cls) in self.origin:

@@ -234,8 +234,9 @@ class Side(codec.Hooks):
         cls = type(value)
         mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
         ops = sorted(n for n in HANDLE_OPS if _has(cls, n))
+        off = sorted(n for n in HANDLE_OPS if _has(cls, n) is None)  # `__iter__ = None`
         name = _safe_str(getattr(cls, "__qualname__", "?"))
-        return ["h", hid, {"mro": mro, "name": name, "ops": ops}]
+        return ["h", hid, {"mro": mro, "name": name, "ops": ops, "off": off}]
 
     def handle(self, node: list) -> Any:
         if node[0] == "r":
@@ -259,9 +260,10 @@ class Side(codec.Hooks):
                 if local is not None and not any(issubclass(b, local) for b in bases):
                     bases.append(local)
         name = meta.get("name") if type(meta.get("name")) is str else "Handle"
-        ops = meta.get("ops")
+        ops, off = meta.get("ops"), meta.get("off")
         ops = frozenset(n for n in ops if n in HANDLE_OPS) if type(ops) is list else HANDLE_OPS
-        cls = _handle_class(self, _ident(name)[:100], tuple(bases), ops)
+        off = frozenset(n for n in off if n in HANDLE_OPS) if type(off) is list else frozenset()
+        cls = _handle_class(self, _ident(name)[:100], tuple(bases), ops, off)
         obj = object.__new__(cls)
         object.__setattr__(obj, "_boundary_ref", (self, self.generation, hid, origin))
         return obj
@@ -446,11 +448,14 @@ class Side(codec.Hooks):
         return ref[2]
 
 
-def _has(cls: type, name: str) -> bool:
-    """`cls` has the protocol method `name` (object's own defaults do not count)."""
+def _has(cls: type, name: str) -> bool | None:
+    """`cls` has the protocol method `name` (object's own defaults do not count); None when
+    the class turns it off (`__iter__ = None`: not iterable even with `__getitem__`)."""
     for klass in cls.__mro__:
         if name in vars(klass):
-            return klass is not object and vars(klass)[name] is not None
+            if vars(klass)[name] is None:
+                return None
+            return klass is not object
     return False
 
 
@@ -720,15 +725,18 @@ _TRUSTED_METHODS: dict[str, Any] = {
 HANDLE_OPS = frozenset({*_HANDLE_METHODS, *_TRUSTED_METHODS})
 
 
-def _handle_class(side: Side, name: str, bases: tuple, ops: frozenset = HANDLE_OPS) -> type:
+def _handle_class(
+    side: Side, name: str, bases: tuple, ops: frozenset = HANDLE_OPS, off: frozenset = frozenset()
+) -> type:
     base = Handle if side.strict else TrustingHandle
-    key = ("handle", name, bases, base, ops)
+    key = ("handle", name, bases, base, ops, off)
     if key not in side._classes:
         table = _HANDLE_METHODS if side.strict else {**_HANDLE_METHODS, **_TRUSTED_METHODS}
         ns: dict[str, Any] = {"__module__": "harness_boundary"}
         ns |= {op: method for op, method in table.items() if op in ops}
         if "__enter__" not in ns or "__exit__" not in ns:
             ns.pop("__enter__", None), ns.pop("__exit__", None)
+        ns |= {op: None for op in off if op in ("__iter__", "__call__", "__len__")}
         cls: type | None = None
         if bases:
             try:
