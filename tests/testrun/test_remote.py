@@ -520,8 +520,9 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
     served: Callable[..., proxy.CandidateModule],
 ) -> None:
     """A test's function carries its own attributes by value (`parse_number.pattern`, the
-    `__wrapped__` of a `functools.wraps`), and an object whose class sets `__iter__ = None`
-    is not iterable there even with a `__getitem__`, as in plain Python."""
+    `__wrapped__` of a `functools.wraps`), attributes the candidate sets on it reach the
+    test's function (a decorator marking it), and an object whose class sets
+    `__iter__ = None` is not iterable there even with a `__getitem__`, as in plain Python."""
     import functools
 
     module = served(
@@ -535,6 +536,15 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
             except TypeError:
                 return False
             return True
+
+        def with_pattern(text):
+            def mark(f):
+                f.pattern = text
+                return f
+            return mark
+
+        def register(f):
+            f.group_count = 2
         """
     )
 
@@ -557,8 +567,15 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
         def __getitem__(self, i):
             return [1][i]
 
+    @module.with_pattern(r"\w+")
+    def word(text):
+        return text
+
+    module.register(word)
+
     assert (module.pattern(number), module.iterable(NotIterable()), module.iterable(GetItem())) == (
         [r"\d+", True, "inner"],
         False,
         True,
     )
+    assert (word.pattern, word.group_count, word("a")) == (r"\w+", 2, "a")

@@ -82,6 +82,8 @@ class CandidateSide(wire.Side):
         self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
         self.shared: dict[int, list] = {}  # hid -> [module container, last encoding]
         self.foreign: dict[int, tuple[Any, int]] = {}  # id(function made here) -> (it, hid)
+        self.attrs: list[list] = []  # [function made here, hid, its attributes last sent]
+        self.attr_ids: set[int] = set()
 
     def make_handle(self, hid: int, meta: dict, origin: Any = None) -> Any:
         """A function of the tests' is a real function here, with its name, doc and
@@ -110,6 +112,40 @@ class CandidateSide(wire.Side):
                 with contextlib.suppress(Exception):
                     setattr(fn, entry[0], codec.decode(entry[1], self))
         return fn
+
+    def handle(self, node: list) -> Any:
+        found = super().handle(node)
+        foreign = self.foreign.get(id(found))
+        if foreign is not None and foreign[0] is found and id(found) not in self.attr_ids:
+            self.attrs.append([found, foreign[1], dict(vars(found))])  # watched while held
+            self.attr_ids.add(id(found))
+        return found
+
+    def attr_changes(self) -> list:
+        """[hid, [[name, value node]]] for each of the tests' functions whose attributes the
+        candidate set since the last message (`with_pattern` marking the tests' function);
+        a function nothing here holds any more is let go."""
+        changed, kept = [], []
+        for entry in self.attrs:
+            fn, hid, seen = entry
+            now = vars(fn)
+            new = [n for n, v in now.items() if n not in seen or seen[n] is not v]
+            public = [n for n in new if n.isidentifier() and not n.startswith("__")]
+            if public:
+                nodes = []
+                for name in public[:64]:
+                    with contextlib.suppress(codec.CodecError, RecursionError):
+                        nodes.append([name, codec.encode(now[name], self)])
+                changed.append([hid, nodes])
+                entry[2] = dict(now)
+            # Held by this list, `foreign`, the handle cache, the loop and getrefcount
+            # only: let go (it is watched again whenever it crosses again).
+            if sys.getrefcount(fn) > 5:
+                kept.append(entry)
+            else:
+                self.attr_ids.discard(id(fn))
+        self.attrs = kept
+        return changed
 
     def builtin(self, described: dict) -> Any:
         if not described.get("builtin"):
@@ -370,6 +406,10 @@ class CandidateSide(wire.Side):
             changed = wire.sync_changes(self, self.shared)
             if changed:
                 message = {**message, "lc": changed}
+        if self.attrs:
+            changed = self.attr_changes()
+            if changed:
+                message = {**message, "fa": changed}
         super().send(message, fds)
 
     def take_relays(self, message: dict) -> None:

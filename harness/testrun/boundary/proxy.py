@@ -100,6 +100,9 @@ class TestSide(wire.Side):
                 wire.refill(self.watched[entry[0]], codec.decode(entry[1], self))
         for tid in wire.list_of(message.get("dr"))[:10_000]:
             self.watched.pop(tid, None) if type(tid) is int else None
+        for entry in wire.list_of(message.get("fa"))[:1000]:
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is int:
+                self.function_set(entry[0], wire.list_of(entry[1]))
         for entry in wire.list_of(message.get("lc"))[:10_000]:
             if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
                 shared = self.shared[entry[0]]
@@ -336,6 +339,18 @@ class TestSide(wire.Side):
                 "attrs": self.function_attrs(fn),
             }
         return node
+
+    def function_set(self, hid: int, attrs: list) -> None:
+        """Attributes the candidate set on a function of the tests' (as it could through a
+        handle): public names its class does not define, values by value."""
+        fn = self.exports.get(hid)
+        if not isinstance(fn, types.FunctionType):
+            return
+        for entry in attrs[:64]:
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                name = entry[0]
+                if name.isidentifier() and not name.startswith("_") and not hasattr(type(fn), name):
+                    setattr(fn, name, codec.decode(entry[1], self))
 
     def function_attrs(self, fn: Any) -> list:
         """A function's own attributes (`parse_number.pattern`, `__wrapped__`), by value as
