@@ -579,3 +579,5 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
         True,
     )
     assert (word.pattern, word.group_count, word("a")) == (r"\w+", 2, "a")
+    number.pattern = r"\d\d"  # changed by the test between two crossings
+    assert module.pattern(number)[0] == r"\d\d"

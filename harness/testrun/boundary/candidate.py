@@ -107,16 +107,26 @@ class CandidateSide(wire.Side):
 
         fn = remote.make_function(self, described, ref, call)
         self.foreign[id(fn)] = (fn, hid)
-        for entry in wire.list_of(described.get("attrs"))[:64]:  # its attributes, by value
-            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
-                with contextlib.suppress(Exception):
-                    setattr(fn, entry[0], codec.decode(entry[1], self))
         return fn
 
     def handle(self, node: list) -> Any:
+        """A test's function takes the attributes it crosses with (each time: a test may
+        change them between calls), and is watched for those the candidate sets."""
         found = super().handle(node)
         foreign = self.foreign.get(id(found))
-        if foreign is not None and foreign[0] is found and id(found) not in self.attr_ids:
+        if foreign is None or foreign[0] is not found:
+            return found
+        described = node[2].get("fn") if node[0] == "h" and type(node[2]) is dict else None
+        attrs = wire.list_of(described.get("attrs")) if type(described) is dict else []
+        for entry in attrs[:64]:  # its attributes, by value
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                with contextlib.suppress(Exception):
+                    setattr(found, entry[0], codec.decode(entry[1], self))
+        if id(found) in self.attr_ids:
+            for entry in self.attrs:
+                if entry[0] is found:
+                    entry[2] = dict(vars(found))  # what the tests set is not sent back
+        else:
             self.attrs.append([found, foreign[1], dict(vars(found))])  # watched while held
             self.attr_ids.add(id(found))
         return found
