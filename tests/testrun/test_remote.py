@@ -545,6 +545,14 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
 
         def register(f):
             f.group_count = 2
+
+        def signed(f):
+            import inspect
+
+            try:
+                return str(inspect.signature(f))
+            except TypeError:
+                return None
         """
     )
 
@@ -581,3 +589,5 @@ def test_a_tests_function_keeps_its_attributes_and_an_object_its_turned_off_prot
     assert (word.pattern, word.group_count, word("a")) == (r"\w+", 2, "a")
     number.pattern = r"\d\d"  # changed by the test between two crossings
     assert module.pattern(number)[0] == r"\d\d"
+    number.__signature__ = 34  # inspect refuses it in plain Python, and there
+    assert module.signed(number) is None
