@@ -44,7 +44,7 @@ NOT_YET: dict[str, str] = {
     "calling back while it answers; a returned builtin iterator's type; a slow test",
     "isodate-0.7.2": "a value class with arithmetic (Duration) against the tests' own dates, "
     "collection of test_strf against the stub",
-    "toolz-0.12.1": "21 of 167: pickling curried test functions, str() of a test's function "
+    "toolz-0.12.1": "20 of 167: pickling curried test functions, str() of a test's function "
     "read in the candidate, hand-set signatures, a test's subclass of a candidate class",
 }
 
