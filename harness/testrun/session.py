@@ -34,6 +34,7 @@ __all__ = ["Run", "launch_all"]
 MAX_LAUNCHES = 8
 _BOUNDARY_FILES = (
     *("__init__.py", "codec.py", "wire.py", "remote.py", "candidate.py", "proxy.py"),
+    "script.py",
     "observe.py",
 )
 OBSERVED = "observed.jsonl"  # in the shared folder: the tests' calls (boundary/observe.py)
@@ -42,6 +43,11 @@ MAX_OBSERVED = 4 << 20
 PROXY_STUB = (
     '"""The candidate, reached across the boundary (written by the harness)."""\n'
     "import sys\n\n"
+    'if __name__ == "__main__":  # run as a script by a test: the candidate runs it\n'
+    "    import os\n\n"
+    '    sys.path.insert(0, os.environ.get("HARNESS_BOUNDARY_LIB", ""))\n'
+    "    from harness_boundary import script\n\n"
+    "    sys.exit(script.run(__file__, sys.argv[1:]))\n"
     'sys.modules[__name__] = sys.modules["harness_boundary.proxy"].module(__name__)\n'
 )
 _INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
@@ -329,6 +335,7 @@ def _launch_once(
         assert broker.test_fd is not None
         support = support_modules(run.pristine, run.candidate_rel)
         config = {**config, "role": "tests", "broker": broker.test_fd, "support": support}
+        config["shared"] = str(shared)
         if run.observe:
             config["observed"] = str(shared / OBSERVED)
         child = launch.spawn(plan, root, config, extra_fds=(broker.test_fd,))

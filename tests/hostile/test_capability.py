@@ -42,6 +42,7 @@ AIMS = {
     "c_mock_machinery_raw": ("test_notify_sends_upper_case", "test_hidden_notify"),
     "c_enum_dunder_member": ("test_shade", "test_hidden_shade"),
     "c_forged_class_node": ("test_shade", "test_hidden_shade"),
+    "c_script_socket": ("test_score", "test_hidden_score"),
 }
 
 

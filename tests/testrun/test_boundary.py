@@ -174,10 +174,10 @@ CARRY_TESTS = """
             mod.bad()
 
 
-    def test_system_exit_is_never_reraised_as_such():
-        with pytest.raises(Exception) as err:
+    def test_system_exit_is_the_candidates_as_in_plain_python():
+        with pytest.raises(SystemExit) as err:
             mod.leave()
-        assert not isinstance(err.value, SystemExit)
+        assert err.value.code == 3
     """
 CARRY_CANDIDATE = """
 import logging

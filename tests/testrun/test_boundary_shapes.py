@@ -122,3 +122,97 @@ def test_a_failed_subtest_fails_its_test_as_plain_pytest_reports_it(tmp_path: Pa
     outcomes = [(c.nodeid.rpartition("::")[2], c.outcome.value) for c in result.cases]
 
     assert (outcomes, result.tampered) == ([("test_a", "failed"), ("test_b", "passed")], False)
+
+
+SCRIPT_TESTS = """import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from cli import shout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "out", "cli.py")
+
+
+def run(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, SCRIPT, *args], input=stdin, capture_output=True, text=True
+    )
+
+
+def test_the_module_imported():
+    assert shout("a") == "A"
+
+
+def test_stdin_to_stdout():
+    done = run("--bang", stdin="abc\\n")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ABC!\\n", "")
+
+
+def test_a_file_from_tempfile():
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("from a file\\n")
+    done = run(f.name)
+    os.unlink(f.name)
+    assert (done.returncode, done.stdout) == (0, "FROM A FILE\\n")
+
+
+def test_its_exit_status_and_stderr():
+    done = run("--fail")
+    assert (done.returncode, done.stderr) == (3, "no\\n")
+"""
+SCRIPT_MODULE = """import sys
+
+
+def shout(text):
+    return text.upper()
+
+
+def main(argv):
+    if "--fail" in argv:
+        print("no", file=sys.stderr)
+        return 3
+    names = [a for a in argv if not a.startswith("--")]
+    text = open(names[0]).read() if names else sys.stdin.read()
+    for line in text.splitlines():
+        print(shout(line) + ("!" if "--bang" in argv else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_test_that_runs_the_module_as_a_script_runs_the_candidate(tmp_path: Path) -> None:
+    """A test that runs the candidate's file as a script (`python mod.py`, its stdin, a
+    tempfile named on the command line) gets the candidate's output and exit status, as in
+    plain pytest."""
+    (tmp_path / "acceptance").mkdir()
+    (tmp_path / "acceptance" / "test_cli.py").write_text(SCRIPT_TESTS)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "cli.py").write_text(SCRIPT_MODULE)
+    task = TaskSpec(
+        id="cli",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "acceptance" / "test_cli.py",),
+        output=tmp_path / "out" / "cli.py",
+        isolation="boundary",
+    )
+
+    result = run_tests(task, SCRIPT_MODULE, limits=LIMITS)
+    outcomes = [(c.nodeid.rpartition("::")[2], c.outcome.value) for c in result.cases]
+
+    assert (outcomes, result.tampered) == (
+        [
+            ("test_the_module_imported", "passed"),
+            ("test_stdin_to_stdout", "passed"),
+            ("test_a_file_from_tempfile", "passed"),
+            ("test_its_exit_status_and_stderr", "passed"),
+        ],
+        False,
+    ), result.output[-3000:]

@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import enum
 import importlib
+import importlib.util
 import inspect
 import json
 import logging
@@ -31,6 +32,7 @@ import os
 import pickle
 import socket
 import sys
+import traceback
 import types
 import warnings
 from typing import Any
@@ -78,6 +80,99 @@ class CandidateSide(wire.Side):
         super().__init__(sock, support, strict=False)
         self.sent: set[int] = set()  # ids of classes and functions described in full
         self.tracked: dict[int, list] = {}  # tid -> [object, last encoding]
+        self.shared: dict[int, list] = {}  # hid -> [module container, last encoding]
+        self.foreign: dict[int, tuple[Any, int]] = {}  # id(function made here) -> (it, hid)
+        self.attrs: list[list] = []  # [function made here, hid, its attributes last sent]
+        self.attr_ids: set[int] = set()
+
+    def make_handle(self, hid: int, meta: dict, origin: Any = None) -> Any:
+        """A function of the tests' is a real function here, with its name, doc and
+        signature, whose calls go to the test process (a builtin of the standard library's
+        is this process's own of that name)."""
+        exc = meta.get("exc")
+        if type(exc) is list and len(exc) == 3:  # an exception class of the tests': the same
+            cls = self.exception_class(*exc)  # mirror its raises are rebuilt as
+            self.foreign[id(cls)] = (cls, hid)
+            return cls
+        described = meta.get("fn")
+        if type(described) is not dict:
+            return super().make_handle(hid, meta, origin)
+        own = self.builtin(described)
+        if own is not None:
+            return own
+        ref = (self, self.generation, hid, origin)
+
+        def call(target: tuple, args: tuple, kwargs: dict) -> Any:
+            return self.invoke(ref, "call", args, kwargs)
+
+        fn = remote.make_function(self, described, ref, call)
+        self.foreign[id(fn)] = (fn, hid)
+        return fn
+
+    def handle(self, node: list) -> Any:
+        """A test's function takes the attributes it crosses with (each time: a test may
+        change them between calls), and is watched for those the candidate sets."""
+        found = super().handle(node)
+        foreign = self.foreign.get(id(found))
+        if foreign is None or foreign[0] is not found:
+            return found
+        described = node[2].get("fn") if node[0] == "h" and type(node[2]) is dict else None
+        attrs = wire.list_of(described.get("attrs")) if type(described) is dict else []
+        for entry in attrs[:64]:  # its attributes, by value
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                with contextlib.suppress(Exception):
+                    setattr(found, entry[0], codec.decode(entry[1], self))
+        if id(found) in self.attr_ids:
+            for entry in self.attrs:
+                if entry[0] is found:
+                    entry[2] = dict(vars(found))  # what the tests set is not sent back
+        else:
+            self.attrs.append([found, foreign[1], dict(vars(found))])  # watched while held
+            self.attr_ids.add(id(found))
+        return found
+
+    def attr_changes(self) -> list:
+        """[hid, [[name, value node]]] for each of the tests' functions whose attributes the
+        candidate set since the last message (`with_pattern` marking the tests' function);
+        a function nothing here holds any more is let go."""
+        changed, kept = [], []
+        for entry in self.attrs:
+            fn, hid, seen = entry
+            now = vars(fn)
+            new = [n for n, v in now.items() if n not in seen or seen[n] is not v]
+            public = [n for n in new if n.isidentifier() and not n.startswith("__")]
+            if public:
+                nodes = []
+                for name in public[:64]:
+                    with contextlib.suppress(codec.CodecError, RecursionError):
+                        nodes.append([name, codec.encode(now[name], self)])
+                changed.append([hid, nodes])
+                entry[2] = dict(now)
+            # Held by this list, `foreign`, the handle cache, the loop and getrefcount
+            # only: let go (it is watched again whenever it crosses again).
+            if sys.getrefcount(fn) > 5:
+                kept.append(entry)
+            else:
+                self.attr_ids.discard(id(fn))
+        self.attrs = kept
+        return changed
+
+    def builtin(self, described: dict) -> Any:
+        if not described.get("builtin"):
+            return None
+        found = self.local_function(described.get("module"), described.get("qualname"))
+        return found if isinstance(found, types.BuiltinFunctionType) else None
+
+    def local_function(self, module: Any, qualname: Any) -> Any:
+        if type(module) is not str or type(qualname) is not str or "<" in qualname:
+            return None
+        try:
+            found: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                found = getattr(found, part)
+        except Exception:
+            return None
+        return found
 
     # --- classes by name: the candidate's own, any module ----------------------------------
 
@@ -143,6 +238,9 @@ class CandidateSide(wire.Side):
         return module in self.support and self.local_class(module, qualname) is cls
 
     def class_ref(self, cls: type) -> list:
+        foreign = self.foreign.get(id(cls))
+        if foreign is not None and foreign[0] is cls:  # the tests' own class, going back
+            return ["r", foreign[1]]
         if self.is_shared(cls):
             return ["b", cls.__module__, cls.__qualname__]
         hid = self.export(cls)[1]
@@ -192,6 +290,9 @@ class CandidateSide(wire.Side):
         return dict(list(found.items())[:500])
 
     def function_node(self, fn: Any) -> list:
+        foreign = self.foreign.get(id(fn))
+        if foreign is not None and foreign[0] is fn:  # the tests' own function, going back
+            return ["r", foreign[1]]
         hid = self.export(fn)[1]
         if id(fn) in self.sent:
             return ["fn", hid]
@@ -211,34 +312,18 @@ class CandidateSide(wire.Side):
         return ["fn", hid, meta]
 
     def params(self, fn: Any) -> list | None:
-        try:
-            signature = inspect.signature(fn)
-        except (TypeError, ValueError):
-            return None
-        out = []
-        for p in signature.parameters.values():
-            default = None
-            if p.default is not p.empty:
-                try:
-                    default = codec.encode(p.default, self)
-                except (codec.CodecError, RecursionError):
-                    default = ["v", repr(p.default)[:200]]
-            note = None if p.annotation is p.empty else _annotation(p.annotation)
-            out.append([p.name, int(p.kind), default, note])
-        return out
+        return remote.params_of(self, fn)
 
     def returns(self, fn: Any) -> str | None:
-        try:
-            note = inspect.signature(fn).return_annotation
-        except (TypeError, ValueError):
-            return None
-        return None if note is inspect.Signature.empty else _annotation(note)
+        return remote.returns_of(fn)
 
     def export(self, value: Any) -> list:
         if type(value) is Live:
             hid = super().export(value.value)[1]
             kind = type(value.value).__name__
-            return ["lv", hid, kind, codec.encode(value.value, self)]
+            node = codec.encode(value.value, self)
+            self.shared[hid] = [value.value, wire.snapshot(self, value.value)]
+            return ["lv", hid, kind, node]
         node = super().export(value)
         cls = type(value)
         if node[0] != "h":  # the test side's own object, going back: a reference
@@ -246,6 +331,9 @@ class CandidateSide(wire.Side):
         plain = isinstance(value, type) or cls in codec.FUNCTIONS or self.is_shared(cls)
         if not plain and cls.__module__ not in _PLAIN_MODULES:
             node[2]["cls"] = self.class_ref(cls)
+            base = remote.value_base(cls)
+            if base is not None:  # a str (int, ...) subclass: its builtin value, by value
+                node[2]["val"] = codec.encode(_VALUE_OF[base](value), self)
         return node
 
     # --- requests only the candidate serves ------------------------------------------------
@@ -271,10 +359,14 @@ class CandidateSide(wire.Side):
             target = self.target(message)
             self.sent.discard(id(target))
             return target, None
+        if op == "main":  # the module run as a script, with the streams sent right after
+            fds = streams(self.sock)
+            return run_main(wire.str_of(message.get("n")), self.arguments(message)[0], fds), None
+        if op == "sig":  # a callable object's signature, for the tests' inspect.signature
+            target = self.target(message)
+            return [remote.params_of(self, target), remote.returns_of(target)], None
         if op == "names":  # a module's public names, for `import *` and dir()
             return public_names(self.target(message)), None
-        if op == "peek":  # a live container's value, by value
-            return self.target(message), None
         value, back = super().perform(message)
         owner = self.exports.get(message.get("h"))
         if op == "get" and type(value) in (list, dict, set) and type(owner) is types.ModuleType:
@@ -313,14 +405,32 @@ class CandidateSide(wire.Side):
                     self.tracked[tid] = [value, codec.encode(value, self)]
         return args, kwargs
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
         if self.tracked:
             changed, dropped = self.changes()
             if changed:
                 message = {**message, "cb": changed}
             if dropped:
                 message = {**message, "dr": dropped}
-        super().send(message)
+        if self.shared:
+            changed = wire.sync_changes(self, self.shared)
+            if changed:
+                message = {**message, "lc": changed}
+        if self.attrs:
+            changed = self.attr_changes()
+            if changed:
+                message = {**message, "fa": changed}
+        super().send(message, fds)
+
+    def take_relays(self, message: dict) -> None:
+        """The tests' changes to module containers they read, made to the module's own."""
+        for entry in wire.list_of(message.get("ls"))[:10_000]:
+            if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
+                shared = self.shared[entry[0]]
+                wire.refill(shared[0], codec.decode(entry[1], self))
+                shared[1] = wire.snapshot(self, shared[0])
+        for hid in wire.list_of(message.get("ld"))[:10_000]:
+            self.shared.pop(hid, None) if type(hid) is int else None
 
     def changes(self) -> tuple[list, list]:
         """Watched containers whose value changed, and those nothing here holds any more."""
@@ -341,14 +451,73 @@ class CandidateSide(wire.Side):
 
 
 class Live:
-    """A module-level list, dict or set read by the tests: crosses as a live container."""
+    """A module-level list, dict or set read by the tests: crosses as a shared container
+    (its changes on either side are made on the other at every crossing)."""
 
     def __init__(self, value: Any) -> None:
         self.value = value
 
 
+# The exact builtin value of an instance of a subclass (never the subclass's own methods).
+_VALUE_OF = {str: str.__str__, int: int.__int__, float: float.__float__, bytes: bytes.__bytes__}
 # Classes that are neither the candidate's nor shared: generic handles.
 _PLAIN_MODULES = frozenset({"builtins", "_io", "io", "itertools", "collections", "types"})
+
+
+def streams(sock: Any) -> list[int]:
+    """A script run's stdin, stdout and stderr: one byte carrying them follows its request."""
+    _, fds, _, _ = socket.recv_fds(sock, 1, 3)
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        raise wire.BoundaryError("a script run arrived without its three streams")
+    return fds
+
+
+def run_main(name: str, args: list, fds: list[int]) -> int:
+    """Run the module `name` as `__main__` with `args` as its command line and `fds` as its
+    stdin, stdout and stderr; its exit status (as the interpreter would give it)."""
+    import runpy
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        return 1
+    saved = sys.argv, sys.stdin, sys.stdout, sys.stderr
+    streams = [
+        open(fds[0], encoding="utf-8", closefd=True),  # noqa: SIM115 (closed below)
+        open(fds[1], "w", encoding="utf-8", closefd=True),  # noqa: SIM115
+        open(fds[2], "w", encoding="utf-8", closefd=True),  # noqa: SIM115
+    ]
+    given = args[0] if args and type(args[0]) is list else []
+    sys.argv = [spec.origin, *(str(a) for a in given)]
+    sys.stdin, sys.stdout, sys.stderr = streams
+    status = 0
+    try:
+        runpy.run_path(spec.origin, run_name="__main__")
+    except SystemExit as exc:
+        status = _exit_status(exc.code)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    finally:
+        for stream in streams:
+            with contextlib.suppress(Exception):
+                stream.flush()
+            with contextlib.suppress(Exception):
+                stream.close()
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved
+    return status
+
+
+def _exit_status(code: Any) -> int:
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
 
 
 def public_names(module: Any) -> list[str]:
@@ -369,14 +538,6 @@ def state_of(obj: Any) -> dict:
             if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
                 found[name] = getattr(obj, name)
     return found
-
-
-def _annotation(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, type):
-        return value.__qualname__ if value.__module__ == "builtins" else value.__name__
-    return repr(value)[:200]
 
 
 def serve(fd: int, support: list[str]) -> None:

@@ -3,17 +3,18 @@
 A value crosses by value only when its type is exactly a builtin (checked with `type(x) is`,
 never isinstance), a container of such values, a dataclass / named tuple / enum instance (as a
 structural record of its fields, with a reference to its class), or one of a fixed allow-list
-of standard-library value types rebuilt from their fields (`slice`, `range` and paths among
-them). Classes and functions cross as class and function nodes (`Hooks.class_ref`,
-`Hooks.function_node`); anything else crosses as a handle. The receiver rebuilds records from
-classes it makes itself or already owns, so a sender's `__eq__`, `__hash__`, `__bool__` or
-metaclass never reaches the other side. Names that cross (fields, members) are identifiers
-checked against one rule (`field_names`). Not pickle or marshal: decoding reads nothing but
-tagged JSON lists. Standard library only (copied into the sandbox).
+of standard-library value types rebuilt from their fields (`slice`, `range`, paths and
+`argparse.Namespace` among them). Classes and functions cross as class and function nodes
+(`Hooks.class_ref`, `Hooks.function_node`); anything else crosses as a handle. The receiver
+rebuilds records from classes it makes itself or already owns, so a sender's `__eq__`,
+`__hash__`, `__bool__` or metaclass never reaches the other side. Names that cross (fields,
+members) are identifiers checked against one rule (`field_names`). Not pickle or marshal:
+decoding reads nothing but tagged JSON lists. Standard library only (copied into the sandbox).
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import collections
 import dataclasses
@@ -37,6 +38,9 @@ _BIG = 1 << 62
 _FACTORIES = {f.__name__: f for f in (list, dict, set, int, str, float, tuple, frozenset, bool)}
 _KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
 _PATHS = {pathlib.PosixPath: "p", pathlib.PurePosixPath: "pp"}
+# Stdlib attribute bags compared by their attributes (`Namespace(a=1) == Namespace(a=1)`).
+_BAGS = {argparse.Namespace: "a", types.SimpleNamespace: "s"}
+_BAG_CLASSES = {tag: cls for cls, tag in _BAGS.items()}
 FUNCTIONS = (
     types.FunctionType,
     types.MethodType,
@@ -241,6 +245,10 @@ class _Encoder:
             return ["tz", self.enc(value.utcoffset(None), depth + 1), value.tzname(None)]
         if t is slice:
             return ["sl", self.many((value.start, value.stop, value.step), depth)]
+        if t in _BAGS and _bag_names(value) is not None:
+            names = _bag_names(value)
+            values = [self.enc(vars(value)[n], depth + 1) for n in names]
+            return ["ns", _BAGS[t], names, values]
         if isinstance(value, type):
             return self.hooks.class_value(value)
         if t in FUNCTIONS:
@@ -281,6 +289,16 @@ class _Encoder:
             [n, self.enc(m.value, depth + 1)] for n, m in t.__members__.items() if n == m.name
         ]
         return ["en", self.hooks.class_ref(t), base, members, value.name]
+
+
+def _bag_names(value: Any) -> list | None:
+    """A namespace's attribute names, if each passes the field rule (else it is a handle)."""
+    names = list(vars(value))
+    try:
+        field_names(names)
+    except CodecError:
+        return None
+    return names
 
 
 def _canonical(node: Any) -> str:
@@ -475,6 +493,12 @@ def _dec_record(node: list, hooks: Hooks, depth: int, many: Any) -> Any:
         return hooks.enum_member(ref, base, decoded, _str(name))
     if tag in ("h", "r"):
         return hooks.handle(node)
+    if tag == "ns":
+        _, kind, names, values = node
+        names, values = field_names(names), many(values)
+        if kind not in _BAG_CLASSES or len(values) != len(names):
+            raise CodecError("a malformed namespace arrived")
+        return _BAG_CLASSES[kind](**dict(zip(names, values, strict=True)))
     if tag == "lv":
         return hooks.live(node, _dec(node[3], hooks, depth + 1))
     if tag in ("k", "b"):

@@ -1,6 +1,7 @@
 """The test side: the module the tests import in place of the candidate, and its connection.
 
-The scratch tree's file at the candidate's place holds two lines that swap in `module(name)`:
+The scratch tree's file at the candidate's place holds a few lines that swap in `module(name)`
+(or, run as a script by a test, hand the run to the candidate: script.py):
 a module whose attributes are read from, and written to, the candidate process. The first
 read asks the harness (over the broker socket) for a candidate process, which arrives as a
 socket passed by SCM_RIGHTS. A request the wait for which was cut short (the per-test alarm,
@@ -11,25 +12,44 @@ Standard library only (copied into the sandbox).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
+import inspect
+import os
 import socket
+import sys
+import tempfile
+import threading
 import types
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from . import codec, observe, remote, wire
+from . import codec, observe, remote, script, wire
 
 _state: dict[str, Any] = {}
 _REPLACED = "this object belonged to a candidate process that was replaced"
 
 
-def configure(broker_fd: int, support: list[str], observed: str | None = None) -> None:
+def configure(
+    broker_fd: int, support: list[str], observed: str | None = None, shared: str | None = None
+) -> None:
     """Called once by the sandbox bootstrap of a boundary run, before pytest starts;
-    `observed`: the file the tests' calls are logged to (observe.py), if any."""
+    `observed`: the file the tests' calls are logged to (observe.py), if any; `shared`: the
+    folder mounted into both sandboxes at its own path, where the tests' temporary files go
+    (`tempfile` as `tmp_path`: a path the tests pass means the same file in the candidate's)."""
     observe.configure(observed)
-    _state["side"] = TestSide(broker_fd, frozenset(support))
-    remote.ACTIVE.append(_state["side"])
+    side = TestSide(broker_fd, frozenset(support))
+    _state["side"] = side
+    remote.ACTIVE.append(side)
+    own = tempfile.mkdtemp(prefix="boundary-", dir="/tmp")  # this sandbox's own /tmp
+    _state["scripts"] = script.Scripts(side, own)
+    if shared is not None:
+        folder = Path(shared) / "tmp"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.environ["TMPDIR"] = str(folder)
+        tempfile.tempdir = None
 
 
 def module(name: str) -> types.ModuleType:
@@ -52,14 +72,63 @@ class TestSide(wire.Side):
         self.by_id: dict[tuple[int, int], Any] = {}  # (generation, id) -> class or function
         self.origin: dict[int, tuple] = {}  # id(made here) -> key or (generation, id)
         self.watched: dict[int, Any] = {}  # tid -> a container passed to the candidate
+        self.shared: dict[int, list] = {}  # hid -> [a module container read, last encoding]
+        self.syncing = False
+        self.lock = threading.RLock()  # one conversation at a time (a script run's thread)
+
+    def request(self, op: str, fds: list[int] | None = None, **fields: Any) -> tuple[Any, list]:
+        try:
+            self.lock.acquire()
+        except BaseException:  # the per-test alarm while a script run holds the connection:
+            self.broken()  # drop it (that run fails), so the next test gets a fresh one
+            raise
+        try:
+            return super().request(op, fds, **fields)
+        finally:
+            self.lock.release()
+
+    def run_script(self, name: str, argv: list[str], fds: list[int]) -> int:
+        """The candidate module `name` run as a script with these streams; its status."""
+        with self.lock:
+            hid = self.module_id(name)
+            status = self.request("main", fds, h=hid, n=name, a=[codec.encode(argv, self)])[0]
+        return status if type(status) is int else 1
 
     def take_relays(self, message: dict) -> None:
         wire.replay(self, message)
         for entry in wire.list_of(message.get("cb"))[:10_000]:
             if type(entry) is list and len(entry) == 2 and entry[0] in self.watched:
-                _refill(self.watched[entry[0]], codec.decode(entry[1], self))
+                wire.refill(self.watched[entry[0]], codec.decode(entry[1], self))
         for tid in wire.list_of(message.get("dr"))[:10_000]:
             self.watched.pop(tid, None) if type(tid) is int else None
+        for entry in wire.list_of(message.get("fa"))[:1000]:
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is int:
+                self.function_set(entry[0], wire.list_of(entry[1]))
+        for entry in wire.list_of(message.get("lc"))[:10_000]:
+            if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
+                shared = self.shared[entry[0]]
+                wire.refill(shared[0], codec.decode(entry[1], self))
+                shared[1] = wire.snapshot(self, shared[0])
+
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
+        """The tests' changes to module containers they read ride along (`ls`); those the
+        tests no longer hold are let go (`ld`)."""
+        if self.shared and not self.syncing:
+            self.syncing = True
+            try:
+                changed = wire.sync_changes(self, self.shared)
+                # Held by nothing but the table and getrefcount's argument (its last change,
+                # a temporary's `module.NAMES.add(x)`, rides along in this message).
+                dropped = [k for k, e in self.shared.items() if sys.getrefcount(e[0]) <= 2]
+                for key in dropped:
+                    del self.shared[key]
+            finally:
+                self.syncing = False
+            if changed:
+                message = {**message, "ls": changed}
+            if dropped:
+                message = {**message, "ld": dropped}
+        super().send(message, fds)
 
     def watch(self, value: Any) -> int | None:
         if type(value) not in (list, dict, set):
@@ -72,6 +141,8 @@ class TestSide(wire.Side):
 
     def broken(self) -> None:
         if self.sock is not None:
+            with contextlib.suppress(OSError):  # wakes a script run's thread blocked on it
+                self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()
         self.sock = None
 
@@ -89,6 +160,7 @@ class TestSide(wire.Side):
         self.remotes.clear()
         self.modules.clear()
         self.watched.clear()
+        self.shared.clear()
 
     def module_id(self, name: str) -> int:
         if self.sock is None:
@@ -264,6 +336,50 @@ class TestSide(wire.Side):
             return ["r", self.current_id(ref)]
         return super().export(value)
 
+    def function_node(self, fn: Any) -> list:
+        """A function of the tests': a handle that describes it by value (name, doc,
+        signature; a builtin's module), so the candidate's `inspect.signature(f)` and
+        `functools.wraps(f)` read it as in plain Python. Its calls come back here."""
+        node = self.export(fn)
+        if node[0] == "h":
+            qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "function")
+            node[2]["fn"] = {
+                "module": str(getattr(fn, "__module__", None) or ""),
+                "qualname": str(qualname),
+                "doc": fn.__doc__ if type(fn.__doc__) is str else None,
+                "params": remote.params_of(self, fn),
+                "returns": remote.returns_of(fn),
+                "builtin": isinstance(fn, types.BuiltinFunctionType),
+                "attrs": self.function_attrs(fn),
+            }
+        return node
+
+    def function_set(self, hid: int, attrs: list) -> None:
+        """Attributes the candidate set on a function of the tests' (as it could through a
+        handle): public names its class does not define, values by value."""
+        fn = self.exports.get(hid)
+        if not isinstance(fn, types.FunctionType):
+            return
+        for entry in attrs[:64]:
+            if type(entry) is list and len(entry) == 2 and type(entry[0]) is str:
+                name = entry[0]
+                if name.isidentifier() and not name.startswith("_") and not hasattr(type(fn), name):
+                    setattr(fn, name, codec.decode(entry[1], self))
+
+    def function_attrs(self, fn: Any) -> list:
+        """A function's own attributes (`parse_number.pattern`, `__wrapped__`), by value as
+        it crosses: [name, value node] for each that can cross."""
+        found = []
+        for name, value in list(getattr(fn, "__dict__", {}).items())[:64]:
+            public = type(name) is str and name.isidentifier() and not name.startswith("__")
+            # A signature a test set by hand that is no Signature (`f.__signature__ = 34`) is
+            # one inspect refuses there too; a real one is in the description already.
+            odd = name == "__signature__" and not isinstance(value, inspect.Signature)
+            if public or name == "__wrapped__" or odd:
+                with contextlib.suppress(codec.CodecError, RecursionError):
+                    found.append([name, codec.encode(value, self)])
+        return found
+
     def class_ref(self, cls: type) -> list:
         if id(cls) in self.origin:
             return ["r", self.resolve(self.origin[id(cls)])]
@@ -277,7 +393,11 @@ class TestSide(wire.Side):
         named = self.local_class(cls.__module__, cls.__qualname__)
         if named is cls and cls.__module__ in ("builtins", *self.support):
             return ["b", cls.__module__, cls.__qualname__]
-        return self.export(cls)
+        node = self.export(cls)
+        if node[0] == "h" and issubclass(cls, Exception):  # one to catch: made there by name
+            mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object]
+            node[2]["exc"] = [cls.__module__, cls.__qualname__, mro[:32]]
+        return node
 
     def record_class(self, ref: Any, names: tuple, frozen: bool) -> type:
         if type(ref) is list and ref[:1] == ["k"]:
@@ -312,12 +432,19 @@ class TestSide(wire.Side):
         return super().exception_type(ref, mro)
 
     def live(self, node: list, value: Any) -> Any:
-        if type(node[1]) is not int:
-            raise codec.CodecError("a malformed live container arrived")
-        key = (self.generation, node[1])
-        if key not in self.remotes:
-            self.remotes[key] = remote.live(self, node[1], node[2], value)
-        return self.remotes[key]
+        """A module-level list, dict or set: a plain one of this side, the same object at
+        every read, kept equal to the module's at every crossing (either side may change
+        it: a test that adds to `module.REGISTRY` changes the candidate's)."""
+        hid = node[1]
+        if type(hid) is not int or type(value) not in (list, dict, set):
+            raise codec.CodecError("a malformed module container arrived")
+        if hid in self.shared and type(self.shared[hid][0]) is type(value):
+            wire.refill(self.shared[hid][0], value)
+        else:
+            self.shared[hid] = [value, ""]
+        entry = self.shared[hid]
+        entry[1] = wire.snapshot(self, entry[0])
+        return entry[0]
 
     def handle(self, node: list) -> Any:
         meta = node[2] if node[0] == "h" and len(node) == 3 and type(node[2]) is dict else {}
@@ -329,19 +456,11 @@ class TestSide(wire.Side):
             return super().handle(node)
         key = (self.generation, node[1])
         if key not in self.remotes:
-            obj = remote.new_proxy(cls)
+            value = codec.decode(meta["val"], self) if "val" in meta else None
+            obj = remote.new_proxy(cls, value)
             object.__setattr__(obj, "_boundary_ref", (self, self.generation, node[1], None))
             self.remotes[key] = obj
         return self.remotes[key]
-
-
-def _refill(original: Any, value: Any) -> None:
-    """Copy-back: `original` (the tests' list, dict or set) takes the candidate's value."""
-    if type(original) is list and type(value) is list:
-        original[:] = value
-    elif type(original) in (dict, set) and type(value) is type(original):
-        original.clear()
-        original.update(value)
 
 
 def _refill_record(record: Any, new: Any) -> None:

@@ -13,7 +13,7 @@ reads and across candidate processes: `isinstance`, `issubclass`, `pytest.raises
 - tuple, enum: a named tuple or enum made here; instances are values.
 - plain: instances are proxies: attribute reads, writes and calls forwarded; `==` and `hash`
   structural over instance state when the class defines `__eq__`, identity otherwise;
-  order only between candidate objects.
+  order forwarded, the other operand crossing as any argument does.
 
 Only the protocol methods of a fixed table (`FORWARDERS`) are ever defined, and only those the
 candidate's class defines; a name the candidate sends is never made an attribute of a class
@@ -25,6 +25,7 @@ Standard library only (copied into the sandbox).
 from __future__ import annotations
 
 import abc
+import collections.abc
 import dataclasses
 import datetime as dt
 import enum
@@ -44,6 +45,9 @@ STDLIB_BASES: dict[tuple[str, str], type] = {
     ("enum", "Flag"): enum.Flag,
     ("enum", "IntFlag"): enum.IntFlag,
     ("enum", "StrEnum"): enum.StrEnum,
+    # The collections ABCs (`class numeric_range(Sequence, Hashable)`): `isinstance` against
+    # them holds; their mixin methods the class does not define run here over forwarded ones.
+    **{("collections.abc", n): getattr(collections.abc, n) for n in collections.abc.__all__},
 }
 ACTIVE: list[Any] = []  # this process's test side (proxy.configure)
 # An object's descriptive dunders, read from the candidate's object (values: text, never code).
@@ -206,9 +210,10 @@ def _plain(name: str) -> Any:
 
 
 def _ordered(name: str) -> Any:
+    # Forwarded with the other operand as it crosses (a value of the tests' by copy): the
+    # candidate's order is the code under test. Unlike `==`, no assertion reads a lying
+    # `<` as a pass of something else (`assert a < b` tests the order itself).
     def method(self: Any, other: Any) -> Any:
-        if not isinstance(type(other), RemoteMeta):  # never against a value of the tests'
-            return NotImplemented
         value = _forward(self, name, other)
         return value if type(value) is bool else NotImplemented
 
@@ -249,11 +254,26 @@ FORWARDERS: dict[str, Any] = {
 }
 
 
+# Builtin value types a candidate class may derive from: its instances carry the builtin
+# value by value (a `str` subclass is that text here), the rest of them is forwarded.
+VALUE_BASES = (str, int, float, bytes)
+
+
+def value_base(cls: type) -> type | None:
+    """The builtin value type among `cls`'s bases, if any."""
+    return next((b for b in cls.__mro__ if b in VALUE_BASES), None)
+
+
 def _structural_eq(self: Any, other: Any) -> Any:
     if type(other) is not type(self):
         return NotImplemented
+    if self is other:
+        return True
+    base = value_base(type(self))
+    if base is not None and base.__eq__(self, other) is not True:
+        return False
     side = _side(type(self))
-    return self is other or side.state(self) == side.state(other)
+    return side.state(self) == side.state(other)
 
 
 def _structural_ne(self: Any, other: Any) -> Any:
@@ -262,7 +282,9 @@ def _structural_ne(self: Any, other: Any) -> Any:
 
 
 def _structural_hash(self: Any) -> int:
-    return hash(_frozen(_side(type(self)).state(self)))
+    base = value_base(type(self))
+    value = base.__hash__(self) if base is not None else None
+    return hash((value, _frozen(_side(type(self)).state(self))))
 
 
 def _frozen(value: Any) -> Any:
@@ -396,9 +418,23 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
         _side(owner).class_request(owner, "init", (self, *args), kwargs)
 
 
+def _remote_signature(self: Any) -> inspect.Signature | None:
+    """A callable object's signature, as the candidate's `inspect.signature` reads it."""
+    ref = ref_of(self)
+    if ref is None:
+        raise AttributeError("__signature__")
+    side = ref[0]
+    found = side.request("sig", h=side.current_id(ref))[0]
+    if type(found) is not list or len(found) != 2:
+        return None
+    return _signature(side, found[0], found[1])
+
+
 def _plain_class(side: Any, qualname: str, bases: list, ns: dict, ops: list, meta: dict):
     for op in ops:
         ns[op] = FORWARDERS[op]
+    if "__call__" in ops:
+        ns["__signature__"] = property(_remote_signature)
     if meta.get("init"):
         ns["__init__"] = _init
     # Here, not only inherited: a C base (tzinfo) has attribute slots of its own that
@@ -442,8 +478,14 @@ def load_pickled(module: str, data: bytes) -> Any:
     return side.request("load", h=side.module_id(module), a=[codec.encode(data, side)])[0]
 
 
-def new_proxy(cls: type) -> Any:
-    """An empty instance of a generated class (a C base such as tzinfo makes its own)."""
+def new_proxy(cls: type, value: Any = None) -> Any:
+    """An empty instance of a generated class (a C base such as tzinfo makes its own); one
+    of a class derived from a builtin value type holds `value`, of exactly that type."""
+    base = value_base(cls)
+    if base is not None:
+        if type(value) is not base:
+            raise codec.CodecError(f"a {cls.__qualname__} arrived without its {base.__name__}")
+        return base.__new__(cls, value)
     try:
         return object.__new__(cls)
     except TypeError:
@@ -451,12 +493,13 @@ def new_proxy(cls: type) -> Any:
         return solid.__new__(cls)
 
 
-def make_function(side: Any, meta: dict, target: tuple) -> Any:
-    """A real function forwarding its calls to the candidate's; `target` is what
-    `side.function_id` re-finds it by."""
+def make_function(side: Any, meta: dict, target: tuple, call: Any = None) -> Any:
+    """A real function forwarding its calls to the other side's (`call`, by default the
+    test side's `function_call`); `target` is what `side.function_id` re-finds it by."""
+    call = call or side.function_call
 
     def forward(*args: Any, **kwargs: Any) -> Any:
-        return side.function_call(target, args, kwargs)
+        return call(target, args, kwargs)
 
     qualname = str(meta.get("qualname") or "function")[:200]
     forward.__name__ = _name(qualname) if qualname.rpartition(".")[2] != "<lambda>" else "<lambda>"
@@ -467,6 +510,41 @@ def make_function(side: Any, meta: dict, target: tuple) -> Any:
     if signature is not None:
         forward.__signature__ = signature  # type: ignore[attr-defined]
     return forward
+
+
+def params_of(side: Any, fn: Any) -> list | None:
+    """A function's parameters as [name, kind, default (a value node), annotation text]."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    out = []
+    for p in signature.parameters.values():
+        default = None
+        if p.default is not p.empty:
+            try:
+                default = codec.encode(p.default, side)
+            except (codec.CodecError, RecursionError):
+                default = ["v", repr(p.default)[:200]]
+        note = None if p.annotation is p.empty else _annotation(p.annotation)
+        out.append([p.name, int(p.kind), default, note])
+    return out
+
+
+def returns_of(fn: Any) -> str | None:
+    try:
+        note = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return None
+    return None if note is inspect.Signature.empty else _annotation(note)
+
+
+def _annotation(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, type):
+        return value.__qualname__ if value.__module__ == "builtins" else value.__name__
+    return repr(value)[:200]
 
 
 class _Default:
@@ -512,84 +590,3 @@ def _signature(side: Any, params: Any, returns: Any) -> inspect.Signature | None
 
 
 __all__ = ["FORWARDERS", "RemoteMeta", "RemoteObject", "RemoteRecord", "generate", "ref_of"]
-
-
-# --- module state: live containers -------------------------------------------------------------
-
-_MUTATORS = {
-    list: ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse"),
-    dict: ("pop", "popitem", "clear", "update", "setdefault"),
-    set: (
-        "add",
-        "discard",
-        "remove",
-        "pop",
-        "clear",
-        "update",
-        "difference_update",
-        "intersection_update",
-        "symmetric_difference_update",
-    ),
-}
-_ITEM_MUTATORS = ("__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__")
-_READERS = ("__len__", "__iter__", "__contains__", "__getitem__", "__eq__", "__ne__", "__repr__")
-_READERS += ("copy", "index", "count", "get", "keys", "values", "items", "__or__", "__and__")
-_READERS += ("__sub__", "__le__", "__lt__", "__ge__", "__gt__", "issubset", "issuperset")
-
-
-def _live_mutator(base: type, name: str) -> Any:
-    def method(self: Any, *args: Any) -> Any:
-        ref = ref_of(self)
-        result = ref[0].invoke(ref, "meth", args, name=name)
-        _refresh(self)
-        return self if name.startswith("__i") else result
-
-    method.__name__ = name
-    return method
-
-
-def _live_reader(base: type, name: str) -> Any:
-    inner = getattr(base, name)
-
-    def method(self: Any, *args: Any) -> Any:
-        _refresh(self)
-        return inner(self, *args)
-
-    method.__name__ = name
-    return method
-
-
-def _refresh(obj: Any) -> None:
-    """The local copy takes the candidate's current value."""
-    ref = ref_of(obj)
-    value = ref[0].request("peek", h=ref[0].current_id(ref))[0]
-    base = type(obj).__mro__[1]
-    if base is list:
-        list.__setitem__(obj, slice(None), value)
-    else:
-        base.clear(obj)
-        base.update(obj, value)
-
-
-def _live_class(base: type) -> type:
-    ns: dict[str, Any] = {"__slots__": ("_boundary_ref",), "__hash__": None}
-    for name in (*_MUTATORS[base], *[n for n in _ITEM_MUTATORS if hasattr(base, n)]):
-        ns[name] = _live_mutator(base, name)
-    for name in _READERS:
-        if hasattr(base, name) and name not in ns:
-            ns[name] = _live_reader(base, name)
-    return type(f"Live{base.__name__.capitalize()}", (base,), ns)
-
-
-LIVE = {base.__name__: _live_class(base) for base in (list, dict, set)}
-
-
-def live(side: Any, hid: int, kind: Any, value: Any) -> Any:
-    """A module-level container of the candidate's: reads see its current value, changes are
-    made to it (a test that adds to `module.REGISTRY` changes the candidate's)."""
-    cls = LIVE.get(kind) if type(kind) is str else None
-    if cls is None or type(value) is not cls.__mro__[1]:
-        raise codec.CodecError("a malformed live container arrived")
-    obj = cls(value)
-    object.__setattr__(obj, "_boundary_ref", (side, side.generation, hid, None))
-    return obj

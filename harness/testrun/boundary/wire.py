@@ -8,8 +8,10 @@ context management, never the candidate's `__eq__`, `__hash__` or `__bool__`; wh
 the candidate is limited to public attributes and calls (no dunders, frames, code, globals
 or modules). Exceptions cross as (module, qualname, base classes, args) and are rebuilt as
 the receiving side's own builtin or support class, else as a mirror class with builtin or
-support bases; a BaseException that is not an Exception (SystemExit, pytest's outcomes)
-is never rebuilt as such. Standard library only (copied into the sandbox).
+support bases; a BaseException that is not an Exception (KeyboardInterrupt, pytest's
+outcomes) is never rebuilt as such. SystemExit itself is (`pytest.raises(SystemExit)` around
+a CLI's `main`): pytest fails a test that lets it out, as it does any error. Standard library
+only (copied into the sandbox).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ _FRAME_ATTRS = frozenset(
     }
 )
 _HIDDEN_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+# An object's descriptive dunders: readable across (never written), and only as text.
+METADATA = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
 
 
 class BoundaryError(RuntimeError):
@@ -161,7 +165,7 @@ class Side(codec.Hooks):
         if type(mro) is not list or len(mro) > 64:
             raise codec.CodecError("a malformed exception arrived")
         exact = self.local_class(module, qualname)
-        if exact is not None and issubclass(exact, Exception):
+        if exact is not None and (issubclass(exact, Exception) or exact is SystemExit):
             return exact
         found = []
         for entry in mro:
@@ -182,7 +186,13 @@ class Side(codec.Hooks):
         cls = self.exception_type(ref, mro)
         values = [codec.decode(a, self) for a in args] if type(args) is list else []
         try:
-            exc = type.__call__(cls, *values)  # built here, never by the class's metaclass
+            if isinstance(getattr(cls, "__init__", None), types.FunctionType):
+                # A Python `__init__` (a support class's) made these args from its own
+                # parameters already; its attributes come with the value.
+                exc = cls.__new__(cls, *values)
+                exc.args = tuple(values)
+            else:
+                exc = type.__call__(cls, *values)  # built here, never by its metaclass
         except Exception:
             exc = cls.__new__(cls)
             exc.args = tuple(values)
@@ -223,7 +233,10 @@ class Side(codec.Hooks):
             self.exports[hid], self.export_ids[key] = value, hid
         cls = type(value)
         mro = [[c.__module__, c.__qualname__] for c in cls.__mro__ if c is not object][:32]
-        meta = {"mro": mro, "name": _safe_str(getattr(cls, "__qualname__", "?"))}
+        ops = sorted(n for n in HANDLE_OPS if _has(cls, n))
+        off = sorted(n for n in HANDLE_OPS if _has(cls, n) is None)  # `__iter__ = None`
+        name = _safe_str(getattr(cls, "__qualname__", "?"))
+        meta = {"mro": mro, "name": name, "ops": ops, "off": off}
         methods = _methods(cls) if self.strict else ()
         if methods:
             meta["methods"] = methods
@@ -251,7 +264,10 @@ class Side(codec.Hooks):
                 if local is not None and not any(issubclass(b, local) for b in bases):
                     bases.append(local)
         name = meta.get("name") if type(meta.get("name")) is str else "Handle"
-        cls = _handle_class(self, _ident(name)[:100], tuple(bases))
+        ops, off = meta.get("ops"), meta.get("off")
+        ops = frozenset(n for n in ops if n in HANDLE_OPS) if type(ops) is list else HANDLE_OPS
+        off = frozenset(n for n in off if n in HANDLE_OPS) if type(off) is list else frozenset()
+        cls = _handle_class(self, _ident(name)[:100], tuple(bases), ops, off)
         obj = object.__new__(cls)
         object.__setattr__(obj, "_boundary_ref", (self, self.generation, hid, origin))
         methods = meta.get("methods")
@@ -262,7 +278,7 @@ class Side(codec.Hooks):
 
     # --- the connection ---------------------------------------------------------------------
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] | None = None) -> None:
         if self.outbox:
             message = {**message, **self.outbox}
             self.outbox = {}
@@ -270,6 +286,8 @@ class Side(codec.Hooks):
         if self.sock is None:
             raise BoundaryError("the candidate process is not connected")
         self.sock.sendall(_HEADER.pack(len(data)) + data)
+        if fds:  # a script run's standard streams: one byte of their own, after the message
+            socket.send_fds(self.sock, [b"F"], fds)
 
     def receive(self) -> dict:
         head = _read(self.sock, _HEADER.size)
@@ -289,14 +307,14 @@ class Side(codec.Hooks):
     def take_relays(self, message: dict) -> None:
         """Hook: the test side writes the candidate's output, logs and warnings here."""
 
-    def request(self, op: str, **fields: Any) -> tuple[Any, list]:
+    def request(self, op: str, fds: list[int] | None = None, **fields: Any) -> tuple[Any, list]:
         """Send one request and serve the other side's requests until its reply arrives;
         returns (value, copy-back). Anything that stops the wait (a dead peer, the per-test
         alarm) leaves the connection unusable: `broken()` is told."""
         self.seq += 1
         mine, replied = self.seq, False
         try:
-            self.send({"q": op, "i": mine, **fields})
+            self.send({"q": op, "i": mine, **fields}, fds)
             while True:
                 message = self.receive()
                 if "q" in message:
@@ -330,8 +348,11 @@ class Side(codec.Hooks):
             reply["v"] = codec.encode(value, self)
             if back:
                 reply["sb"] = back
-        except StopIteration:
-            reply["stop"] = True
+        except StopIteration as exc:
+            if not _is_next(message):  # a function that let StopIteration out raised it
+                reply["x"] = codec.encode(exc, self)
+            else:
+                reply["stop"] = True
         except codec.CodecError as exc:
             reply["x"] = codec.encode(TypeError(str(exc)), self)
         except BaseException as exc:
@@ -348,6 +369,11 @@ class Side(codec.Hooks):
         if op in ("call", "meth"):
             return self.call(target, message)
         args = [codec.decode(a, self) for a in list_of(message.get("a"))]
+        if op == "get" and message.get("n") in METADATA:  # text, or nothing
+            value = getattr(target, str_of(message.get("n")))
+            if value is not None and type(value) is not str:
+                raise AttributeError(f"{message.get('n')} is not text")
+            return value, None
         if op == "get":
             return self.allowed(getattr(target, self.granted(target, message, False))), None
         if op == "set":
@@ -430,6 +456,22 @@ class Side(codec.Hooks):
         return ref[2]
 
 
+def _has(cls: type, name: str) -> bool | None:
+    """`cls` has the protocol method `name` (object's own defaults do not count); None when
+    the class turns it off (`__iter__ = None`: not iterable even with `__getitem__`)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            if vars(klass)[name] is None:
+                return None
+            return klass is not object
+    return False
+
+
+def _is_next(message: dict) -> bool:
+    """A request to advance an iterator: its StopIteration is the iterator's end."""
+    return message.get("q") == "next" or message.get("n") == "__next__"
+
+
 _OPS = {
     "iter": iter,
     "next": next,
@@ -462,7 +504,44 @@ def _mirror(module: str, qualname: str, bases: tuple) -> type:
     return type("Mirror", (Exception,), namespace)
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def snapshot(side: Side, value: Any) -> tuple:
+    """What a shared container's change is told by: a shallow copy when it holds builtin
+    scalars only (compared by the builtins' own `==`, cheap), else its encoding's text."""
+    items = [*value.keys(), *value.values()] if type(value) is dict else value
+    if all(type(x) in _SCALARS for x in items):
+        return ("copy", type(value)(value))
+    try:
+        return ("text", json.dumps(codec.encode(value, side)))
+    except (codec.CodecError, RecursionError):
+        return ("none", None)
+
+
+def sync_changes(side: Side, shared: dict[int, list]) -> list:
+    """[key, new value] for each shared container whose value changed since it was last
+    sent or received (both sides keep one, the tests' and the module's)."""
+    changed = []
+    for key, entry in list(shared.items()):
+        now = snapshot(side, entry[0])
+        if now != entry[1] and now[0] != "none":
+            entry[1] = now
+            changed.append([key, codec.encode(entry[0], side)])
+    return changed
+
+
+def refill(original: Any, value: Any) -> None:
+    """`original` (a list, dict or set) takes `value`, in place."""
+    if type(original) is list and type(value) is list:
+        original[:] = value
+    elif isinstance(original, dict | set) and type(value) is type(original):
+        original.clear()
+        original.update(value)
+
+
 def _read(sock: socket.socket | None, size: int) -> bytes:
+    """Exactly `size` bytes (never into what follows: a `main` request's descriptors)."""
     if sock is None:
         raise BoundaryError("the candidate process is not connected")
     chunks, left = [], size
@@ -522,7 +601,8 @@ def _send(handle: Any, op: str, *args: Any, **kwargs: Any) -> Any:
 
 class Handle:
     """An object of the other side. Identity equality and hashing, always true; calls, item
-    access, iteration and context management are forwarded, nothing else is asked of it."""
+    access, iteration and context management are forwarded (those of them the object's class
+    has: `_handle_class`), nothing else is asked of it."""
 
     def __getattribute__(self, name: str) -> Any:
         if name.startswith("__") or name in _OWN:
@@ -543,47 +623,6 @@ class Handle:
     def __delattr__(self, name: str) -> None:
         ref = _ref(self)
         ref[0].invoke(ref, "del", name=name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _send(self, "call", *args, **kwargs)
-
-    def __iter__(self) -> Any:
-        return _send(self, "iter")
-
-    def __next__(self) -> Any:
-        try:
-            return _send(self, "next")
-        except Stop:
-            raise StopIteration from None
-
-    def __len__(self) -> int:
-        n = _send(self, "len")
-        if type(n) is not int or n < 0:
-            raise TypeError("the candidate's __len__ returned something that is not a length")
-        return n
-
-    def __getitem__(self, key: Any) -> Any:
-        return _send(self, "getitem", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _send(self, "setitem", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        _send(self, "delitem", key)
-
-    def __contains__(self, item: Any) -> bool:
-        found = _send(self, "contains", item)
-        if type(found) is not bool:
-            raise TypeError("the candidate's __contains__ did not return a bool")
-        return found
-
-    def __enter__(self) -> Any:
-        return _send(self, "enter")
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        ref = _ref(self)
-        sent = exc if isinstance(exc, Exception) else None
-        return ref[0].invoke(ref, "exit", (sent,) if sent is not None else ()) is True
 
     def __str__(self) -> str:
         text = _send(self, "str")
@@ -628,19 +667,20 @@ class BoundMethod:
 
 class TrustingHandle(Handle):
     """A handle the candidate side holds for a test-side object: the test side's own objects
-    are trusted, so their comparisons, truth and arithmetic are asked of them."""
+    are trusted, so their comparisons, truth and arithmetic are asked of them, and their
+    names read (a decorator's `functools.wraps`)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in METADATA:
+            ref = _ref(self)
+            return ref[0].invoke(ref, "get", name=name)
+        return Handle.__getattribute__(self, name)
 
     def __eq__(self, other: object) -> bool:
         return _send(self, "eq", other)
 
     def __ne__(self, other: object) -> bool:
         return not _send(self, "eq", other)
-
-    def __lt__(self, other: object) -> bool:
-        return _send(self, "lt", other)
-
-    def __le__(self, other: object) -> bool:
-        return _send(self, "le", other)
 
     def __hash__(self) -> int:
         return _send(self, "hash")
@@ -651,14 +691,9 @@ class TrustingHandle(Handle):
     def __repr__(self) -> str:
         return _send(self, "repr")
 
-    def __add__(self, other: Any) -> Any:
-        return _send(self, "add", other)
 
-    def __sub__(self, other: Any) -> Any:
-        return _send(self, "sub", other)
-
-    def __mul__(self, other: Any) -> Any:
-        return _send(self, "mul", other)
+def _h_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    return _send(self, "call", *args, **kwargs)
 
 
 _OWN = frozenset({"_boundary_ref", "_boundary_methods"})
@@ -678,20 +713,91 @@ def _methods(cls: type) -> list[str]:
     return list(found)[:_MAX_METHODS]
 
 
-def _handle_class(side: Side, name: str, bases: tuple) -> type:
+def _h_next(self: Any) -> Any:
+    try:
+        return _send(self, "next")
+    except Stop:
+        raise StopIteration from None
+
+
+def _h_len(self: Any) -> int:
+    n = _send(self, "len")
+    if type(n) is not int or n < 0:
+        raise TypeError("the candidate's __len__ returned something that is not a length")
+    return n
+
+
+def _h_contains(self: Any, item: Any) -> bool:
+    found = _send(self, "contains", item)
+    if type(found) is not bool:
+        raise TypeError("the candidate's __contains__ did not return a bool")
+    return found
+
+
+def _h_exit(self: Any, kind: Any, exc: Any, tb: Any) -> bool:
+    ref = _ref(self)
+    sent = exc if isinstance(exc, Exception) else None
+    return ref[0].invoke(ref, "exit", (sent,) if sent is not None else ()) is True
+
+
+def _h_op(op: str, arity: int) -> Any:
+    if arity == 0:
+        return lambda self: _send(self, op)
+    return lambda self, other: _send(self, op, other)
+
+
+def _h_setitem(self: Any, key: Any, value: Any) -> None:
+    _send(self, "setitem", key, value)
+
+
+# The protocol methods a handle may forward; a handle's class has those of them the object's
+# class has, and no other (so `isinstance(h, Sized)` or `callable(h)` reads as for the
+# object: a generator handed over is an iterator, not a sized container).
+_HANDLE_METHODS: dict[str, Any] = {
+    "__call__": _h_call,
+    "__iter__": _h_op("iter", 0),
+    "__next__": _h_next,
+    "__len__": _h_len,
+    "__getitem__": _h_op("getitem", 1),
+    "__setitem__": _h_setitem,
+    "__delitem__": _h_op("delitem", 1),
+    "__contains__": _h_contains,
+    "__enter__": _h_op("enter", 0),
+    "__exit__": _h_exit,
+}
+# Asked of the tests' objects only (the trusting side's handles).
+_TRUSTED_METHODS: dict[str, Any] = {
+    "__lt__": _h_op("lt", 1),
+    "__le__": _h_op("le", 1),
+    "__add__": _h_op("add", 1),
+    "__sub__": _h_op("sub", 1),
+    "__mul__": _h_op("mul", 1),
+}
+HANDLE_OPS = frozenset({*_HANDLE_METHODS, *_TRUSTED_METHODS})
+
+
+def _handle_class(
+    side: Side, name: str, bases: tuple, ops: frozenset = HANDLE_OPS, off: frozenset = frozenset()
+) -> type:
     base = Handle if side.strict else TrustingHandle
-    key = ("handle", name, bases, base)
+    key = ("handle", name, bases, base, ops, off)
     if key not in side._classes:
+        table = _HANDLE_METHODS if side.strict else {**_HANDLE_METHODS, **_TRUSTED_METHODS}
+        ns: dict[str, Any] = {"__module__": "harness_boundary"}
+        ns |= {op: method for op, method in table.items() if op in ops}
+        if "__enter__" not in ns or "__exit__" not in ns:
+            ns.pop("__enter__", None), ns.pop("__exit__", None)
+        ns |= {op: None for op in off if op in ("__iter__", "__call__", "__len__")}
         cls: type | None = None
         if bases:
             try:
-                cls = type(name, (base, *bases), {"__module__": "harness_boundary"})
+                cls = type(name, (base, *bases), ns)
                 if getattr(cls, "__abstractmethods__", None):
                     cls.__abstractmethods__ = frozenset()  # type: ignore[attr-defined]
                 object.__new__(cls)
             except TypeError:
                 cls = None
-        side._classes[key] = cls or type(name, (base,), {"__module__": "harness_boundary"})
+        side._classes[key] = cls or type(name, (base,), ns)
     return side._classes[key]
 
 
@@ -732,6 +838,7 @@ def relay_warning(side: Side) -> Any:
     def show(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
         mro = [[c.__module__, c.__qualname__] for c in category.__mro__ if c is not object]
         entry = [category.__module__, category.__qualname__, mro[:32], _safe_str(message)]
+        entry += [_safe_str(filename)[:1000], lineno if type(lineno) is int else 0]
         side.outbox.setdefault("wn", []).append(entry)
 
     return show
@@ -748,7 +855,10 @@ def replay(side: Side, message: dict) -> None:
             name, level, text = (str(e)[:MAX_TEXT] for e in entry)
             logging.getLogger(name).log(int(level), text)
     for entry in list_of(message.get("wn"))[:1000]:
-        if type(entry) is list and len(entry) == 4:
+        if type(entry) is list and len(entry) == 6:
             cls = side.exception_class(entry[0], entry[1], entry[2])
             category = cls if issubclass(cls, Warning) else UserWarning
-            warnings.warn(str(entry[3])[:MAX_TEXT], category, stacklevel=2)
+            text, filename, lineno = str(entry[3])[:MAX_TEXT], str(entry[4])[:1000], entry[5]
+            lineno = lineno if type(lineno) is int and 0 <= lineno < 1 << 31 else 0
+            # Where the candidate said it was; no registry, so none is suppressed as seen.
+            warnings.warn_explicit(text, category, filename, lineno)

@@ -184,7 +184,9 @@ def _arm_boundary(config: dict) -> SimpleNamespace:
     needs no guard; the candidate module is the proxy (harness_boundary.proxy)."""
     import pytest  # noqa: F401
 
-    _load_boundary("proxy").configure(config["broker"], config["support"], config.get("observed"))
+    _load_boundary("proxy").configure(
+        config["broker"], config["support"], config.get("observed"), config.get("shared")
+    )
     recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
     describe = _load_sibling("texts").describe
     plugin = recorder.Recorder(
