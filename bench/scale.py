@@ -287,9 +287,15 @@ def _calc_tasks(folder: Path, count: int) -> Path:
     return folder / "tasks.yaml"
 
 
-def _throughput_night(work: Path, workers: int, tasks: int, per_worker: int) -> tuple[int, float]:
-    """(exit code, wall s) of a live night of `tasks` on `workers` workers of `per_worker`
-    slots, every vendor reply taking REPLY_S."""
+def _throughput_night(
+    work: Path, workers: int, tasks: int, per_worker: int
+) -> tuple[int, float, float]:
+    """(exit code, wall s of the night, s from its first task's start to its last task's end)
+    of a live night of `tasks` on `workers` workers of `per_worker` slots, every vendor reply
+    taking REPLY_S. The workers are serving (warm process up, polling) before the night
+    starts, in both runs alike."""
+    from harness.config import load_config
+    from harness.scale.build import night_queue
     from harness.scale.demo import process, temporal_dev_server
     from tests.fakeserver import FakeLLMServer, anthropic_sse, gemini_reply
 
@@ -307,6 +313,7 @@ def _throughput_night(work: Path, workers: int, tasks: int, per_worker: int) -> 
             "GEMINI_API_KEY": "AIzaSyE2EFAKEFAKEFAKEFAKEFAKEBENCH000",
             "ANTHROPIC_BASE_URL": anthropic.url,
             "GOOGLE_GEMINI_BASE_URL": gemini.url,
+            "XDG_STATE_HOME": str(work / "state"),  # the night's own day ledger
         }
         config = work / "cluster.yaml"
         config.write_text(
@@ -318,11 +325,51 @@ def _throughput_night(work: Path, workers: int, tasks: int, per_worker: int) -> 
         with contextlib.ExitStack() as stack:
             for _ in range(workers):
                 stack.enter_context(process(worker, env=env))
+            _until_serving(at, night_queue(load_config(config).scale), workers)
             night = [*HARNESS, "run", str(task_list), "--provider", "live", "--config"]
             night += [str(config), "--run-dir", str(work / "runs"), "--log-level", "warning"]
             started = time.perf_counter()
             code = subprocess.run(night, check=False, stdout=subprocess.DEVNULL, env=env)
-            return code.returncode, time.perf_counter() - started
+            wall = time.perf_counter() - started
+    return code.returncode, wall, _task_span(work / "runs")
+
+
+def _until_serving(address: str, queue: str, workers: int) -> None:
+    """Until `workers` workers poll the night's queue for tasks (each has its warm process)."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+    from temporalio.client import Client
+
+    async def pollers() -> int:
+        client = await Client.connect(address)
+        request = DescribeTaskQueueRequest(
+            namespace="default",
+            task_queue=TaskQueue(name=queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        )
+        return len((await client.workflow_service.describe_task_queue(request)).pollers)
+
+    while asyncio.run(pollers()) < workers:
+        time.sleep(0.5)
+
+
+def _task_span(runs: Path) -> float:
+    """Seconds from the first task's run_started to the last task's run_finished, read from
+    the shards' events."""
+    import datetime as dt
+
+    times = []
+    for path in runs.glob("*/tasks/*/*/events.jsonl"):
+        if "latest" in path.parts:
+            continue
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            if event["event"] in ("run_started", "run_finished"):
+                times.append(dt.datetime.fromisoformat(event["timestamp"]).timestamp())
+    return max(times) - min(times) if times else float("nan")
 
 
 def _slow(reply: Any) -> Any:
@@ -330,24 +377,31 @@ def _slow(reply: Any) -> Any:
 
 
 def measure_throughput(tasks: int = 16, per_worker: int = 2) -> dict[str, Any]:
-    """One worker vs two on a night whose every vendor reply takes REPLY_S: wall seconds,
-    and two workers' throughput over twice one worker's (1.0: linear)."""
+    """One worker vs two on a night whose every vendor reply takes REPLY_S: wall seconds of
+    the night and of its tasks, and two workers' throughput over twice one worker's (1.0:
+    linear), over the tasks (what the workers share) and over the whole night (which adds the
+    client's start and the close, the same whatever the workers)."""
     reason = missing()
     if reason is not None:
         return {"skipped": reason}
     work = Path(tempfile.mkdtemp(prefix="harness-bench-rate-"))
     try:
+        load = [_load()]
         one = _throughput_night(work / "one", 1, tasks, per_worker)
+        load.append(_load())
         two = _throughput_night(work / "two", 2, tasks, per_worker)
+        load.append(_load())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
         "tasks": tasks,
         "reply_s": REPLY_S,
         "slots_per_worker": per_worker,
-        "one_worker": {"exit": one[0], "wall_s": one[1]},
-        "two_workers": {"exit": two[0], "wall_s": two[1]},
-        "linear_fraction": (one[1] / two[1]) / 2,
+        "load_average": load,
+        "one_worker": {"exit": one[0], "wall_s": one[1], "tasks_s": one[2]},
+        "two_workers": {"exit": two[0], "wall_s": two[1], "tasks_s": two[2]},
+        "linear_fraction": (one[2] / two[2]) / 2,
+        "linear_fraction_night": (one[1] / two[1]) / 2,
     }
 
 
@@ -404,11 +458,27 @@ def _render_throughput(rate: dict[str, Any] | None) -> list[str]:
     if not rate or "skipped" in rate:
         return []
     one, two = rate["one_worker"], rate["two_workers"]
+    if "tasks_s" not in one:  # a row written before the tasks were timed apart
+        return [
+            f"Throughput, every vendor reply taking {rate['reply_s']:g} s: one worker "
+            f"{one['wall_s']:.1f} s, two workers {two['wall_s']:.1f} s: "
+            f"{rate['linear_fraction']:.2f} of linear.",
+            "",
+        ]
+    load = " / ".join(f"{x[0]:.1f}" for x in rate["load_average"])
     return [
         f"Throughput, every vendor reply taking {rate['reply_s']:g} s ({rate['tasks']} live "
-        f"tasks against a fake vendor, {rate['slots_per_worker']} slots a worker): one worker "
-        f"{one['wall_s']:.1f} s (exit {one['exit']}), two workers {two['wall_s']:.1f} s (exit "
-        f"{two['exit']}): {rate['linear_fraction']:.2f} of linear.",
+        f"tasks against a fake vendor, {rate['slots_per_worker']} slots a worker, the workers "
+        f"serving before the night starts; load average {load} before, between, after):",
+        "",
+        "| workers | exit | night wall s | tasks s (first start to last end) |",
+        "| --- | --- | --- | --- |",
+        f"| 1 | {one['exit']} | {one['wall_s']:.1f} | {one['tasks_s']:.1f} |",
+        f"| 2 | {two['exit']} | {two['wall_s']:.1f} | {two['tasks_s']:.1f} |",
+        "",
+        f"Two workers over twice one: **{rate['linear_fraction']:.2f}** of linear over the "
+        f"tasks, {rate['linear_fraction_night']:.2f} over the whole night (the client's start "
+        "and the close do not divide among workers).",
         "",
     ]
 
