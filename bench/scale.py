@@ -442,7 +442,8 @@ def render_scale(row: dict[str, Any] | None) -> list[str]:
         + (
             ""
             if row.get("bytecode_cache", True)
-            else "; no bytecode cache (PYTHONDONTWRITEBYTECODE)"
+            else "; PYTHONDONTWRITEBYTECODE set: the harness's own modules (an editable "
+            "install) are compiled again by every process that imports them"
         )
         + ".",
         "",
