@@ -1,10 +1,14 @@
 """The bench's scale row: the 24-task simulated night on the local pool vs two Temporal
 workers on this machine (same seed), outcomes compared, wall and CPU ratios with the core
-count. Needs the `scale` and `scale-test` extras; without them the row says so and why.
+count and the load. CPU is counted per role (the local night; the cluster's dev server,
+workers, client and PostgreSQL) in cgroups where the machine allows it, so the tests'
+sandboxed processes count too (`_Meter`). Needs the `scale` and `scale-test` extras; without
+them the row says so and why.
 
 The throughput half (`measure_throughput`): a live night against a fake vendor whose every
-reply takes 2 s, on one worker and then on two with the same slots each; it records how
-close two come to twice one's throughput.
+reply takes 2 s, on one worker and then on two with the same slots each, the workers serving
+before the night starts; it records how close two come to twice one's throughput, over the
+tasks (first start to last end) and over the whole night.
 
 By hand: `.venv/bin/python -m bench.scale [--tasks 24] [--seed 0] [--out FILE]`, which writes the
 row as JSON (default `bench/results/scale.json`) and markdown beside it.
