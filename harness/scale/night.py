@@ -31,9 +31,12 @@ from harness.scale.payloads import Closing, Night, Plan, Shard, Slice, closing_q
 __all__ = ["NIGHT", "SLICE", "STOP", "TASK_TIMEOUT", "NightWorkflow", "SliceWorkflow"]
 
 NIGHT = "HarnessNight"
-# A workflow task of a large slice schedules hundreds of activities at once; on a loaded
-# worker that can pass Temporal's 10 s default, and each timeout adds events to the history.
-TASK_TIMEOUT = timedelta(minutes=1)
+# How long Temporal waits on a workflow task a worker took before it hands the task to another
+# worker: a worker that died (or hangs) holding one stalls its night this long, so it is
+# Temporal's 10 s default, not more. Every workflow task here only schedules: the largest, a
+# slice's first, encodes its tasks' ids-only inputs (scale.temporal.slice_tasks at most, a
+# few hundred bytes each), which takes well under a second even on a loaded worker.
+TASK_TIMEOUT = timedelta(seconds=10)
 SLICE = "HarnessSlice"
 STOP = "stop"
 # A shard that cannot start (bad input) is not retried; a dead worker's shard is, elsewhere.

@@ -2,11 +2,13 @@
 and the vendor SDKs imported already, instead of starting a fresh interpreter that imports
 them again (seconds of CPU a task).
 
-The warm process is multiprocessing's fork server, started once a worker with the modules
-below preloaded. Each task is still a process of its own, forked from it: its own structlog
-configuration, run lock, signal handlers and memory, exactly as a fresh `python -m
-harness.scale.shard` had (harness/scale/shard.py, `run_forked`). The fork server imports
-no Temporal code and starts no thread, so what it forks is clean. It exits when its worker
+The warm process is multiprocessing's fork server, started once a worker with
+harness/scale/warmup.py preloaded (every module a task imports, and the probes and shipped
+data every task would otherwise read again). Each task is still a process of its own,
+forked from it: its own structlog configuration, run lock, signal handlers and memory,
+exactly as a fresh `python -m harness.scale.shard` had (harness/scale/shard.py,
+`run_forked`). The fork server imports no Temporal code and starts no thread (the sandbox
+probe it runs is a child process, waited for), so what it forks is clean. It exits when its worker
 does (it reads EOF on its pipe from the worker), and every shard dies with it
 (PR_SET_PDEATHSIG), so a SIGKILLed worker still leaves nothing running.
 """
@@ -25,16 +27,9 @@ from harness.scale.shard import ready, run_forked
 
 __all__ = ["PRELOAD", "exited", "start", "start_shard", "stop"]
 
-# What every task imports: the runner (through the shard), the simulator and the vendor SDKs
-# (through their adapters).
-PRELOAD = [
-    "harness.scale.shard",
-    "harness.sim.provider",
-    "harness.providers.anthropic",
-    "harness.providers.anthropic_batch",
-    "harness.providers.gemini",
-    "harness.providers.gemini_batch",
-]
+# The warm-up, imported once by the warm process: every module a task imports and the
+# caches that hold for the machine (harness/scale/warmup.py).
+PRELOAD = ["harness.scale.warmup"]
 
 
 @functools.cache

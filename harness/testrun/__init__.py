@@ -10,6 +10,7 @@ from harness.testrun.run import (
     TestLimits,
     expect_tests,
     precheck,
+    probe_sandbox,
     run_tests,
     sandbox_kind,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "expect_tests",
     "isolation_differences",
     "precheck",
+    "probe_sandbox",
     "problems_text",
     "run_tests",
     "sandbox_kind",

@@ -27,6 +27,7 @@ from harness.testrun.notices import (
     sandbox_warnings,
 )
 from harness.testrun.precheck import precheck
+from harness.testrun.remembered import content_key, remembered
 from harness.testrun.score import Settlement
 from harness.testrun.scratch import Pristine, SandboxError, candidate_place, read_pristine
 from harness.testrun.session import Run, launch_all
@@ -37,6 +38,7 @@ __all__ = [
     "TestLimits",
     "expect_tests",
     "precheck",
+    "probe_sandbox",
     "run_tests",
     "sandbox_kind",
 ]
@@ -72,6 +74,15 @@ def sandbox_kind(limits: TestLimits | None = None) -> str:
     if mode == "auto":
         _warn_degraded()
     return "rlimits"
+
+
+def probe_sandbox() -> None:
+    """Ask the sandbox's probes now (whether bubblewrap builds the sandbox here, and without it
+    whether the fallback can drop to a throwaway uid): each answer is kept for this process
+    and every process forked from it (a worker's warm process asks before it forks shards).
+    The warnings `sandbox_kind` gives stay each run's own."""
+    if not bwrap_works():
+        privilege.can_drop()
 
 
 @functools.cache
@@ -129,7 +140,7 @@ def _expected(
     if not mine:
         return pending.result()
     try:
-        found = _collect(task, pristine, place, limits, kind, guard)
+        found = _remembered_collect(task, pristine, place, limits, kind, guard)
     except BaseException as exc:
         with _expected_lock:  # a failure is not remembered: the next run asks again
             del _expected_cache[key]
@@ -139,15 +150,41 @@ def _expected(
     return found
 
 
-def _collect(
+def _remembered_collect(
     task: TaskSpec, pristine: Pristine, place: str, limits: TestLimits, kind: str, guard: Guard
+) -> Expected:
+    """`_collect`, remembered by content on disk (remembered.py) as well: every process that
+    runs the same tests (the shards of a night on Temporal, each a process of its own; the
+    next night) reuses one collection instead of launching its own. A failure is not
+    remembered."""
+    stub = stub_for(pristine, task.module_name, python_reference(task.reference))
+    key = content_key(
+        *map(str, _collection_key(pristine, place, kind)), stub, str(boundary_for(task, kind))
+    )
+
+    def collect() -> list[list[str]]:
+        ids, broken = _collect(task, pristine, place, limits, kind, guard, stub)
+        return [list(ids), list(broken)]
+
+    ids, broken = remembered("expected", key, collect)
+    return tuple(ids), tuple(broken)
+
+
+def _collect(
+    task: TaskSpec,
+    pristine: Pristine,
+    place: str,
+    limits: TestLimits,
+    kind: str,
+    guard: Guard,
+    stub: str,
 ) -> Expected:
     boundary = boundary_for(task, kind)
     tally = launch_all(
         Run(
             pristine,
             place,
-            stub_for(pristine, task.module_name, python_reference(task.reference)),
+            stub,
             limits,
             kind,
             collect_only=True,

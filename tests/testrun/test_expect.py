@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 
 from harness.testrun import expect_tests, run_tests
@@ -86,3 +87,17 @@ def test_a_support_file_beside_the_candidate_is_part_of_the_key(tmp_path: Path) 
         passed = [run_tests(s, GOOD, limits=FAST).passed for s in specs]
 
     assert (passed, sorted(_collections(logs))) == ([3, 3], ["apart", "beside"])
+
+
+def test_another_process_reuses_the_remembered_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that never collected these tests (a fresh shard of a distributed night) finds
+    the collection remembered on disk and launches none of its own."""
+    spec = make_task(tmp_path, TESTS + f"\n    # {tmp_path.name}\n")
+    with capture_logs() as logs:
+        first = run_tests(spec, GOOD, limits=FAST)
+        monkeypatch.setattr("harness.testrun.run._expected_cache", {})  # as in a new process
+        second = run_tests(spec, GOOD, limits=FAST)
+
+    assert (first.passed, second.passed, len(_collections(logs))) == (3, 3, 1)
