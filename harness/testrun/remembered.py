@@ -5,6 +5,7 @@ again. One JSON file per check and key digest under `$XDG_CACHE_HOME/harness/che
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -15,10 +16,27 @@ from typing import Any
 
 from harness.fsio import write_log
 
-__all__ = ["cache_dir", "content_key", "remembered"]
+__all__ = ["cache_dir", "code_digest", "content_key", "remembered"]
 
 # Part of every key: a result the check's code of another version gave is never reused.
 _VERSION = "1"
+
+
+@functools.cache
+def _code_digest() -> str:
+    """A digest of the test runner's own code (this package, the sandbox's halves included):
+    what a collection or a check answers depends on it, so an upgraded harness never reuses
+    an answer its previous code gave."""
+    return code_digest(Path(__file__).resolve().parent)
+
+
+def code_digest(folder: Path) -> str:
+    """A digest of the code files under `folder`: their paths and bytes."""
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.suffix in (".py", ".cjs", ".js", ".go") and path.is_file():
+            h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -29,7 +47,7 @@ def cache_dir() -> Path:
 
 def content_key(*parts: str | bytes | Iterable[str]) -> str:
     """A digest of everything a check's outcome depends on."""
-    h = hashlib.sha256(f"{_VERSION}\0{sys.version_info[:2]}".encode())
+    h = hashlib.sha256(f"{_VERSION}\0{sys.version_info[:2]}\0{_code_digest()}".encode())
     for part in parts:
         items = [part] if isinstance(part, str | bytes) else list(part)
         for item in items:

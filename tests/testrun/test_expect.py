@@ -101,3 +101,19 @@ def test_another_process_reuses_the_remembered_collection(
         second = run_tests(spec, GOOD, limits=FAST)
 
     assert (first.passed, second.passed, len(_collections(logs))) == (3, 3, 1)
+
+
+def test_a_remembered_answer_is_keyed_by_the_runners_own_code(tmp_path: Path) -> None:
+    """An upgraded test runner never reuses an answer its previous code gave: the code digest
+    under every key changes with any code file, and with nothing else."""
+    from harness.testrun.remembered import code_digest
+
+    (tmp_path / "child").mkdir()
+    (tmp_path / "child" / "boot.py").write_text("A = 1\n")
+    (tmp_path / "notes.txt").write_text("x")
+    before = code_digest(tmp_path)
+    (tmp_path / "notes.txt").write_text("y")
+    unchanged = code_digest(tmp_path)
+    (tmp_path / "child" / "boot.py").write_text("A = 2\n")
+
+    assert (unchanged == before, code_digest(tmp_path) == before) == (True, False)
