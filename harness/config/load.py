@@ -146,6 +146,18 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _distributed_batch_steps(raw: dict[str, Any], override: Any) -> None:
+    """The shipped batch steps go in rounds, which run on the local engine only: a night on
+    another engine whose file names no `batch.steps` of its own batches attempt 1's writes.
+    Steps the operator wrote are kept (and refused there, with what to write instead)."""
+    scale, batch = raw.get("scale"), raw.get("batch")
+    if not isinstance(scale, dict) or scale.get("engine", "local") == "local":
+        return
+    written = override.get("batch") if isinstance(override, dict) else None
+    if isinstance(batch, dict) and not (isinstance(written, dict) and "steps" in written):
+        batch["steps"] = ["write"]
+
+
 def _read_yaml(path: Path, what: str = "config") -> YamlDoc:
     """The file parsed once (its duplicate keys are reported with the other problems)."""
     try:
@@ -174,6 +186,7 @@ def load_config(path: Path | None = None) -> HarnessConfig:
         if isinstance(override.get("prices"), str) and override["prices"]:
             raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
         _resolve_tls_files(raw, Path(path).parent)
+        _distributed_batch_steps(raw, override)
     problems = _amount_problems(raw)
     override = (doc.data or {}) if doc else {}
     try:

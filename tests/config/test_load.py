@@ -162,9 +162,25 @@ def test_a_step_output_cap_must_name_a_step_and_a_positive_count(tmp_path) -> No
     )
 
 
-def test_batch_mode_is_off_by_default() -> None:
-    """Nobody batches by accident: the shipped config leaves batch mode off."""
-    assert load_config().batch.enabled is False
+def test_the_night_goes_in_batch_rounds_until_stop_by_morning_by_default() -> None:
+    """The shipped config batches every paid step in rounds until the next 06:00."""
+    batch = load_config().batch
+
+    assert (batch.in_rounds, batch.steps, batch.deadline) == (
+        True,
+        ("write", "review", "rewrite", "fix"),
+        "06:00",
+    )
+
+
+def test_a_temporal_night_without_steps_of_its_own_batches_the_first_writes(tmp_path) -> None:
+    """Rounds run locally: on Temporal the shipped steps become attempt 1's writes alone."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("scale: {engine: temporal}\n")
+
+    batch = load_config(path).batch
+
+    assert (batch.enabled, batch.steps, batch.in_rounds) == (True, ("write",), False)
 
 
 @pytest.mark.parametrize("bad", ["5:30pm", "90", "2d", "25:00", ""])
