@@ -27,7 +27,7 @@ from bench.compare import checks, outcome_figures
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average
 from bench.model import Night
-from bench.policies import NIGHT, POLICIES, headline, policy_table
+from bench.policies import INTERACTIVE, NIGHT, POLICIES, headline, night_config, policy_table
 from bench.render import render
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
@@ -176,7 +176,8 @@ def _nights(
     nights = [_baseline(baseline_specs, share, scratch / "baseline", base)]
     for variant, policy in [*POLICIES.items(), (NIGHT, _rounds_config())]:
         path = scratch / f"{variant}.yaml"
-        path.write_text(_with_policy(base.read_text(), policy))
+        text = policy if variant == NIGHT else night_config(policy)  # bench/policies.py
+        path.write_text(_with_policy(base.read_text(), text))
         nights.append(
             run_harness(
                 _fresh_copy(tasks_yaml, scratch / "ws" / variant),
@@ -334,7 +335,8 @@ def _context(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-context-") as scratch:
         copy = functools.partial(_fresh_copy, args.tasks_yaml)
-        ran = nights(Path(scratch), (0,), night, copy, _live_config(load_config(args.config)))
+        base = _live_config(load_config(args.config)) + INTERACTIVE
+        ran = nights(Path(scratch), (0,), night, copy, base)
     figure = context_table(ran, note="Live providers: what the models chose to read.")
     out = args.out if args.out != RESULTS else RESULTS.with_name("live_context.json")
     out.parent.mkdir(parents=True, exist_ok=True)

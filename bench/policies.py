@@ -14,15 +14,23 @@ from bench.model import Night, TaskOutcome
 
 __all__ = [
     "DERIVED",
+    "INTERACTIVE",
     "NIGHT",
     "POLICIES",
     "SAME_BILLING",
     "compare_pools",
     "headline",
+    "night_config",
     "policy_table",
 ]
 
-# Variant name → the harness.yaml it runs with (None: the shipped defaults, whatever they are).
+# Variant name → the loop keys it runs with (None: the shipped loop, whatever it is). Every
+# policy night is bought interactively (INTERACTIVE first in its harness.yaml): a night's
+# replies do not depend on its billing, so its batch price is its recorded calls priced again
+# (bench/billing.py), checked against one real night in rounds per bench run. The shipped
+# defaults batch every step in rounds: their row is NIGHT; `harness` is the same loop bought
+# interactively.
+INTERACTIVE = "batch: {enabled: false}\n"
 POLICIES: dict[str, str | None] = {
     "harness": None,
     "harness_published_policy": "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n",
@@ -41,6 +49,13 @@ NIGHT = "harness_night"
 SAME_BILLING = "baseline_same_billing"
 DERIVED = (NIGHT, SAME_BILLING)
 RESAMPLES = 2000
+
+
+def night_config(policy: str | None) -> str:
+    """The harness.yaml a policy night runs with: bought interactively, the policy's keys."""
+    return INTERACTIVE + (policy or "")
+
+
 LEVEL = 0.9  # two-sided interval
 
 

@@ -16,7 +16,7 @@ from bench.batch import BATCH_CONFIG, BATCH_VARIANT, ROUNDS_CONFIG, ROUNDS_VARIA
 from bench.harness_night import run_harness
 from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
-from bench.policies import POLICIES
+from bench.policies import POLICIES, night_config
 from bench.workspace import Workspace, make_workspace
 from harness.sim import SimLatency, SimModel, SimProvider
 from harness.tasks import load_tasks
@@ -79,14 +79,14 @@ class Stages:
         )
         self.specs = load_tasks(self.ws.tasks_yaml)
         self.configs: dict[str, Path] = {}
-        for variant, text in POLICIES.items():
-            if text is not None:
-                self.configs[variant] = workdir / f"{variant}.yaml"
-                self.configs[variant].write_text(text)
+        for variant, policy in POLICIES.items():
+            text = night_config(policy)  # bought interactively: bench/policies.py
+            self.configs[variant] = workdir / f"{variant}.yaml"
+            self.configs[variant].write_text(text)
             # The same policy with caching off, for the sensitivity sweep (bench/sensitivity.py).
             uncached = workdir / f"{variant}_uncached.yaml"
-            off = "" if "prompt_cache:" in (text or "") else "prompt_cache: false\n"
-            uncached.write_text((text or "") + off)
+            off = "" if "prompt_cache:" in text else "prompt_cache: false\n"
+            uncached.write_text(text + off)
             self.configs[f"{variant}_uncached"] = uncached
         self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)

@@ -147,14 +147,20 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def _distributed_batch_steps(raw: dict[str, Any], override: Any) -> None:
-    """The shipped batch steps go in rounds, which run on the local engine only: a night on
-    another engine whose file names no `batch.steps` of its own batches attempt 1's writes.
-    Steps the operator wrote are kept (and refused there, with what to write instead)."""
+    """The shipped batch defaults go in rounds, which run on the local engine only: on
+    another engine they do not apply. Batch mode is off there unless the operator's file
+    turns it on, and then batches attempt 1's writes unless it names `batch.steps` (steps
+    in rounds it names are refused there, with what to write instead)."""
     scale, batch = raw.get("scale"), raw.get("batch")
     if not isinstance(scale, dict) or scale.get("engine", "local") == "local":
         return
+    if not isinstance(batch, dict):
+        return
     written = override.get("batch") if isinstance(override, dict) else None
-    if isinstance(batch, dict) and not (isinstance(written, dict) and "steps" in written):
+    written = written if isinstance(written, dict) else {}
+    if "enabled" not in written:
+        batch["enabled"] = False
+    if "steps" not in written:
         batch["steps"] = ["write"]
 
 

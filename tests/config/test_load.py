@@ -173,14 +173,19 @@ def test_the_night_goes_in_batch_rounds_until_stop_by_morning_by_default() -> No
     )
 
 
-def test_a_temporal_night_without_steps_of_its_own_batches_the_first_writes(tmp_path) -> None:
-    """Rounds run locally: on Temporal the shipped steps become attempt 1's writes alone."""
+def test_the_shipped_batch_rounds_do_not_apply_to_a_temporal_night(tmp_path) -> None:
+    """Rounds run locally: on Temporal batch mode stays off unless the file turns it on,
+    and then batches attempt 1's writes unless it names its steps."""
     path = tmp_path / "harness.yaml"
     path.write_text("scale: {engine: temporal}\n")
+    plain = load_config(path).batch
+    path.write_text("scale: {engine: temporal}\nbatch: {enabled: true}\n")
+    on = load_config(path).batch
 
-    batch = load_config(path).batch
-
-    assert (batch.enabled, batch.steps, batch.in_rounds) == (True, ("write",), False)
+    assert ((plain.enabled, plain.steps), (on.enabled, on.steps)) == (
+        (False, ("write",)),
+        (True, ("write",)),
+    )
 
 
 @pytest.mark.parametrize("bad", ["5:30pm", "90", "2d", "25:00", ""])
