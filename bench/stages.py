@@ -53,6 +53,7 @@ class Settings:
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches
     sweep_choices: bool = True  # the sweep also runs each design choice turned off
     published_variants: bool = True  # baseline_no_ratchet and baseline_full_output too
+    diet: bool = True  # the fix prompt without each context block (bench/diet.py)
 
     @property
     def latency(self) -> SimLatency | None:
@@ -130,11 +131,13 @@ class Stages:
         variant: str = "harness",
         cap: float = 1000.0,
         model: tuple[str, SimModel] | None = None,
+        prompts: tuple[str, Path] | None = None,
     ) -> Night:
         """One night of this harness; `model`: (a name for it, a behaviour model other than
-        the shipped one)."""
+        the shipped one); `prompts`: (a name for them, templates other than the shipped)."""
         config = self.configs.get(variant)
         tag = f"-{model[0]}" if model else ""
+        tag += f"-{prompts[0]}" if prompts else ""
         name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}{tag}"
         # A fresh copy per night: the harness seeds a task from a file already at its output
         # path (a ratchet across nights), so nights sharing outputs would not be independent.
@@ -155,11 +158,13 @@ class Stages:
                 memo=self.memos["harness"],
                 reuse=not timed,
                 model=model[1] if model else None,
+                prompts_root=prompts[1] if prompts else None,
             )
 
         if timed:
             return self.say(run())
-        return self._once(("harness", seed, c, variant, cap, _model_key(model)), run)
+        shown = prompts[0] if prompts else ""
+        return self._once(("harness", seed, c, variant, cap, _model_key(model), shown), run)
 
     def baseline(
         self,

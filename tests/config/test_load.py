@@ -329,3 +329,43 @@ def test_a_bad_scale_section_names_its_line(tmp_path, text: str, what: str) -> N
 
     with pytest.raises(ConfigError, match=r"harness\.yaml:2: .*" + what):
         load_config(path)
+
+
+CHEAPEST_TABLE = """
+checked: 2026-11-21
+models:
+  flash: {provider: gemini, input: "1.50", output: "7.50", cache_write: "1.50", cache_read: "0.15"}
+  lite: {provider: gemini, input: "0.30", output: "2.50", cache_write: "0.30", cache_read: "0.03"}
+  gone: {provider: gemini, input: "0.10", output: "0.40", cache_write: "0.10", cache_read: "0.01",
+         retires: 2020-01-01}
+  tiny: {provider: anthropic, input: "0.05", output: "0.25", cache_write: "0.06",
+         cache_read: "0.01"}
+"""
+
+
+def test_a_route_to_the_cheapest_model_takes_its_providers_lowest_current_price(tmp_path) -> None:
+    """`model: cheapest` resolves from the price table: the route's provider's lowest input
+    plus output price, a retired model never, another provider's never."""
+    (tmp_path / "prices.yaml").write_text(CHEAPEST_TABLE)
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "prices: prices.yaml\n"
+        "routes: {cheap: {provider: gemini, model: cheapest, max_tokens: 4096}}\n"
+    )
+
+    route = load_config(path).routes["cheap"]
+
+    assert (route.provider, route.model) == ("gemini", "lite")
+
+
+def test_a_cheapest_route_with_no_current_model_on_its_provider_says_so(tmp_path) -> None:
+    """No current model priced for the provider: an error at the route's line."""
+    (tmp_path / "prices.yaml").write_text(CHEAPEST_TABLE)
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "prices: prices.yaml\n"
+        "routes: {cheap: {provider: openai, model: cheapest, max_tokens: 4096}}\n"
+    )
+
+    with pytest.raises(ConfigError, match=r"harness\.yaml:2: routes\.cheap\.model: .*no current"):
+        load_config(path)
