@@ -60,7 +60,10 @@ def _interactive(root: Path, step: str, attempt: int | None = 1) -> int:
     return sum(
         1
         for e in events(root)
-        if e["event"] == "call_finished" and e["step"] == step and attempt in (None, e["attempt"])
+        if e["event"] == "call_finished"
+        and e["service_tier"] != "batch"
+        and e["step"] == step
+        and attempt in (None, e["attempt"])
     )
 
 
