@@ -94,7 +94,7 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
     batch = summary["batch"]
     assert (batch["submitted"], batch["succeeded"], batch["fell_back"]) == (6, 6, 0)
     assert Decimal(batch["saved_usd_exact"]) == sum(full.values()) - sum(half.values())
-    assert "first writes by batch" in (root / "summary.md").read_text()
+    assert "requests by batch" in (root / "summary.md").read_text()
     assert code in (0, 1)
 
 
