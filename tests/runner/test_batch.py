@@ -31,7 +31,8 @@ WAIT_S = 120  # a hung run fails the test instead of hanging the suite
 def _config(tmp_path: Path, deadline: str = "10m") -> Path:
     path = tmp_path / "harness.yaml"
     path.write_text(
-        f'batch: {{enabled: true, deadline: "{deadline}", poll_s: 0.05, max_poll_s: 0.2}}\n'
+        f'batch: {{enabled: true, steps: [write], deadline: "{deadline}", poll_s: 0.05,'
+        " max_poll_s: 0.2}\n"
     )
     return path
 
