@@ -72,7 +72,11 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
     """One batch for the one provider+model, no interactive write, each write at half the
     interactive price; reviews and fixes interactive; the same results; the saving shown."""
     tasks = write_tasks(tmp_path / "tasks", SIX)
-    _, plain, plain_root = run_cli(tasks, tmp_path / "plain", "--seed", "7", "--rerun")
+    interactive = tmp_path / "interactive.yaml"
+    interactive.write_text("batch: {enabled: false}\n")  # its twin, every call bought at once
+    _, plain, plain_root = run_cli(
+        tasks, tmp_path / "plain", "--seed", "7", "--rerun", "--config", str(interactive)
+    )
     runs = tmp_path / "batched"
     _script(runs, polls_to_end=2)
 

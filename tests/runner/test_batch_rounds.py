@@ -67,7 +67,11 @@ def test_every_step_goes_in_rounds_at_half_price_with_the_same_outcomes(tmp_path
     """Writes, reviews, rewrites and fixes all by batch (no interactive call), each call at
     the batch price of its interactive twin, a batch per round and model, the same results."""
     tasks = write_tasks(tmp_path / "tasks", FOUR)
-    _, plain, plain_root = run_cli(tasks, tmp_path / "plain", "--seed", "7", "--rerun")
+    interactive = tmp_path / "interactive.yaml"
+    interactive.write_text("batch: {enabled: false}\n")  # its twin, every call bought at once
+    _, plain, plain_root = run_cli(
+        tasks, tmp_path / "plain", "--seed", "7", "--rerun", "--config", str(interactive)
+    )
     runs = tmp_path / "batched"
     _script(runs, polls_to_end=1)
 
