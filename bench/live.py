@@ -201,9 +201,22 @@ def _nights(
 
 
 def _with_policy(base: str, policy: str | None) -> str:
-    """The night's config: the shared one with the policy's keys added (the two never name
-    the same key: the shared one holds routes, steps, endpoints and prices only)."""
-    return base if not policy else base + "\n" + policy
+    """The night's config: the shared one with the policy's keys merged in, mapping by
+    mapping as a harness.yaml is merged into the defaults (a policy's `routes: {cheap:
+    {model: cheapest}}` keeps the shared cheap route's provider and output cap)."""
+    if not policy:
+        return base
+    return yaml.safe_dump(_merged(yaml.safe_load(base), yaml.safe_load(policy)), sort_keys=False)
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        mine = out.get(key)
+        out[key] = (
+            _merged(mine, value) if isinstance(mine, dict) and isinstance(value, dict) else value
+        )
+    return out
 
 
 def record(
@@ -227,7 +240,9 @@ def record(
         # bench/results/live_context.json)
         "context_tools": None,
         "isolation": None,
+        "js_boundary": None,
         "scale": None,
+        "diet": None,  # the fix-prompt diet: on the simulator (bench/diet.py)
         "judge": None,
         "test_memo": {},
         "nights_reused": 0,

@@ -42,10 +42,9 @@ POLICIES: dict[str, str | None] = {
     ),
     "harness_whole_fixes": "loop:\n  fix_format: whole\n",
     # The review's tier on its provider's cheapest current model (harness.config: `model:
-    # cheapest`); the simulator reviews as the cheap tier does whatever the model.
-    "harness_review_cheapest": (
-        "routes:\n  cheap: {provider: gemini, model: cheapest, max_tokens: 16384}\n"
-    ),
+    # cheapest`; the route keeps its provider and output cap); the simulator reviews as the
+    # cheap tier does whatever the model.
+    "harness_review_cheapest": "routes:\n  cheap: {model: cheapest}\n",
 }
 # Rows priced from other rows' recorded calls (bench/billing.py), never run as nights of
 # their own: the shipped loop as a night in batch rounds (caching on), and the published

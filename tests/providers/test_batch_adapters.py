@@ -37,7 +37,7 @@ routes:
   mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
   frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
 provider_timeout_s: 30
-batch: {{enabled: true, deadline: "{deadline}", poll_s: 0.05, max_poll_s: 0.2}}
+batch: {{enabled: true, steps: [write], deadline: "{deadline}", poll_s: 0.05, max_poll_s: 0.2}}
 """
 
 
