@@ -44,7 +44,8 @@ def _night(tmp_path: Path, deadline: str) -> Night:
     tasks = write_tasks(tmp_path / "tasks", [Task("t0", solved=True)])
     config = tmp_path / "harness.yaml"
     config.write_text(
-        f'batch: {{enabled: true, deadline: "{deadline}", poll_s: 10800, max_poll_s: 21600}}\n'
+        f'batch: {{enabled: true, steps: [write], deadline: "{deadline}", poll_s: 10800,'
+        " max_poll_s: 21600}\n"
     )
     night = Night(
         run_id="night-1",
