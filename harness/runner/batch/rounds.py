@@ -118,11 +118,16 @@ class Rounds:
         return max(0.01, min(self._window_s, 1.0))
 
     def _run_round(self) -> None:
-        """Take every waiting request and run their round (the lock released meanwhile)."""
+        """Take every waiting request and run their round (the lock released meanwhile). The
+        round belongs to the night, not to the task whose thread runs it: its lines carry
+        the run's context alone (each settled entry's call line names its own task)."""
         taken = dict(self._waiting)
         self._waiting.clear()
         self._busy = True
         self._cond.release()
+        bound = structlog.contextvars.get_contextvars()
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(**{k: v for k, v in bound.items() if k == "run_id"})
         try:
             requests = [r for r, _ in taken.values()]
             if not self._stop.is_set() and self._in_time():
@@ -136,6 +141,8 @@ class Rounds:
             else:
                 log.info("batch_round_skipped", requests=len(requests), reason="deadline")
         finally:
+            structlog.contextvars.clear_contextvars()
+            structlog.contextvars.bind_contextvars(**bound)
             self._cond.acquire()
             self._busy = False
             self._finished.update(taken)
