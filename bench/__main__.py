@@ -72,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the policy table's shipped loop, its loops-alone and whole-file-fix twins and the "
         "published loop only (not every other policy and published variant)",
     )
+    parser.add_argument(
+        "--no-diet",
+        action="store_true",
+        help="skip the fix-prompt diet (the fix prompt without each context block)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folders")
     parser.add_argument(
         "--live", action="store_true", help="the live comparison (make bench-live; --live -h)"
@@ -109,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
         sweep_choices=not args.no_sweep_choices,
         extra_variants=not args.core_variants,
         published_variants=not args.core_variants,
+        diet=not args.no_diet,
     )
     configure_logging(None, level="error")  # the runs' own events still go to their files
     scratch = Path(tempfile.mkdtemp(prefix="harness-bench-"))

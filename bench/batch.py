@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 BATCH_VARIANT = "harness_batch_check"
-BATCH_CONFIG = 'batch: {enabled: true, deadline: "2h", poll_s: 0.01, max_poll_s: 0.05}\n'
+BATCH_CONFIG = (
+    'batch: {enabled: true, steps: [write], deadline: "2h", poll_s: 0.01, max_poll_s: 0.05}\n'
+)
 # One real night in batch rounds (every step through sim.SimBatch), to check bench/billing.py.
 ROUNDS_VARIANT = "harness_rounds_check"
 ROUNDS_CONFIG = (

@@ -21,6 +21,7 @@ import yaml
 
 from bench.harness_night import run_harness
 from bench.model import Night
+from bench.policies import INTERACTIVE
 from bench.workspace import make_workspace
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ def context_ab(st: Stages) -> dict[str, Any]:
                           variant=variant, memo=memo, reuse=True)  # fmt: skip
         return st.say(ran)
 
-    return context_table(nights(st.workdir / "context", st.s.seeds, night, copy))
+    # bought interactively, as every policy night (bench/policies.py)
+    return context_table(nights(st.workdir / "context", st.s.seeds, night, copy, INTERACTIVE))
 
 
 def render_context(figure: dict[str, Any] | None) -> list[str]:

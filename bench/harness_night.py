@@ -10,6 +10,7 @@ from bench.batch import first_write_savings
 from bench.instrument import Probe, TimedProvider, timed_tests
 from bench.memo import Memo
 from bench.model import Night, TaskOutcome
+from harness.prompts import PromptSet
 from harness.results import RunStatus, TaskResult
 from harness.runner import RunArgs, check_inputs, execute, open_run
 from harness.sim import SimLatency, SimModel, SimProvider
@@ -97,6 +98,7 @@ def run_harness(
     memo: Memo | None = None,
     reuse: bool = False,
     model: SimModel | None = None,
+    prompts_root: Path | None = None,
 ) -> Night:
     """One night of this harness: check_inputs → open_run → execute, the provider and the
     test runner wrapped in probes. The clock covers open_run to close (not validation).
@@ -104,9 +106,12 @@ def run_harness(
     under `cap_usd` as the run's hard cap; else the simulator. `memo`: test results this
     bench run measured (bench/memo.py): the night adds its own, and with `reuse` (never for
     a night whose wall time is measured) takes those it finds instead of running the tests.
-    `model`: the simulator's behaviour model (None: the shipped sim_model.yaml)."""
+    `model`: the simulator's behaviour model (None: the shipped sim_model.yaml).
+    `prompts_root`: templates other than the shipped prompts/ (bench/diet.py)."""
     args = _args(tasks_yaml, run_dir, seed, concurrency, cap_usd, config, "live" if live else "sim")
     inputs = check_inputs(args)
+    if prompts_root is not None:
+        inputs = replace(inputs, prompts={t: PromptSet(prompts_root, t) for t in inputs.prompts})
     probe = Probe()
     if live:
         providers = inputs.providers

@@ -27,7 +27,7 @@ from bench.compare import checks, outcome_figures
 from bench.harness_night import run_harness
 from bench.machine import describe, load_average
 from bench.model import Night
-from bench.policies import NIGHT, POLICIES, headline, policy_table
+from bench.policies import INTERACTIVE, NIGHT, POLICIES, headline, night_config, policy_table
 from bench.render import render
 from bench.workspace import EXAMPLE
 from harness.budget import Budget, BudgetExceeded
@@ -63,11 +63,11 @@ ROUNDS_POLL_S = 30.0
 NIGHTS = 2 + len(POLICIES)  # the published loop, each policy, the night in rounds
 
 
-def _rounds_config() -> str:
+def _rounds_config(poll_s: float) -> str:
     return (
         "batch: {enabled: true, steps: [write, review, rewrite, fix], "
-        f'deadline: "{ROUNDS_DEADLINE}", poll_s: {ROUNDS_POLL_S}, '
-        f"max_poll_s: {max(ROUNDS_POLL_S, 300.0)}, round_window_s: 5}}\n"
+        f'deadline: "{ROUNDS_DEADLINE}", poll_s: {poll_s}, '
+        f"max_poll_s: {max(poll_s, 300.0)}, round_window_s: 5}}\n"
     )
 
 
@@ -166,17 +166,24 @@ def _fresh_copy(tasks_yaml: Path, folder: Path) -> Path:
 
 
 def _nights(
-    tasks_yaml: Path, cap: Decimal, scratch: Path, config: Path | None = None
+    tasks_yaml: Path,
+    cap: Decimal,
+    scratch: Path,
+    config: Path | None = None,
+    poll_s: float | None = None,
 ) -> list[Night]:
-    """The published loop, then each harness policy, each under an equal share of the cap."""
+    """The published loop, then each harness policy, each under an equal share of the cap;
+    `poll_s`: the night in rounds' first wait between polls (default ROUNDS_POLL_S)."""
     share = _share(cap)
     base = scratch / "live.yaml"
     base.write_text(_live_config(load_config(config)))
     baseline_specs = load_tasks(_fresh_copy(tasks_yaml, scratch / "ws" / "baseline"))
     nights = [_baseline(baseline_specs, share, scratch / "baseline", base)]
-    for variant, policy in [*POLICIES.items(), (NIGHT, _rounds_config())]:
+    rounds = _rounds_config(ROUNDS_POLL_S if poll_s is None else poll_s)
+    for variant, policy in [*POLICIES.items(), (NIGHT, rounds)]:
         path = scratch / f"{variant}.yaml"
-        path.write_text(_with_policy(base.read_text(), policy))
+        text = policy if variant == NIGHT else night_config(policy)  # bench/policies.py
+        path.write_text(_with_policy(base.read_text(), text))
         nights.append(
             run_harness(
                 _fresh_copy(tasks_yaml, scratch / "ws" / variant),
@@ -194,9 +201,22 @@ def _nights(
 
 
 def _with_policy(base: str, policy: str | None) -> str:
-    """The night's config: the shared one with the policy's keys added (the two never name
-    the same key: the shared one holds routes, steps, endpoints and prices only)."""
-    return base if not policy else base + "\n" + policy
+    """The night's config: the shared one with the policy's keys merged in, mapping by
+    mapping as a harness.yaml is merged into the defaults (a policy's `routes: {cheap:
+    {model: cheapest}}` keeps the shared cheap route's provider and output cap)."""
+    if not policy:
+        return base
+    return yaml.safe_dump(_merged(yaml.safe_load(base), yaml.safe_load(policy)), sort_keys=False)
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        mine = out.get(key)
+        out[key] = (
+            _merged(mine, value) if isinstance(mine, dict) and isinstance(value, dict) else value
+        )
+    return out
 
 
 def record(
@@ -220,7 +240,9 @@ def record(
         # bench/results/live_context.json)
         "context_tools": None,
         "isolation": None,
+        "js_boundary": None,
         "scale": None,
+        "diet": None,  # the fix-prompt diet: on the simulator (bench/diet.py)
         "judge": None,
         "test_memo": {},
         "nights_reused": 0,
@@ -283,15 +305,20 @@ def main(argv: list[str]) -> int:
     `make bench`'s, bench/results/latest.json) and its tables (.md beside it)."""
     args = _parser().parse_args(argv)
     missing = missing_keys(load_config(args.config), os.environ)
+    if missing and args.context:
+        print(f"bench-live --context skipped: no key for {'; '.join(missing)}", file=sys.stderr)
+        return 0
     if missing:
         print(
-            "bench-live skipped: no key for "
+            "bench-live: no key for "
             + "; ".join(missing)
-            + ". Set them to measure the policies on the live providers (it spends real "
-            f"money, at most --cap-usd, ${args.cap_usd}).",
+            + ", so this is a rehearsal: the same nights through the real SDKs against fake "
+            "vendors on 127.0.0.1 (dummy keys, scripted replies: nothing spent, nothing "
+            "measured). Set them to measure the policies on the live providers (it spends "
+            f"real money, at most --cap-usd, ${args.cap_usd}).",
             file=sys.stderr,
         )
-        return 0
+        return _rehearse(args)
     scratch_config = Path(tempfile.mkdtemp(prefix="harness-bench-live-config-")) / "live.yaml"
     scratch_config.write_text(_live_config(load_config(args.config)))
     floor = _smallest_share(load_config(scratch_config)) * NIGHTS
@@ -319,6 +346,39 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _rehearse(args: argparse.Namespace) -> int:
+    """Every night of a live run against the fake vendors (bench/rehearse.py), with the
+    shipped routes, under --cap-usd; its record beside the runs (never bench/results/)."""
+    from bench.rehearse import REHEARSAL_OUT, fake_night_vendors, rehearsal_tasks
+
+    started, machine = time.perf_counter(), describe()
+    with (
+        tempfile.TemporaryDirectory(prefix="harness-bench-rehearsal-") as scratch,
+        fake_night_vendors() as vendors,
+    ):
+        tasks = rehearsal_tasks(Path(scratch) / "task")
+        nights = _nights(tasks, args.cap_usd, Path(scratch), poll_s=0.05)
+        batches = (vendors.anthropic.batches.creates["anthropic"],
+                   vendors.gemini.batches.creates["gemini"])  # fmt: skip
+        fixes = [r for r in vendors.anthropic.batches.batches.values() if "fix" in str(r.requests)]
+        edits = any("SEARCH/REPLACE" in json.dumps(r.requests) for r in fixes)
+    results = record(nights, args, machine, time.perf_counter() - started)
+    results["provider"] = "rehearsal: fake vendors, scripted replies"
+    out = REHEARSAL_OUT if args.out == RESULTS else args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(render(results))
+    ok = results["checks"]["within_cap"] and all(v is not False for v in results["checks"].values())
+    print(
+        f"rehearsal: {len(nights)} nights, spent ${results['spent_usd']:.4f} of the cap "
+        f"${args.cap_usd} (fake money); the night in rounds: {batches[0]} Anthropic and "
+        f"{batches[1]} Gemini batches, its fix asked for SEARCH/REPLACE edits: {edits}; "
+        f"record: {out}",
+        file=sys.stderr,
+    )
+    return 0 if ok and edits else 1
+
+
 def _context(args: argparse.Namespace) -> int:
     """Context tools off and on, lists with and without capabilities/examples, live: four
     nights, each under a quarter of the cap."""
@@ -334,7 +394,8 @@ def _context(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="harness-bench-live-context-") as scratch:
         copy = functools.partial(_fresh_copy, args.tasks_yaml)
-        ran = nights(Path(scratch), (0,), night, copy, _live_config(load_config(args.config)))
+        base = _live_config(load_config(args.config)) + INTERACTIVE
+        ran = nights(Path(scratch), (0,), night, copy, base)
     figure = context_table(ran, note="Live providers: what the models chose to read.")
     out = args.out if args.out != RESULTS else RESULTS.with_name("live_context.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -14,15 +14,23 @@ from bench.model import Night, TaskOutcome
 
 __all__ = [
     "DERIVED",
+    "INTERACTIVE",
     "NIGHT",
     "POLICIES",
     "SAME_BILLING",
     "compare_pools",
     "headline",
+    "night_config",
     "policy_table",
 ]
 
-# Variant name → the harness.yaml it runs with (None: the shipped defaults, whatever they are).
+# Variant name → the loop keys it runs with (None: the shipped loop, whatever it is). Every
+# policy night is bought interactively (INTERACTIVE first in its harness.yaml): a night's
+# replies do not depend on its billing, so its batch price is its recorded calls priced again
+# (bench/billing.py), checked against one real night in rounds per bench run. The shipped
+# defaults batch every step in rounds: their row is NIGHT; `harness` is the same loop bought
+# interactively.
+INTERACTIVE = "batch: {enabled: false}\n"
 POLICIES: dict[str, str | None] = {
     "harness": None,
     "harness_published_policy": "loop:\n  escalate: false\n  stop_after_no_improvement: 50\n",
@@ -33,6 +41,10 @@ POLICIES: dict[str, str | None] = {
         "loop:\n  escalate: true\n  escalate_after: 1\n  stop_after_no_improvement: 3\n"
     ),
     "harness_whole_fixes": "loop:\n  fix_format: whole\n",
+    # The review's tier on its provider's cheapest current model (harness.config: `model:
+    # cheapest`; the route keeps its provider and output cap); the simulator reviews as the
+    # cheap tier does whatever the model.
+    "harness_review_cheapest": "routes:\n  cheap: {model: cheapest}\n",
 }
 # Rows priced from other rows' recorded calls (bench/billing.py), never run as nights of
 # their own: the shipped loop as a night in batch rounds (caching on), and the published
@@ -41,6 +53,13 @@ NIGHT = "harness_night"
 SAME_BILLING = "baseline_same_billing"
 DERIVED = (NIGHT, SAME_BILLING)
 RESAMPLES = 2000
+
+
+def night_config(policy: str | None) -> str:
+    """The harness.yaml a policy night runs with: bought interactively, the policy's keys."""
+    return INTERACTIVE + (policy or "")
+
+
 LEVEL = 0.9  # two-sided interval
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.context import render_context
+from bench.diet import render_diet
 from bench.judge import render_judge
 from bench.render_policy import render_policy
 from bench.render_runner import render_runner
@@ -240,6 +241,7 @@ def render(results: dict[str, Any]) -> str:
         out += [f"### {f['big_list']['tasks']}-task list", "", *_big(f["big_list"])]
     if f.get("tight_cap"):
         out += ["### Under a tight cap", "", *_cap(f["tight_cap"])]
+    out += render_diet(f.get("diet"))
     out += render_context(f.get("context_tools"))
     out += render_runner(f)
     if f.get("judge"):

@@ -16,7 +16,7 @@ from bench.batch import BATCH_CONFIG, BATCH_VARIANT, ROUNDS_CONFIG, ROUNDS_VARIA
 from bench.harness_night import run_harness
 from bench.memo import Memo, pytest_verdict, sandbox_verdict
 from bench.model import Night
-from bench.policies import POLICIES
+from bench.policies import POLICIES, night_config
 from bench.workspace import Workspace, make_workspace
 from harness.sim import SimLatency, SimModel, SimProvider
 from harness.tasks import load_tasks
@@ -53,6 +53,7 @@ class Settings:
     policies_only: bool = False  # no timed nights, capped nights, big list or sandbox benches
     sweep_choices: bool = True  # the sweep also runs each design choice turned off
     published_variants: bool = True  # baseline_no_ratchet and baseline_full_output too
+    diet: bool = True  # the fix prompt without each context block (bench/diet.py)
 
     @property
     def latency(self) -> SimLatency | None:
@@ -79,14 +80,14 @@ class Stages:
         )
         self.specs = load_tasks(self.ws.tasks_yaml)
         self.configs: dict[str, Path] = {}
-        for variant, text in POLICIES.items():
-            if text is not None:
-                self.configs[variant] = workdir / f"{variant}.yaml"
-                self.configs[variant].write_text(text)
+        for variant, policy in POLICIES.items():
+            text = night_config(policy)  # bought interactively: bench/policies.py
+            self.configs[variant] = workdir / f"{variant}.yaml"
+            self.configs[variant].write_text(text)
             # The same policy with caching off, for the sensitivity sweep (bench/sensitivity.py).
             uncached = workdir / f"{variant}_uncached.yaml"
-            off = "" if "prompt_cache:" in (text or "") else "prompt_cache: false\n"
-            uncached.write_text((text or "") + off)
+            off = "" if "prompt_cache:" in text else "prompt_cache: false\n"
+            uncached.write_text(text + off)
             self.configs[f"{variant}_uncached"] = uncached
         self.configs[BATCH_VARIANT] = workdir / f"{BATCH_VARIANT}.yaml"
         self.configs[BATCH_VARIANT].write_text(BATCH_CONFIG)
@@ -130,11 +131,13 @@ class Stages:
         variant: str = "harness",
         cap: float = 1000.0,
         model: tuple[str, SimModel] | None = None,
+        prompts: tuple[str, Path] | None = None,
     ) -> Night:
         """One night of this harness; `model`: (a name for it, a behaviour model other than
-        the shipped one)."""
+        the shipped one); `prompts`: (a name for them, templates other than the shipped)."""
         config = self.configs.get(variant)
         tag = f"-{model[0]}" if model else ""
+        tag += f"-{prompts[0]}" if prompts else ""
         name = f"{variant}-s{seed}-c{c}-{'t' if timed else 'z'}-{cap}{tag}"
         # A fresh copy per night: the harness seeds a task from a file already at its output
         # path (a ratchet across nights), so nights sharing outputs would not be independent.
@@ -155,11 +158,13 @@ class Stages:
                 memo=self.memos["harness"],
                 reuse=not timed,
                 model=model[1] if model else None,
+                prompts_root=prompts[1] if prompts else None,
             )
 
         if timed:
             return self.say(run())
-        return self._once(("harness", seed, c, variant, cap, _model_key(model)), run)
+        shown = prompts[0] if prompts else ""
+        return self._once(("harness", seed, c, variant, cap, _model_key(model), shown), run)
 
     def baseline(
         self,

@@ -25,6 +25,7 @@ from bench.billing import Billing, night_rebilled
 from bench.calibrate import calibrate
 from bench.compare import checks, outcome_figures, timing_figures
 from bench.context import context_ab
+from bench.diet import diet_stage
 from bench.fanout import fan_out
 from bench.figures import ratio
 from bench.judge import judge_stage
@@ -69,10 +70,12 @@ def _outcome_plan(st: Stages, base: Night | None) -> list[tuple[str, Callable[[S
                     partial(baseline, seed=seed, variant="baseline_full_output", full_output=True),
                 )
             )
-        # The loops alone (caching off, as in the published loop) and the shipped loop with
-        # whole-file fixes (what the edit format buys) always run.
+        # The loops alone (caching off, as in the published loop), the shipped loop with
+        # whole-file fixes (what the edit format buys) and with its review on the cheapest
+        # model the price table has always run.
         extra = [v for v in POLICIES if v != "harness"] if st.s.extra_variants else []
-        for variant in extra or ["harness_no_prompt_cache", "harness_whole_fixes"]:
+        core = ["harness_no_prompt_cache", "harness_whole_fixes", "harness_review_cheapest"]
+        for variant in extra or core:
             plan.append(("harness", partial(harness, seed=seed, variant=variant)))
     return plan
 
@@ -261,6 +264,7 @@ def run_suite(
         "scale": measure_scale(settings.tasks) if settings.scale and timed else None,
         "test_memo": {kind: memo.to_json() for kind, memo in st.memos.items()},
         "judge": judge_stage(),  # the principle judge on its labelled set (bench/judge.py)
+        "diet": diet_stage(st, [n for n in outcomes if n.variant == "harness"]),
         "nights_reused": st.nights_reused,
     }
     nights = [*outcomes, *timed_rest, *capped_nights, batch_night, rounds_night]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from harness.calls.caller import Caller, CallLog, Rounds, RunStopped, charge
 from harness.calls.gate import Gates, LocalGates
 from harness.calls.retry import RetryPolicy
+from harness.calls.tries import log_call
 
 __all__ = [
     "CallLog",
@@ -16,4 +17,5 @@ __all__ = [
     "Rounds",
     "RunStopped",
     "charge",
+    "log_call",
 ]

@@ -19,7 +19,7 @@ from harness.config.models import MAX_CONFIG_BYTES, MAX_USD, STEPS, ConfigError,
 from harness.pricing import PriceError, PriceTable, load_prices
 from harness.tasks import YamlDoc, YamlError, read_yaml
 
-__all__ = ["check_prices", "load_config"]
+__all__ = ["CHEAPEST", "cheapest_routes", "check_prices", "load_config"]
 
 
 def _tier_problems(config: HarnessConfig) -> list[tuple[Loc, str]]:
@@ -146,6 +146,24 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _distributed_batch_steps(raw: dict[str, Any], override: Any) -> None:
+    """The shipped batch defaults go in rounds, which run on the local engine only: on
+    another engine they do not apply. Batch mode is off there unless the operator's file
+    turns it on, and then batches attempt 1's writes unless it names `batch.steps` (steps
+    in rounds it names are refused there, with what to write instead)."""
+    scale, batch = raw.get("scale"), raw.get("batch")
+    if not isinstance(scale, dict) or scale.get("engine", "local") == "local":
+        return
+    if not isinstance(batch, dict):
+        return
+    written = override.get("batch") if isinstance(override, dict) else None
+    written = written if isinstance(written, dict) else {}
+    if "enabled" not in written:
+        batch["enabled"] = False
+    if "steps" not in written:
+        batch["steps"] = ["write"]
+
+
 def _read_yaml(path: Path, what: str = "config") -> YamlDoc:
     """The file parsed once (its duplicate keys are reported with the other problems)."""
     try:
@@ -174,6 +192,7 @@ def load_config(path: Path | None = None) -> HarnessConfig:
         if isinstance(override.get("prices"), str) and override["prices"]:
             raw["prices"] = str((Path(path).parent / override["prices"]).resolve())
         _resolve_tls_files(raw, Path(path).parent)
+        _distributed_batch_steps(raw, override)
     problems = _amount_problems(raw)
     override = (doc.data or {}) if doc else {}
     try:
@@ -183,6 +202,9 @@ def load_config(path: Path | None = None) -> HarnessConfig:
     else:
         problems += _tier_problems(config)
         problems += _no_op_problems(config, override if isinstance(override, dict) else {})
+        if not problems:
+            config, unpriced = cheapest_routes(config)
+            problems += unpriced
     rows = [(doc.line(*loc) if doc else 0, dotted(loc), msg) for loc, msg in problems]
     rows += [(d.line, d.key, d.message) for d in (doc.duplicates if doc else ())]
     if rows:
@@ -192,6 +214,41 @@ def load_config(path: Path | None = None) -> HarnessConfig:
             f"{len(lines)} problem(s) in the config; nothing ran:\n  " + "\n  ".join(lines)
         )
     return config
+
+
+CHEAPEST = "cheapest"  # a route's `model`: its provider's cheapest current model
+
+
+def cheapest_routes(
+    config: HarnessConfig, today: dt.date | None = None
+) -> tuple[HarnessConfig, list[tuple[Loc, str]]]:
+    """Every route whose model is `cheapest` on the model the price table (or the route's
+    endpoint) prices lowest for its provider, input and output per million tokens added (a
+    review reads a prompt and answers briefly: both count), retired models left out; ties
+    go to the first model id in order. The table is data: which model that is changes when
+    it does, never in code. Problems: a provider the table prices no current model for."""
+    wanted = [tier for tier, r in config.routes.items() if r.model == CHEAPEST]
+    if not wanted:
+        return config, []
+    today = today or dt.date.today()
+    try:
+        table = load_prices(config.prices).with_endpoints(endpoint_prices(config.endpoints))
+    except PriceError as exc:
+        return config, [(("prices",), str(exc))]
+    routes, problems = dict(config.routes), []
+    for tier in wanted:
+        route = routes[tier]
+        current = sorted(
+            (p.input + p.output, model)
+            for model, p in table.rows(route.provider).items()
+            if p.provider == route.provider and (p.retires is None or p.retires > today)
+        )
+        if not current:
+            msg = f"the price table has no current model on {route.provider!r}; name a model"
+            problems.append((("routes", tier, "model"), msg))
+            continue
+        routes[tier] = route.model_copy(update={"model": current[0][1]})
+    return config.model_copy(update={"routes": routes}), problems
 
 
 def check_prices(config: HarnessConfig, today: dt.date | None = None) -> PriceTable:

@@ -197,11 +197,11 @@ def attempt_cell(a: Mapping[str, Any], escalations: frozenset[int]) -> str:
 
 
 def batch_words(batch: Mapping[str, Any] | None) -> str | None:
-    """Batch mode in one line: how many first writes went by batch and what that saved."""
+    """Batch mode in one line: how many requests went by batch and what that saved."""
     if not batch:
         return None
     return (
-        f"Batch: {batch['succeeded']} of {batch['submitted']} first writes by batch "
+        f"Batch: {batch['succeeded']} of {batch['submitted']} requests by batch "
         f"({batch['fell_back']} fell back to interactive) · saved "
         f"{money(batch['saved_usd'])} vs list price"
     )

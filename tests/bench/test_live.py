@@ -37,17 +37,28 @@ SIMULATED = json.loads(
 )
 
 
-def test_without_keys_it_says_what_to_set_and_exits_0(monkeypatch, capsys) -> None:
-    """No key: a clear message naming the variables, nothing run, exit 0."""
+@pytest.mark.slow
+def test_without_keys_it_rehearses_every_night_against_the_fake_vendors(
+    monkeypatch, capsys, tmp_path
+) -> None:
+    """No key: a message naming the variables, then every night through the real SDKs
+    against fake vendors (the night in rounds through both batch APIs, its fix an edit),
+    within the cap, exit 0; the record written where --out says, never bench/results/."""
     for key in KEYS:
         monkeypatch.delenv(key, raising=False)
+    out = tmp_path / "rehearsal.json"
 
-    code = bench_main(["--live"])
+    code = bench_main(["--live", "--cap-usd", "3", "--out", str(out)])
 
     err = capsys.readouterr().err
+    results = json.loads(out.read_text())
+    night = next(n for n in results["nights"] if n["variant"] == NIGHT)
     assert code == 0
-    assert "bench-live skipped" in err
     assert "ANTHROPIC_API_KEY" in err and "GEMINI_API_KEY or GOOGLE_API_KEY" in err
+    assert "rehearsal" in err and "1 Gemini batches" in err and "SEARCH/REPLACE edits: True" in err
+    assert results["provider"].startswith("rehearsal") and results["checks"]["within_cap"]
+    assert set(results["figures"]["policies"]["policies"]) == {"baseline", *POLICIES, NIGHT}
+    assert [t["shipped_passed"] for t in night["tasks"]] == [night["tasks"][0]["total"]]
 
 
 def test_either_gemini_variable_will_do() -> None:

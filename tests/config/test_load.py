@@ -162,9 +162,30 @@ def test_a_step_output_cap_must_name_a_step_and_a_positive_count(tmp_path) -> No
     )
 
 
-def test_batch_mode_is_off_by_default() -> None:
-    """Nobody batches by accident: the shipped config leaves batch mode off."""
-    assert load_config().batch.enabled is False
+def test_the_night_goes_in_batch_rounds_until_stop_by_morning_by_default() -> None:
+    """The shipped config batches every paid step in rounds until the next 06:00."""
+    batch = load_config().batch
+
+    assert (batch.in_rounds, batch.steps, batch.deadline) == (
+        True,
+        ("write", "review", "rewrite", "fix"),
+        "06:00",
+    )
+
+
+def test_the_shipped_batch_rounds_do_not_apply_to_a_temporal_night(tmp_path) -> None:
+    """Rounds run locally: on Temporal batch mode stays off unless the file turns it on,
+    and then batches attempt 1's writes unless it names its steps."""
+    path = tmp_path / "harness.yaml"
+    path.write_text("scale: {engine: temporal}\n")
+    plain = load_config(path).batch
+    path.write_text("scale: {engine: temporal}\nbatch: {enabled: true}\n")
+    on = load_config(path).batch
+
+    assert ((plain.enabled, plain.steps), (on.enabled, on.steps)) == (
+        (False, ("write",)),
+        (True, ("write",)),
+    )
 
 
 @pytest.mark.parametrize("bad", ["5:30pm", "90", "2d", "25:00", ""])
@@ -307,4 +328,44 @@ def test_a_bad_scale_section_names_its_line(tmp_path, text: str, what: str) -> N
     path.write_text("\n" + text + "\n")
 
     with pytest.raises(ConfigError, match=r"harness\.yaml:2: .*" + what):
+        load_config(path)
+
+
+CHEAPEST_TABLE = """
+checked: 2026-11-21
+models:
+  flash: {provider: gemini, input: "1.50", output: "7.50", cache_write: "1.50", cache_read: "0.15"}
+  lite: {provider: gemini, input: "0.30", output: "2.50", cache_write: "0.30", cache_read: "0.03"}
+  gone: {provider: gemini, input: "0.10", output: "0.40", cache_write: "0.10", cache_read: "0.01",
+         retires: 2020-01-01}
+  tiny: {provider: anthropic, input: "0.05", output: "0.25", cache_write: "0.06",
+         cache_read: "0.01"}
+"""
+
+
+def test_a_route_to_the_cheapest_model_takes_its_providers_lowest_current_price(tmp_path) -> None:
+    """`model: cheapest` resolves from the price table: the route's provider's lowest input
+    plus output price, a retired model never, another provider's never."""
+    (tmp_path / "prices.yaml").write_text(CHEAPEST_TABLE)
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "prices: prices.yaml\n"
+        "routes: {cheap: {provider: gemini, model: cheapest, max_tokens: 4096}}\n"
+    )
+
+    route = load_config(path).routes["cheap"]
+
+    assert (route.provider, route.model) == ("gemini", "lite")
+
+
+def test_a_cheapest_route_with_no_current_model_on_its_provider_says_so(tmp_path) -> None:
+    """No current model priced for the provider: an error at the route's line."""
+    (tmp_path / "prices.yaml").write_text(CHEAPEST_TABLE)
+    path = tmp_path / "harness.yaml"
+    path.write_text(
+        "prices: prices.yaml\n"
+        "routes: {cheap: {provider: openai, model: cheapest, max_tokens: 4096}}\n"
+    )
+
+    with pytest.raises(ConfigError, match=r"harness\.yaml:2: routes\.cheap\.model: .*no current"):
         load_config(path)

@@ -283,7 +283,7 @@ def test_batch_mode_sends_the_writes_through_openais_batch_api(task_dir, monkeyp
               mid: {provider: openai, model: gpt-5.2, max_tokens: 32000}
               frontier: {provider: openai, model: gpt-5.5, max_tokens: 32000}
             provider_timeout_s: 30
-            batch: {enabled: true, deadline: "10m", poll_s: 0.05, max_poll_s: 0.2}
+            batch: {enabled: true, steps: [write], deadline: "10m", poll_s: 0.05, max_poll_s: 0.2}
             """))  # fmt: skip
         tasks = write(task_dir / "tasks.yaml", "tasks:\n" + "".join(
             f"  - {{id: t{n}, reference: legacy/calc.py, tests: acceptance/test_calc.py, "

@@ -45,6 +45,9 @@ routes:
   mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
   frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
 provider_timeout_s: 30
+# These nights are about the interactive wire (each request scripted in order): the
+# shipped batch rounds are tested against the fake batch APIs in tests/providers.
+batch: {{enabled: false}}
 """
 
 

@@ -44,13 +44,25 @@ def _started(root: Path) -> bool:
 # Lock.
 
 
+# Tests of the interactive pool (its limits, its first call, its lock's still run dir) buy
+# every call at once: the shipped batch rounds are tested in tests/runner/test_batch_rounds.py.
+INTERACTIVE = "batch: {enabled: false}\n"
+
+
+def _interactive(tmp_path: Path) -> tuple[str, str]:
+    config = tmp_path / "interactive.yaml"
+    config.write_text(INTERACTIVE)
+    return "--config", str(config)
+
+
 def test_second_run_on_a_held_run_dir_exits_75_naming_the_holder_then_takes_over(tmp_path) -> None:
     """While a run holds the run dir a second one exits 75 at once, doing nothing and naming
     the holder's pid and start time; once the holder is SIGKILLed the next run takes over."""
     slow = Task("slow", solved=True, slow_s=25)
     tasks = write_tasks(tmp_path / "tasks", [slow, Task("quick", solved=True)])
     runs, lock = tmp_path / "runs", tmp_path / "runs" / LOCK_NAME
-    holder = start_cli(tasks, runs, "--only", "slow", log=tmp_path / "holder.log")
+    config = _interactive(tmp_path)  # the run dir's listing stays still while the holder runs
+    holder = start_cli(tasks, runs, "--only", "slow", *config, log=tmp_path / "holder.log")
     try:
         wait_for(
             lambda: lock.exists() and f'"pid": {holder.pid}' in lock.read_text(), WAIT_S, holder
@@ -62,7 +74,7 @@ def test_second_run_on_a_held_run_dir_exits_75_naming_the_holder_then_takes_over
 
         second = subprocess.run(
             [sys.executable, "-m", "harness", "run", str(tasks), "--provider", "sim",
-             "--run-dir", str(runs)],
+             "--run-dir", str(runs), *config],
             capture_output=True, text=True, timeout=WAIT_S,
         )  # fmt: skip
 
@@ -74,7 +86,7 @@ def test_second_run_on_a_held_run_dir_exits_75_naming_the_holder_then_takes_over
         holder.kill()  # the harness alone: its sandboxed test may outlive it for a moment
         holder.wait()
 
-        code, summary, _ = run_cli(tasks, runs, "--only", "quick")
+        code, summary, _ = run_cli(tasks, runs, "--only", "quick", *config)
     finally:
         kill_tree(holder)
 
@@ -322,7 +334,7 @@ def test_tasks_overlap_and_each_provider_keeps_its_own_limit(slow_sim, tmp_path:
     calls, tests = slow_sim
     tasks = write_tasks(tmp_path / "tasks", [Task(f"s{i}", solved=True) for i in range(6)])
     config = tmp_path / "harness.yaml"
-    config.write_text("concurrency:\n  providers: {sim: 2}\n")
+    config.write_text("concurrency:\n  providers: {sim: 2}\n" + INTERACTIVE)
 
     code, _, root = run_cli(tasks, tmp_path / "runs", "--concurrency", "6", "--config", str(config))
 
@@ -339,7 +351,7 @@ def test_configured_task_concurrency_is_the_default(slow_sim, tmp_path: Path) ->
     """Without --concurrency, config concurrency.tasks bounds the tasks under way at once."""
     tasks = write_tasks(tmp_path / "tasks", [Task(f"s{i}", solved=True) for i in range(6)])
     config = tmp_path / "harness.yaml"
-    config.write_text("concurrency:\n  tasks: 3\n")
+    config.write_text("concurrency:\n  tasks: 3\n" + INTERACTIVE)
 
     code, _, root = run_cli(tasks, tmp_path / "runs", "--config", str(config))
 
@@ -380,7 +392,9 @@ def test_a_night_whose_call_records_cannot_be_written_halts_with_its_cause_in_th
 
     monkeypatch.setattr(fsio, "_write", calls_refused)
 
-    code, summary, root = run_cli(tasks, tmp_path / "runs", "--concurrency", "1")
+    code, summary, root = run_cli(
+        tasks, tmp_path / "runs", "--concurrency", "1", *_interactive(tmp_path)
+    )
 
     notes = " ".join(summary["notes"])
     calls = db_rows(root.parent / "harness.db", "SELECT COUNT(*) FROM calls")[0][0]

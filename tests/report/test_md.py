@@ -343,7 +343,7 @@ def test_batch_mode_adds_optional_fields_and_a_line_to_schema_1(tmp_path) -> Non
         {"by_batch": False, "outcome": "canceled", "latency_s": None},
     ]
     assert (data["batch"]["saved_usd"], data["batch"]["saved_usd_exact"]) == (0.12, "0.12")
-    line = "Batch: 1 of 2 first writes by batch (1 fell back to interactive) · saved $0.12"
+    line = "Batch: 1 of 2 requests by batch (1 fell back to interactive) · saved $0.12"
     assert line in (tmp_path / "summary.md").read_text()
     assert line in (tmp_path / "summary.html").read_text()
     assert "batch" not in write_summary(tmp_path, summary())

@@ -31,7 +31,8 @@ WAIT_S = 120  # a hung run fails the test instead of hanging the suite
 def _config(tmp_path: Path, deadline: str = "10m") -> Path:
     path = tmp_path / "harness.yaml"
     path.write_text(
-        f'batch: {{enabled: true, deadline: "{deadline}", poll_s: 0.05, max_poll_s: 0.2}}\n'
+        f'batch: {{enabled: true, steps: [write], deadline: "{deadline}", poll_s: 0.05,'
+        " max_poll_s: 0.2}\n"
     )
     return path
 
@@ -60,7 +61,10 @@ def _interactive(root: Path, step: str, attempt: int | None = 1) -> int:
     return sum(
         1
         for e in events(root)
-        if e["event"] == "call_finished" and e["step"] == step and attempt in (None, e["attempt"])
+        if e["event"] == "call_finished"
+        and e["service_tier"] != "batch"
+        and e["step"] == step
+        and attempt in (None, e["attempt"])
     )
 
 
@@ -68,7 +72,11 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
     """One batch for the one provider+model, no interactive write, each write at half the
     interactive price; reviews and fixes interactive; the same results; the saving shown."""
     tasks = write_tasks(tmp_path / "tasks", SIX)
-    _, plain, plain_root = run_cli(tasks, tmp_path / "plain", "--seed", "7", "--rerun")
+    interactive = tmp_path / "interactive.yaml"
+    interactive.write_text("batch: {enabled: false}\n")  # its twin, every call bought at once
+    _, plain, plain_root = run_cli(
+        tasks, tmp_path / "plain", "--seed", "7", "--rerun", "--config", str(interactive)
+    )
     runs = tmp_path / "batched"
     _script(runs, polls_to_end=2)
 
@@ -91,7 +99,7 @@ def test_a_batch_night_writes_at_half_price_and_ends_like_an_interactive_one(tmp
     batch = summary["batch"]
     assert (batch["submitted"], batch["succeeded"], batch["fell_back"]) == (6, 6, 0)
     assert Decimal(batch["saved_usd_exact"]) == sum(full.values()) - sum(half.values())
-    assert "first writes by batch" in (root / "summary.md").read_text()
+    assert "requests by batch" in (root / "summary.md").read_text()
     assert code in (0, 1)
 
 

@@ -57,14 +57,21 @@ def _calls(runs: Path, run_id: str) -> list[dict]:
 
 
 def _interactive(root: Path) -> int:
-    return sum(1 for e in events(root) if e["event"] == "call_finished")
+    """Calls bought interactively (a batch entry's line says service_tier batch)."""
+    return sum(
+        1 for e in events(root) if e["event"] == "call_finished" and e["service_tier"] != "batch"
+    )
 
 
 def test_every_step_goes_in_rounds_at_half_price_with_the_same_outcomes(tmp_path) -> None:
     """Writes, reviews, rewrites and fixes all by batch (no interactive call), each call at
     the batch price of its interactive twin, a batch per round and model, the same results."""
     tasks = write_tasks(tmp_path / "tasks", FOUR)
-    _, plain, plain_root = run_cli(tasks, tmp_path / "plain", "--seed", "7", "--rerun")
+    interactive = tmp_path / "interactive.yaml"
+    interactive.write_text("batch: {enabled: false}\n")  # its twin, every call bought at once
+    _, plain, plain_root = run_cli(
+        tasks, tmp_path / "plain", "--seed", "7", "--rerun", "--config", str(interactive)
+    )
     runs = tmp_path / "batched"
     _script(runs, polls_to_end=1)
 

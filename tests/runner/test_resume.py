@@ -7,6 +7,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -47,6 +48,17 @@ class KillPoint:
 
     def __str__(self) -> str:
         return f"seed{self.seed}-{self.event}x{self.after}+{self.pause_s}s"
+
+
+# Resuming an interactive night, call by call (resuming one in batch rounds:
+# tests/runner/test_batch_rounds.py and test_batch.py): every night here buys interactively.
+INTERACTIVE = "batch: {enabled: false}\n"
+
+
+def _start(tasks: Path, runs: Path, *extra: str, log: Path) -> subprocess.Popen:
+    config = tasks.parent / "interactive.yaml"
+    config.write_text(INTERACTIVE)
+    return start_cli(tasks, runs, *extra, "--config", str(config), log=log)
 
 
 def _kill_points(n: int) -> list[KillPoint]:
@@ -158,7 +170,7 @@ def _stop_at(proc, tasks: Path, runs: Path, event: str, after: int, pause_s: flo
 def _kill_9(tasks: Path, runs: Path, log: Path, event: str, after: int, *extra: str, pause_s=0.0):
     """Start a run and SIGKILL the harness process (alone, as `kill -9 <pid>` would) once it
     reaches the stop point; returns the killed run's id."""
-    proc = start_cli(tasks, runs, *extra, log=log)
+    proc = _start(tasks, runs, *extra, log=log)
     try:
         _stop_at(proc, tasks, runs, event, after, pause_s)
         proc.kill()
@@ -171,7 +183,7 @@ def _kill_9(tasks: Path, runs: Path, log: Path, event: str, after: int, *extra: 
 
 def _run(tasks: Path, runs: Path, log: Path, *extra: str) -> int:
     """A whole `harness run` process to its end; its exit code."""
-    proc = start_cli(tasks, runs, *extra, log=log)
+    proc = _start(tasks, runs, *extra, log=log)
     try:
         return proc.wait(WAIT_S)
     finally:
@@ -286,7 +298,7 @@ def test_a_kill_during_start_up_leaves_a_run_resume_finishes(night, tmp_path, mo
     recorded yet, starts the night afresh) instead of refusing with exit 2."""
     tasks, runs = night
     log = tmp_path / "harness.log"
-    proc = start_cli(tasks, runs, "--seed", "1", log=log)
+    proc = _start(tasks, runs, "--seed", "1", log=log)
     try:
         wait_for(lambda: _started(runs, START_UP[moment]), WAIT_S, proc)
         proc.kill()
@@ -338,7 +350,7 @@ def test_sigterm_and_sigint_stop_record_summarise_and_exit_130(night, tmp_path, 
     """A stop signal ends new calls, keeps what finished, writes the summary and exits 130."""
     tasks, runs = night
     log = tmp_path / "harness.log"
-    proc = start_cli(tasks, runs, "--seed", "4", "--concurrency", "1", log=log)
+    proc = _start(tasks, runs, "--seed", "4", "--concurrency", "1", log=log)
     try:
         _stop_at(proc, tasks, runs, "attempt_finished", 2)
         kill_tree(proc, sig)  # like Ctrl-C: the signal goes to the whole foreground group
@@ -367,7 +379,7 @@ def test_an_interrupted_run_resumes_by_id_to_completion_without_rebuying(night, 
     """After SIGTERM, --resume RUN_ID finishes that run; what was bought before is kept."""
     tasks, runs = night
     log = tmp_path / "harness.log"
-    proc = start_cli(tasks, runs, "--seed", "4", "--concurrency", "1", log=log)
+    proc = _start(tasks, runs, "--seed", "4", "--concurrency", "1", log=log)
     try:
         _stop_at(proc, tasks, runs, "attempt_finished", 2)
         kill_tree(proc, signal.SIGTERM)

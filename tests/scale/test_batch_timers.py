@@ -44,7 +44,8 @@ def _night(tmp_path: Path, deadline: str) -> Night:
     tasks = write_tasks(tmp_path / "tasks", [Task("t0", solved=True)])
     config = tmp_path / "harness.yaml"
     config.write_text(
-        f'batch: {{enabled: true, deadline: "{deadline}", poll_s: 10800, max_poll_s: 21600}}\n'
+        f'batch: {{enabled: true, steps: [write], deadline: "{deadline}", poll_s: 10800,'
+        " max_poll_s: 21600}\n"
     )
     night = Night(
         run_id="night-1",
@@ -183,7 +184,7 @@ def test_a_batch_ready_after_8_simulated_hours_settles_on_timers_across_a_worker
     assert [p["waiting"] for p in polls][-1] is False and len(polls) >= 3
     # what client.batch_slice_tasks sizes a batch night's slices by holds for this task
     assert slice_events <= EVENTS_PER_TASK + EVENTS_PER_SUBMIT + EVENTS_PER_POLL * len(polls)
-    writes = [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    writes = [e for e in seen if _interactive(e) and e["step"] == "write"]
     assert writes == []  # the write call reused the settled reply: nothing bought interactively
     summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
     assert (code, summary["tasks"][0]["status"]) == (ExitCode.OK, "passed")
@@ -201,7 +202,7 @@ def test_a_batch_still_out_at_the_deadline_is_canceled_and_its_write_runs_intera
 
     after = _batches(night)
     seen = events(_shard_root(night))
-    writes = [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    writes = [e for e in seen if _interactive(e) and e["step"] == "write"]
     assert (len(_vendor_batches(night)), len(after), after[0].canceled) == (1, 1, True)
     assert after[0].entries[0].outcome is EntryOutcome.CANCELED
     assert [e["event"] for e in seen].count("batch_deadline_cancel") == 1
@@ -222,8 +223,13 @@ def test_a_batch_step_that_keeps_failing_gives_the_batch_up_and_the_task_still_r
     code = asyncio.run(_night_on_one_worker(night))
 
     seen = events(_shard_root(night))
-    writes = [e["attempt"] for e in seen if e["event"] == "call_finished" and e["step"] == "write"]
+    writes = [e["attempt"] for e in seen if _interactive(e) and e["step"] == "write"]
     assert (_batches(night), writes, code) == ([], [1], ExitCode.OK)
+
+
+def _interactive(event: dict) -> bool:
+    """A call bought interactively (a settled batch entry's line says service_tier batch)."""
+    return event["event"] == "call_finished" and event["service_tier"] != "batch"
 
 
 async def _night_stopped_while_it_waits(night: Night) -> int:
@@ -247,7 +253,7 @@ def test_a_night_stopped_while_its_batch_waits_never_starts_the_task(tmp_path) -
     code = asyncio.run(_night_stopped_while_it_waits(night))
 
     seen = events(_shard_root(night))
-    assert [e for e in seen if e["event"] == "call_finished" and e["step"] == "write"] == []
+    assert [e for e in seen if _interactive(e) and e["step"] == "write"] == []
     assert "task_started" not in [e["event"] for e in seen]
     summary = json.loads((Path(night.run_dir) / night.run_id / "summary.json").read_text())
     assert (code, summary["status"]) == (ExitCode.INTERRUPTED, "interrupted")

@@ -30,7 +30,7 @@ from decimal import Decimal
 import structlog
 
 from harness.budget import Budget, Reservation, estimate_worst_case
-from harness.calls import CallLog, charge
+from harness.calls import CallLog, charge, log_call
 from harness.llm import (
     BatchEntry,
     BatchHandle,
@@ -292,6 +292,9 @@ class BatchNight:
                 self._budget.settle(held, amount)
             call = self._calls.open_call(pending.request, pending.reserved)
             self._calls.close_call(call, completion, amount)
+            # the call's canonical line, as an interactive call's (service_tier: batch)
+            with structlog.contextvars.bound_contextvars(task_id=row.task_id):
+                log_call(pending.request, completion, amount)
             row = BatchEntryRow(
                 row.custom_id, row.task_id, "", entry.outcome, latency, listed, amount
             )

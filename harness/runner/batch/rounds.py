@@ -8,10 +8,11 @@ all the waiting requests, one batch per provider and model, through the same `Ba
 machinery as the first writes (reserve at the batch price, record, poll, settle, record the
 reply as this run's call). When the round has ended each waiter returns, and the Caller
 finds its reply recorded; an entry that did not succeed (errored, expired, cancelled at the
-deadline) finds nothing and is bought interactively. From the night's deadline on, no round
-is submitted: the remaining steps go interactive. A resumed run asks for the same requests
-(same task, step, attempt and prompt) and re-attaches to the open batches the store records
-instead of submitting them again.
+deadline) finds nothing and is bought interactively. No round is submitted that the last round's
+turnaround would carry past the night's deadline (stop-by-morning), nor any after it: the
+remaining steps go interactive (a round still out at the deadline is cancelled). A resumed
+run asks for the same requests (same task, step, attempt and prompt) and re-attaches to the
+open batches the store records instead of submitting them again.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Rounds:
         self._tickets = itertools.count()
         self._busy = False
         self.rounds = 0  # rounds submitted (tests and the summary read it)
+        self.turnaround_s = 0.0  # the last round's, submission to end: the next one's estimate
         self._probe = night()
 
     def enter(self, task_id: str) -> None:
@@ -75,9 +77,14 @@ class Rounds:
             and not request.tools
             and not request.rounds
             and self._probe.batchable(request)
-            and self._clock() < self._deadline
+            and self._in_time()
             and not self._stop.is_set()
         )
+
+    def _in_time(self) -> bool:
+        """Whether a round submitted now would end by the deadline, if it takes as long as
+        the last one did."""
+        return self._clock() + self.turnaround_s < self._deadline
 
     def wait(self, request: CallRequest) -> bool:
         """Block until the round carrying `request` has ended; False when it does not go by
@@ -99,7 +106,7 @@ class Rounds:
     def _ready(self) -> bool:
         if not self._waiting:
             return False
-        if self._stop.is_set() or self._clock() >= self._deadline:
+        if self._stop.is_set() or not self._in_time():
             return True
         waiting_tasks = {r.task_id for r, _ in self._waiting.values()}
         if self._running <= waiting_tasks:
@@ -111,20 +118,31 @@ class Rounds:
         return max(0.01, min(self._window_s, 1.0))
 
     def _run_round(self) -> None:
-        """Take every waiting request and run their round (the lock released meanwhile)."""
+        """Take every waiting request and run their round (the lock released meanwhile). The
+        round belongs to the night, not to the task whose thread runs it: its lines carry
+        the run's context alone (each settled entry's call line names its own task)."""
         taken = dict(self._waiting)
         self._waiting.clear()
         self._busy = True
         self._cond.release()
+        bound = structlog.contextvars.get_contextvars()
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(**{k: v for k, v in bound.items() if k == "run_id"})
         try:
             requests = [r for r, _ in taken.values()]
-            if not self._stop.is_set() and self._clock() < self._deadline:
+            if not self._stop.is_set() and self._in_time():
                 self.rounds += 1
                 log.info("batch_round", round=self.rounds, requests=len(requests))
+                submitted = self._clock()
                 night = self._night()
                 if night.start(requests):
                     night.poll()
+                    self.turnaround_s = max(0.0, self._clock() - submitted)
+            else:
+                log.info("batch_round_skipped", requests=len(requests), reason="deadline")
         finally:
+            structlog.contextvars.clear_contextvars()
+            structlog.contextvars.bind_contextvars(**bound)
             self._cond.acquire()
             self._busy = False
             self._finished.update(taken)
