@@ -84,20 +84,20 @@ class AnthropicBatches:
             )
         with self._guard(model):
             batch = self._client.messages.batches.create(requests=requests)
-        return BatchHandle(batch.id, NAME, model, display_name, batch.created_at.timestamp())
+            return BatchHandle(batch.id, NAME, model, display_name, batch.created_at.timestamp())
 
     def status(self, handle: BatchHandle) -> BatchStatus:
         """Where the batch is; the counts are zero until it has ended (the API's rule)."""
         with self._guard(handle.model):
             batch = self._client.messages.batches.retrieve(handle.id)
-        counts = batch.request_counts
-        return BatchStatus(
-            _STATE.get(batch.processing_status, BatchState.RUNNING),
-            counts.succeeded,
-            counts.errored,
-            counts.canceled,
-            counts.expired,
-        )
+            counts = batch.request_counts
+            return BatchStatus(
+                _STATE.get(batch.processing_status, BatchState.RUNNING),
+                counts.succeeded,
+                counts.errored,
+                counts.canceled,
+                counts.expired,
+            )
 
     def results(self, handle: BatchHandle) -> Iterator[BatchEntry]:
         """Every entry of an ended batch, in the vendor's order (match by custom_id)."""

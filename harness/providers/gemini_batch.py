@@ -114,21 +114,21 @@ class GeminiBatches:
             else:
                 src = self._upload("\n".join(lines) + "\n", display_name)
             job = self._client.batches.create(model=model, src=src, config=config)
-        return _handle(job, model)
+            return _handle(job, model)
 
     def status(self, handle: BatchHandle) -> BatchStatus:
         """Where the batch is. Counts are read from inline results once it has ended (a
         file's results are counted by reading them: see `results`)."""
         with self._guard(handle.model):
             job = self._client.batches.get(name=handle.id)
-        state = _STATE.get(job.state, BatchState.RUNNING)
-        if job.state is _S.JOB_STATE_FAILED:  # the whole batch failed: nothing will be billed
-            error = redact(job.error.message or "", self._key) if job.error else ""
-            log.warning("batch_failed", provider=NAME, batch_id=handle.id, error=error[:200])
-        if state is not BatchState.ENDED or job.dest is None or not job.dest.inlined_responses:
-            return BatchStatus(state)
-        errored = sum(1 for r in job.dest.inlined_responses if r.error is not None)
-        return BatchStatus(state, len(job.dest.inlined_responses) - errored, errored)
+            state = _STATE.get(job.state, BatchState.RUNNING)
+            if job.state is _S.JOB_STATE_FAILED:  # the whole batch failed: nothing will be billed
+                error = redact(job.error.message or "", self._key) if job.error else ""
+                log.warning("batch_failed", provider=NAME, batch_id=handle.id, error=error[:200])
+            if state is not BatchState.ENDED or job.dest is None or not job.dest.inlined_responses:
+                return BatchStatus(state)
+            errored = sum(1 for r in job.dest.inlined_responses if r.error is not None)
+            return BatchStatus(state, len(job.dest.inlined_responses) - errored, errored)
 
     def results(self, handle: BatchHandle) -> Iterator[BatchEntry]:
         """The entries the vendor reports for an ended batch, in its order (match by
@@ -166,7 +166,7 @@ class GeminiBatches:
         """Every batch whose display_name is `display_name` (a run's batches, by run id)."""
         with self._guard(""):
             jobs = list(self._client.batches.list(config=types.ListBatchJobsConfig(page_size=100)))
-        return [_handle(j, "") for j in jobs if j.display_name == display_name]
+            return [_handle(j, "") for j in jobs if j.display_name == display_name]
 
     def _upload(self, jsonl: str, display_name: str) -> str:
         upload = types.UploadFileConfig(mime_type="application/jsonl", display_name=display_name)

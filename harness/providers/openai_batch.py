@@ -113,28 +113,30 @@ class OpenAIBatches:
                 completion_window="24h",
                 metadata={"display_name": display_name, "model": model},
             )
-        return _handle(batch, self.name, model)
+            return _handle(batch, self.name, model)
 
     def status(self, handle: BatchHandle) -> BatchStatus:
         """Where the batch is; entries that never ran count as canceled or expired."""
         with self._guard(handle.model):
             batch = self._client.batches.retrieve(handle.id)
-        state = _STATE.get(batch.status, BatchState.RUNNING)
-        if batch.status == "failed":  # the input file was refused: nothing ran, nothing billed
-            errors = batch.errors.data if batch.errors and batch.errors.data else []
-            text = redact("; ".join(f"{e.code}: {e.message}" for e in errors[:3]), self._key)
-            log.warning("batch_failed", provider=self.name, batch_id=handle.id, error=text[:200])
-        counts = batch.request_counts
-        if state is not BatchState.ENDED or counts is None:
-            return BatchStatus(state)
-        unrun = max(0, counts.total - counts.completed - counts.failed)
-        return BatchStatus(
-            state,
-            counts.completed,
-            counts.failed,
-            unrun if batch.status == "cancelled" else 0,
-            unrun if batch.status == "expired" else 0,
-        )
+            state = _STATE.get(batch.status, BatchState.RUNNING)
+            if batch.status == "failed":  # the input file was refused: nothing ran, nothing billed
+                errors = batch.errors.data if batch.errors and batch.errors.data else []
+                text = redact("; ".join(f"{e.code}: {e.message}" for e in errors[:3]), self._key)
+                log.warning(
+                    "batch_failed", provider=self.name, batch_id=handle.id, error=text[:200]
+                )
+            counts = batch.request_counts
+            if state is not BatchState.ENDED or counts is None:
+                return BatchStatus(state)
+            unrun = max(0, counts.total - counts.completed - counts.failed)
+            return BatchStatus(
+                state,
+                counts.completed,
+                counts.failed,
+                unrun if batch.status == "cancelled" else 0,
+                unrun if batch.status == "expired" else 0,
+            )
 
     def results(self, handle: BatchHandle) -> Iterator[BatchEntry]:
         """Every reported entry of an ended batch (output file, then error file), in the
@@ -158,11 +160,11 @@ class OpenAIBatches:
         """Every batch whose metadata names `display_name` (a run's batches, by run id)."""
         with self._guard(""):
             batches = list(self._client.batches.list(limit=100))
-        return [
-            _handle(b, self.name, "")
-            for b in batches
-            if (b.metadata or {}).get("display_name") == display_name
-        ]
+            return [
+                _handle(b, self.name, "")
+                for b in batches
+                if (b.metadata or {}).get("display_name") == display_name
+            ]
 
     def _entry(self, line: dict[str, Any], model: str) -> BatchEntry:
         custom_id = str(line.get("custom_id", ""))

@@ -686,6 +686,7 @@ def _plain_run(root: Path, folder: Path, tests: list[str], scratch: Path) -> Out
 
 CONFIG = """\
 loop: {review: false}
+batch: {enabled: false}
 concurrency: {tasks: 2}
 tests: {timeout_s: 600, per_test_timeout_s: 60}
 """

@@ -42,6 +42,7 @@ routes:
   mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
   frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
 provider_timeout_s: 30
+batch: {{enabled: false}}  # the night replayed here is bought call by call
 """
 TASKS = """
 tasks:
@@ -276,3 +277,45 @@ def test_strict_replay_reproduces_a_night_whose_failures_print_object_reprs(
     assert "object at 0x…" in fix_prompt
     assert (code, replay["budget"]["spent_usd"]) == (0, 0.0)
     assert attempts(live) == attempts(replay)
+
+
+def test_a_gateway_that_answers_a_batch_request_with_garbage_is_a_provider_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A gateway whose answer to creating or reading a batch is JSON but no batch (a bare
+    string): the real SDK hands the adapter a str, and the adapter says so as a provider
+    error (which sends the entries interactive), never an AttributeError out of the night."""
+    import http.server
+    import threading
+
+    from harness.llm import BatchHandle, BatchItem, ProviderError
+    from harness.providers.anthropic_batch import AnthropicBatches
+    from tests.providers.test_anthropic import request as make_request
+
+    class Garbage(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = b'"not a batch"'
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    try:
+        vendor = AnthropicBatches("sk-ant-api03-GARBAGEFAKEKEYGARBAGE", timeout_s=5)
+        with pytest.raises(ProviderError):
+            vendor.submit([BatchItem("c1", make_request())], display_name="night #1")
+        with pytest.raises(ProviderError):
+            vendor.status(BatchHandle("b1", "anthropic", "m", "night #1", 0.0))
+    finally:
+        server.shutdown()

@@ -39,6 +39,7 @@ routes:
   mid: {{provider: anthropic, model: {MID}, max_tokens: 32000}}
   frontier: {{provider: anthropic, model: claude-opus-5-5, max_tokens: 64000}}
 provider_timeout_s: 30
+batch: {{enabled: false}}  # the day's spend here is the interactive calls'
 """
 
 
