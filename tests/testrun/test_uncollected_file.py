@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 PLAIN = "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n"
 TABLE = (
     "import pytest\n\nimport calc\n\nCASES = calc.cases()\n\n\n"
-    "@pytest.mark.parametrize('n', CASES)\ndef test_double(n):\n    assert calc.add(n, n) == 2 * n\n"
+    "@pytest.mark.parametrize('n', CASES)\ndef test_double(n):\n"
+    "    assert calc.add(n, n) == 2 * n\n"
 )
 HONEST = "def add(a, b):\n    return a + b\n\n\ndef cases():\n    return [1, 2]\n"
 BREAKS = "def add(a, b):\n    return a + b\n\n\ndef cases():\n    raise RuntimeError('no table')\n"
