@@ -6,9 +6,6 @@ socket pair, no sandbox."""
 
 from __future__ import annotations
 
-import os
-import socket
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +14,8 @@ from unittest.mock import Mock
 
 import pytest
 
-from harness.testrun.boundary import candidate, proxy, remote
+from harness.testrun.boundary import proxy
+from tests.testrun.test_remote import forked_side
 
 MODULE = textwrap.dedent(
     """
@@ -81,25 +79,8 @@ class Counting(proxy.TestSide):
 def side(tmp_path: Path) -> Iterator[Counting]:
     """A test side whose candidate process serves the module `calls_remote` from tmp_path."""
     (tmp_path / "calls_remote.py").write_text(MODULE)
-    ours, theirs = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:  # the candidate process: the module importable, nothing of the tests
-        ours.close()
-        sys.path.insert(0, str(tmp_path))
-        try:
-            candidate.CandidateSide(theirs, frozenset()).serve_forever()
-        finally:
-            os._exit(0)
-    theirs.close()
-    tests = Counting()
-    tests.sock, tests.generation = ours, 1
-    remote.ACTIVE.append(tests)
-    try:
+    with forked_side(tmp_path, Counting()) as tests:
         yield tests
-    finally:
-        remote.ACTIVE.remove(tests)
-        ours.close()
-        os.waitpid(pid, 0)
 
 
 def test_a_method_call_is_one_request(side: Counting) -> None:

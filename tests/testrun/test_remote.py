@@ -3,6 +3,7 @@ forked candidate process, no sandbox): what the sandboxed tests cover end to end
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -36,17 +37,24 @@ MODULE = textwrap.dedent(
 def side(tmp_path: Path) -> Iterator[proxy.TestSide]:
     """A test side whose candidate process serves the module `shop_remote` from tmp_path."""
     (tmp_path / "shop_remote.py").write_text(MODULE)
+    with forked_side(tmp_path, proxy.TestSide(None, frozenset())) as tests:
+        yield tests
+
+
+@contextlib.contextmanager
+def forked_side(folder: Path, tests: proxy.TestSide) -> Iterator[proxy.TestSide]:
+    """`tests`, connected to a forked candidate process that serves the modules of `folder`
+    (importable there, nothing of the tests)."""
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:  # the candidate process: the module importable, nothing of the tests
         ours.close()
-        sys.path.insert(0, str(tmp_path))
+        sys.path.insert(0, str(folder))
         try:
             candidate.CandidateSide(theirs, frozenset()).serve_forever()
         finally:
             os._exit(0)
     theirs.close()
-    tests = proxy.TestSide(None, frozenset())
     tests.sock, tests.generation = ours, 1
     remote.ACTIVE.append(tests)
     try:
