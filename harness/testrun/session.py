@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from harness.results import Outcome, TestCase
 from harness.testrun import launch, litter, privilege, texts
 from harness.testrun.broker import Broker
+from harness.testrun.bytecode import write_pyc
 from harness.testrun.channel import Watch, watch
 from harness.testrun.imports import imported_modules
 from harness.testrun.limits import TestLimits
@@ -96,11 +97,17 @@ def _prepare(run_dir: Path, uid: int | None) -> None:
         if (here / name).exists():
             shutil.copyfile(here / name, boot / name)
             os.chmod(boot / name, 0o444)
+            if name != "boot.py":  # the script itself is always compiled from its text
+                write_pyc(boot / name)
     package = boot / "harness_boundary"
     package.mkdir(mode=0o755)
     for name in _BOUNDARY_FILES:  # the boundary's sandbox half, imported there as a package
         shutil.copyfile(Path(__file__).parent / "boundary" / name, package / name)
         os.chmod(package / name, 0o444)
+        write_pyc(package / name)
+    for cache in (boot / "__pycache__", package / "__pycache__"):
+        if cache.exists():
+            os.chmod(cache, 0o555)
     os.chmod(package, 0o555)
     (boot / "pytest.ini").write_text("[pytest]\n")
     os.chmod(boot, 0o555)

@@ -68,6 +68,8 @@ def _defines(cls: type, name: str) -> bool:
 def _member_kind(value: Any) -> str:
     if isinstance(value, property):
         return "property"
+    if isinstance(value, types.FunctionType):  # read on an instance: a bound method
+        return "function"
     if isinstance(value, staticmethod | classmethod):
         return "class"
     return "method" if callable(value) else "data"
@@ -287,6 +289,8 @@ class CandidateSide(wire.Side):
             for name, value in vars(klass).items():
                 if type(name) is str and name.isidentifier() and not name.startswith("__"):
                     found[name] = _member_kind(value)
+        if _defines(cls, "__getattribute__"):  # its own reads: none is known to be a method
+            found = {k: "method" if v == "function" else v for k, v in found.items()}
         return dict(list(found.items())[:500])
 
     def function_node(self, fn: Any) -> list:

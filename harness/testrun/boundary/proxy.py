@@ -73,6 +73,9 @@ class TestSide(wire.Side):
         self.origin: dict[int, tuple] = {}  # id(made here) -> key or (generation, id)
         self.watched: dict[int, Any] = {}  # tid -> a container passed to the candidate
         self.shared: dict[int, list] = {}  # hid -> [a module container read, last encoding]
+        # (id(class), name) -> how its instances' method `name` looks (see `method`)
+        self.methods: dict[tuple[int, str], tuple] = {}
+        self.unfused: set[tuple] = set()  # classes and objects the tests set attributes of
         self.syncing = False
         self.lock = threading.RLock()  # one conversation at a time (a script run's thread)
 
@@ -281,6 +284,8 @@ class TestSide(wire.Side):
     def class_request(self, cls: type, op: str, args: tuple = (), kwargs: Any = None,
                       name: Any = None) -> Any:  # fmt: skip
         hid = self.resolve(self.origin[id(cls)])
+        if op in ("set", "del"):
+            self.unfused.add(id(cls))
         fields = {"h": hid, **self.call_fields(args, kwargs or {})}
         if name is not None:
             fields["n"] = name
@@ -289,7 +294,41 @@ class TestSide(wire.Side):
         observe.made(n, remote.ref_of(value))
         return value
 
+    def method(self, obj: Any, ref: tuple, name: str) -> Any:
+        """`obj.name`, where the candidate's class defines `name` as a plain function. The
+        first read per class is asked of the candidate; its answer (a function made here)
+        gives the look (name, qualified name, module, doc, signature) of every later read,
+        made here with no round trip: a function whose call is one `xcall`, the attribute read
+        at call time in the candidate as `obj.name(...)` reads it. An object or class the
+        tests have set an attribute of is always asked (their own function may stand there)."""
+        cls = type(obj)
+        look = self.methods.get((id(cls), name))
+        if look is None or self._unfused(cls, ref):
+            value = self.invoke(ref, "get", name=name)
+            if type(value) is types.FunctionType and id(value) in self.origin:
+                sig = vars(value).get("__signature__")
+                doc = value.__doc__
+                self.methods[(id(cls), name)] = (
+                    *(value.__name__, value.__qualname__, value.__module__, doc, sig),
+                )
+            return value
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return self.self_call(obj, name, args, kwargs)
+
+        forward.__name__, forward.__qualname__, forward.__module__, forward.__doc__ = look[:4]
+        if look[4] is not None:
+            forward.__signature__ = look[4]  # type: ignore[attr-defined]
+        return forward
+
+    def _unfused(self, cls: type, ref: tuple) -> bool:
+        if not self.unfused:
+            return False
+        return (ref[1], ref[2]) in self.unfused or any(id(k) in self.unfused for k in cls.__mro__)
+
     def invoke(self, ref: tuple, op: str, args: tuple = (), kwargs: Any = None, name: Any = None):
+        if op in ("set", "del"):
+            self.unfused.add((ref[1], ref[2]))
         value = super().invoke(ref, op, args, kwargs, name)
         if op == "get" and type(name) is str:  # `obj.method`: its calls are the object's
             observe.bound(self.origin.get(id(value)), ref, name)

@@ -11,7 +11,9 @@ reads and across candidate processes: `isinstance`, `issubclass`, `pytest.raises
   instances are records; other attributes and methods are asked of the candidate with the
   record by value, its new fields copied back.
 - tuple, enum: a named tuple or enum made here; instances are values.
-- plain: instances are proxies: attribute reads, writes and calls forwarded; `==` and `hash`
+- plain: instances are proxies: attribute reads, writes and calls forwarded (a method the
+  class defines as a plain function, once its look is known, is made here and its call is
+  one `xcall`: see `TestSide.method`); `==` and `hash`
   structural over instance state when the class defines `__eq__`, identity otherwise;
   order forwarded, the other operand crossing as any argument does.
 
@@ -123,6 +125,8 @@ class RemoteObject(metaclass=RemoteMeta):
             return object.__getattribute__(self, name)
         if name.startswith("__") and name not in METADATA:
             return object.__getattribute__(self, name)
+        if vars(type(self)).get("_boundary_members", {}).get(name) == "function":
+            return ref[0].method(self, ref, name)  # a method: its call, one round trip
         return ref[0].invoke(ref, "get", name=name)
 
     def __getattr__(self, name: str) -> Any:
@@ -173,7 +177,7 @@ class RemoteRecord(metaclass=RemoteMeta):
         if name.startswith("__"):
             raise AttributeError(name)
         owner = _owner(type(self))
-        if vars(owner).get("_boundary_members", {}).get(name) == "method":
+        if vars(owner).get("_boundary_members", {}).get(name) in ("method", "function"):
             return lambda *args, **kwargs: _side(owner).self_call(self, name, args, kwargs)
         return _side(owner).self_call(self, name, (), {}, op="get")
 

@@ -11,6 +11,7 @@ could read it from /proc.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import json
 import os
@@ -224,12 +225,17 @@ def main() -> None:
     _add_site_packages(config.get("sitedirs") or ())
     role = config.get("role")
     if role == "candidate":
+        gc.freeze()  # see below
         _serve_candidate(config)
         os._exit(0)
     armed = _arm_boundary(config) if role == "tests" else _arm(config)
     sys.path[:0] = config["paths"]
     args = config["args"]
     del config  # the nonce and the pipe live in the vault only, not in this frame
+    # What is alive now (the interpreter, pytest, the harness's own modules) stays alive to
+    # the end: out of the collector's sight, pytest's full collections at the session's end
+    # walk only what the tests made.
+    gc.freeze()
     status: object = None
     try:
         status = armed.pytest.main(args, plugins=[armed.plugin])
