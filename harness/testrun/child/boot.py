@@ -132,7 +132,7 @@ def _arm(config: dict) -> SimpleNamespace:
     stack = _load_sibling("stack").build(code.classify, boot_dir)
     files = _load_sibling("files").build(config["protected"], stack, boot_dir)
     notify: list = []
-    _load_sibling("shield").install(stack, files, notify)
+    hushed = _load_sibling("shield").install(stack, files, notify)
     import pytest  # noqa: F401  (under the hook, before any candidate-controlled path)
 
     test_dirs = [os.path.dirname(f) for f in config["test_code"]]  # pytest puts them on sys.path
@@ -140,7 +140,7 @@ def _arm(config: dict) -> SimpleNamespace:
     code.adopt(list(sys.modules.values()))
 
     recorder, vault = _load_sibling("recorder"), _load_sibling("vault")
-    guard = _load_sibling("guard").build(stack)
+    guard = _load_sibling("guard").build(stack, hushed)
     describe, is_library = _load_sibling("texts").describe, stack.is_library
     plugin = recorder.Recorder(
         config, lambda longrepr, collecting: describe(longrepr, is_library, collecting)

@@ -19,7 +19,9 @@ Imports: standard library only.
 from __future__ import annotations
 
 import builtins
+import itertools
 import opcode
+import operator
 import sys
 from types import CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import Any
@@ -60,10 +62,12 @@ _WRAPPERS = (staticmethod, classmethod)
 _NONE, _OF_TESTS, _NOT_CANDIDATES = frozenset(), frozenset({_TEST}), frozenset({_LIB, _TEST})
 
 
-def build(stack: SimpleNamespace) -> SimpleNamespace:
+def build(stack: SimpleNamespace, hushed: Any = lambda fn: fn) -> SimpleNamespace:
     """rebase() at session start; watch(pluginmanager, items, own_plugin) after collection;
     check(nodeid) -> reason|None; impostor(items) -> reason|None, before the semantic wrappers;
-    kind_of(obj): library (0), test (1) or candidate (2)."""
+    kind_of(obj): library (0), test (1) or candidate (2). `hushed` (shield.install's) runs
+    the scan of the libraries' namespaces, which runs no candidate code, out of the audit
+    hook's way."""
     builtins_kept = [(vars(builtins), k, v, "builtins", _NONE) for k, v in vars(builtins).items()]
     kind_of, item_function = stack.origin, _item_function()
     changed, own_stores = _changed(kind_of), _own_stores(stack.classify)
@@ -71,6 +75,7 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
     later: dict[str, list] = {"items": [], "kept": [], "used": [], "plugins": [], "used_mros": []}
     vars_, builtins_ns, own_items = vars, vars(builtins), _ITEM_ATTRS
     modules, list_ = sys.modules, list
+    foreign, judged = hushed(_foreign), {}  # judged: see _foreign
 
     def pytest_modules() -> list:
         return [m for n, m in list_(modules.items()) if n.startswith(_PREFIXES)]
@@ -104,7 +109,7 @@ def build(stack: SimpleNamespace) -> SimpleNamespace:
     def check(nodeid: str | None = None) -> str | None:
         reason = changed(builtins_kept) or changed(later["pytest"]) or changed(later["kept"])
         reason = reason or _mro_changed(later["mros"]) or _mro_changed(later["used_mros"])
-        reason = reason or _foreign(later["used"], kind_of)
+        reason = reason or foreign(later["used"], kind_of, judged)
         if reason:
             return reason
         for item, code, attrs in later["items"]:
@@ -186,16 +191,39 @@ def _impostors(item_function: Any, kind_of: Any):
 def _changed(kind_of: Any):
     """changed(entries) -> reason|None: the first entry rebound by someone it does not own.
     Each entry says whose values `may` newly stand in it (see _snapshot); the candidate's never
-    may, so the candidate rebinding anything not its own is tampering."""
+    may, so the candidate rebinding anything not its own is tampering. Entries are grouped by
+    namespace once per list; a group whose every value is still the same object is passed in
+    one sweep of C loops (dict lookups by text, compared by identity: nothing of anyone's
+    runs), and only a group with a difference is read entry by entry."""
     missing, volatile, lib = object(), _VOLATILE, _LIB
+    groups: dict[int, tuple] = {}  # id(entries) -> (entries, [(namespace, keys, values, its)])
+    is_not, repeat, map_, any_, id_ = operator.is_not, itertools.repeat, map, any, id
+
+    def grouped(entries: list) -> list:
+        known = groups.get(id_(entries))
+        if known is not None and known[0] is entries:
+            return known[1]
+        by_namespace: dict[int, list] = {}
+        for entry in entries:
+            by_namespace.setdefault(id_(entry[0]), []).append(entry)
+        found = [
+            (its[0][0], tuple(e[1] for e in its), tuple(e[2] for e in its), its)
+            for its in by_namespace.values()
+        ]
+        groups[id_(entries)] = (entries, found)
+        return found
 
     def changed(entries: list) -> str | None:
-        for namespace, key, value, owner, may in entries:
-            now = namespace.get(key, missing)
-            if now is value or (owner, key) in volatile:
+        for namespace, keys, values, its in grouped(entries):
+            get = namespace.get
+            if not any_(map_(is_not, map_(get, keys, repeat(missing)), values)):
                 continue
-            if (kind_of(now) if now is not missing else lib) not in may:
-                return f"{owner}.{key} was replaced"
+            for _, key, value, owner, may in its:
+                now = get(key, missing)
+                if now is value or (owner, key) in volatile:
+                    continue
+                if (kind_of(now) if now is not missing else lib) not in may:
+                    return f"{owner}.{key} was replaced"
         return None
 
     return changed
@@ -270,14 +298,29 @@ def _namespaces(modules: list[ModuleType]) -> list[tuple[dict, str]]:
     return found
 
 
-def _foreign(namespaces: list, kind_of: Any) -> str | None:
+def _foreign(namespaces: list, kind_of: Any, seen: dict) -> str | None:
     """A library module the tests use, one of its classes, or builtins, now holding the
-    candidate's object."""
+    candidate's object. `seen` (kept across checks) holds, per namespace, each entry judged
+    before with what its judgement rests on: the object, its class and, for a function, its
+    code; an entry whose three are the same objects as then is not judged again."""
+    function_type, module_type, type_, str_, id_ = FunctionType, ModuleType, type, str, id
     for namespace, name in namespaces:
+        last = seen.get(id_(namespace))
+        if last is None:
+            last = seen[id_(namespace)] = {}
         for key, value in list(namespace.items()):
-            known = type(key) is not str or (name, key) in _MAY_BE_SET
-            if not known and type(value) is not ModuleType and kind_of(value) == _CAND:
+            if type_(key) is not str_ or (name, key) in _MAY_BE_SET:
+                continue
+            kind = type_(value)
+            if kind is module_type:
+                continue
+            code = value.__code__ if kind is function_type else None
+            was = last.get(key)
+            if was is not None and was[0] is value and was[1] is kind and was[2] is code:
+                continue
+            if kind_of(value) == _CAND:
                 return f"{name}.{key} is the candidate's"
+            last[key] = (value, kind, code)
     return None
 
 

@@ -10,6 +10,7 @@ Imports: standard library only.
 from __future__ import annotations
 
 import _thread
+import builtins
 import sys
 from types import FunctionType, ModuleType, SimpleNamespace
 from typing import Any
@@ -148,6 +149,12 @@ def _origin(classify: Any, own: str):
     lib, cand, modules = LIBRARY, CANDIDATE, sys.modules
     class_dict, module_dict = type.__dict__["__dict__"].__get__, ModuleType.__dict__["__dict__"]
     cell_filled, builtin_names = _cell_filled, frozenset(sys.builtin_module_names)
+    # The builtins module's own classes that nobody can change (their flags say immutable),
+    # by id (no hash of a class runs here): what `defined` and `__module__` say of them.
+    id_, flags = id, type.__dict__["__flags__"].__get__
+    static = {
+        id(k): k for k in vars(builtins).values() if type(k) is type and flags(k) & _IMMUTABLE
+    }
 
     def of_function(func: Any) -> int:
         name = func.__code__.co_filename
@@ -180,6 +187,8 @@ def _origin(classify: Any, own: str):
         if kind is module_type:
             return module_kind(obj)
         cls = obj if issubclass_(kind, type_) else kind
+        if static.get(id_(cls)) is cls:  # str, int, tuple...: no one's function in them
+            return lib
         namespace = class_dict(cls)
         found = defined(namespace, None)  # a class is whose its methods are
         if found is not None:
@@ -194,6 +203,7 @@ def _origin(classify: Any, own: str):
 
 
 _CODE_TYPE = type(_is_function.__code__)
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 
 
 def _cell_filled(cell: Any, empty: type = ValueError) -> bool:
