@@ -33,6 +33,67 @@ from typing import Any
 
 from . import codec
 
+# Every key of a message, in one place. A message is a JSON object; a request has `q`, a reply
+# has `a` (the request's `i`) and either `v`, `x` or `stop`; any message may carry the
+# sender's relays (the last group), which the receiver takes before anything else.
+MESSAGE_KEYS: dict[str, str] = {
+    # requests
+    "q": "the operation (one of OPERATIONS)",
+    "i": "the request's number, which its reply names",
+    "h": "the handle id of the object asked (a class, function, module or instance)",
+    "n": "a name: the attribute, method or module",
+    "a": "in a request: the positional arguments, as value nodes; in a reply: the `i` it answers",
+    "k": "the keyword arguments, as [name, value node] pairs",
+    "t": "the lists, dicts and sets among the arguments, numbered for copy-back",
+    "s": "the object asked, sent by value (a record) instead of by handle",
+    # replies
+    "v": "the value returned, as a value node",
+    "x": "the exception raised, as a value node",
+    "stop": "the iterator asked is exhausted",
+    "sb": "the record sent by value, as the call left it",
+    # relays, riding along with any message
+    "o": "the candidate's standard output since its last message",
+    "e": "the candidate's standard error since its last message",
+    "lg": "the candidate's log records: [logger, level, text]",
+    "wn": "the candidate's warnings: [module, qualname, mro, text, file, line]",
+    "cb": "copy-back: the tests' containers the candidate changed, [number, value]",
+    "dr": "copy-back: numbers of the tests' containers the candidate holds no more",
+    "lc": "module containers the candidate changed, [handle, value]",
+    "ls": "module containers the tests changed, [handle, value]",
+    "ld": "handles of module containers the tests hold no more",
+    "fa": "attributes the candidate set on the tests' functions, [handle, pairs]",
+}
+# Every operation, with who asks it of whom ("tests": the tests' process asks the candidate's;
+# "candidate": the other way; "both").
+OPERATIONS: dict[str, tuple[str, str]] = {
+    "import": ("tests", "a candidate module, by name"),
+    "get": ("both", "an attribute of the object"),
+    "set": ("both", "set an attribute of the object"),
+    "del": ("both", "delete an attribute of the object"),
+    "call": ("both", "call the object"),
+    "meth": ("both", "read a method of the object and call it, in one request"),
+    "exit": ("both", "the object's __exit__ with the exception given"),
+    "xcall": ("tests", "a method of the candidate's object (by handle or by value), by name"),
+    "xget": ("tests", "an attribute of a candidate record sent by value"),
+    "state": ("tests", "the instance state of a candidate object, by value (structural ==)"),
+    "init": ("tests", "run the candidate class's __init__ on an instance the tests made"),
+    "dump": ("tests", "pickle the candidate's object, in its process"),
+    "load": ("tests", "unpickle bytes the candidate made, in its process"),
+    "describe": ("tests", "a class or function sent by id only, in full again"),
+    "main": ("tests", "run a candidate module as a script, with the streams sent after"),
+    "sig": ("tests", "a callable object's signature"),
+    "names": ("tests", "a module's public names (import *, dir)"),
+    **{op: ("both", f"the builtin `{op}` of the object") for op in ("iter", "next", "len")},
+    **{op: ("both", f"item {op[:-4]} of the object") for op in ("getitem", "setitem", "delitem")},
+    "contains": ("both", "`in`"),
+    "str": ("both", "str() of the object"),
+    "repr": ("both", "repr() of the object"),
+    "enter": ("both", "the object's __enter__"),
+    **{op: ("both", f"operator.{op} with the argument") for op in ("eq", "lt", "le")},
+    "hash": ("both", "hash() of the object"),
+    "bool": ("both", "bool() of the object"),
+    **{op: ("both", f"operator.{op} with the argument") for op in ("add", "sub", "mul")},
+}
 MAX_FRAME = 64 << 20
 MAX_TEXT = 1 << 20
 _HEADER = struct.Struct(">I")
