@@ -148,7 +148,9 @@ def _config(
         "args": args,
         "root": str(root),
         "candidate": str(root / run.candidate_rel),
-        "paths": list(dict.fromkeys([cand_dir, str(root)])),
+        # The tree's root first, as `python -m pytest` run there puts it: a package at the
+        # root wins over a module of its name in the candidate's folder (wcwidth/wcwidth.py).
+        "paths": list(dict.fromkeys([str(root), cand_dir])),
         "library": launch.library_dirs(),
         "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
         "preload": imported_modules(run.pristine.files),
@@ -287,7 +289,7 @@ def _start_candidate(
         "role": "candidate",
         "socket": sock,
         "support": support_modules(run.pristine, run.candidate_rel),
-        "paths": list(dict.fromkeys([str((root / run.candidate_rel).parent), str(root)])),
+        "paths": list(dict.fromkeys([str(root), str((root / run.candidate_rel).parent)])),
         "rlimits": _rlimits(lim, plan),
     }
     return launch.spawn(plan, root, config, extra_fds=(sock,))

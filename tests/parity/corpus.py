@@ -667,7 +667,7 @@ def _plain_run(root: Path, folder: Path, tests: list[str], scratch: Path) -> Out
     (scratch / "_parity_outcomes.py").write_text(PLUGIN)
     (scratch / "pytest.ini").write_text("[pytest]\n")
     report = scratch / "outcomes.json"
-    paths = dict.fromkeys([str(folder), str(root), str(scratch)])
+    paths = dict.fromkeys([str(root), str(folder), str(scratch)])  # as the launch orders them
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PARITY_OUTCOMES": str(report)}
     env.pop("PYTEST_ADDOPTS", None)
     # As the sandbox pins them (launch.base_env): a set's order, local time, the text encoding.

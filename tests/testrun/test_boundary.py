@@ -355,3 +355,54 @@ def test_isolation_differences_name_the_tests_a_boundary_cannot_carry(tmp_path: 
     assert [(d.nodeid.split("::")[-1], d.in_process, d.boundary[:6]) for d in found] == [
         ("test_the_same_list_every_time", "passed", "failed")
     ]
+
+
+def _named_like_its_package(base: Path, isolation: str) -> TaskSpec:
+    """`tool/tool.py` is the output, `tool/__init__.py` (support) re-exports it relatively,
+    and the tests (in a folder that is no package) import the package and the module by its
+    dotted name, as a library laid out like wcwidth or termcolor does."""
+    (base / "tool").mkdir()
+    (base / "tool" / "__init__.py").write_text("from .tool import shout\n\n__all__ = ['shout']\n")
+    (base / "tests").mkdir()
+    test_file = base / "tests" / "test_tool.py"
+    test_file.write_text(
+        textwrap.dedent(
+            """
+            import tool
+            import tool.tool
+            from tool import shout
+
+
+            def test_the_package_reexports_the_module():
+                assert shout("a") == "A!"
+
+
+            def test_the_module_by_its_dotted_name():
+                assert tool.tool.shout("b") == "B!" and tool.shout is not None
+            """
+        ).lstrip()
+    )
+    return TaskSpec(
+        id="tool",
+        base_dir=base,
+        reference=(),
+        tests=(test_file,),
+        output=base / "tool" / "tool.py",
+        support=(base / "tool" / "__init__.py",),
+        isolation=isolation,
+    )
+
+
+@pytest.mark.parametrize("isolation", ["boundary", "in_process"])
+def test_a_module_named_like_its_package_is_imported_as_plain_pytest_does(
+    tmp_path: Path, isolation: str
+) -> None:
+    """The tree's root comes before the module's folder on the path (as `python -m pytest` run
+    there puts it), and the candidate's process imports a name as the tests' process resolved
+    it: `tool` is the package, `tool.tool` the module, on both sides."""
+    task = _named_like_its_package(tmp_path, isolation)
+    code = "def shout(text):\n    return text.upper() + '!'\n"
+
+    result = run_tests(task, code, limits=LIMITS)
+
+    assert (result.passed, result.total) == (2, 2), result.output[-2000:]

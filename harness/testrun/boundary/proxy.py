@@ -57,6 +57,24 @@ def module(name: str) -> types.ModuleType:
     return CandidateModule(name, _state["side"])
 
 
+def _tree_path() -> list[str]:
+    """This process's module search path as it stands, the entries in the tests' tree only,
+    relative to it (the tree is the working folder): the candidate's process puts its own
+    tree's same folders first in the same order before it imports, so a name resolves there
+    to the file it resolved to here (a package `wcwidth` before the module `wcwidth.py` in
+    it, as pytest's own path entry put it)."""
+    root, found = os.getcwd(), []
+    for entry in sys.path:
+        if type(entry) is not str:
+            continue
+        full = os.path.abspath(entry or root)
+        if full == root or full.startswith(root + os.sep):
+            rel = os.path.relpath(full, root)
+            if rel not in found:
+                found.append(rel)
+    return found
+
+
 class TestSide(wire.Side):
     """The strict side, with a candidate process that can be replaced. Classes and functions
     of the candidate's are generated here once per name (remote.py) and found again by name
@@ -170,7 +188,7 @@ class TestSide(wire.Side):
             self.connect()
         self.names.add(name)
         if name not in self.modules:
-            value, _ = self.request("import", n=name)
+            value, _ = self.request("import", n=name, p=_tree_path())
             self.modules[name] = wire._ref(value)[2]
         return self.modules[name]
 

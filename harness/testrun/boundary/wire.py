@@ -46,6 +46,7 @@ MESSAGE_KEYS: dict[str, str] = {
     "k": "the keyword arguments, as [name, value node] pairs",
     "t": "the lists, dicts and sets among the arguments, numbered for copy-back",
     "s": "the object asked, sent by value (a record) instead of by handle",
+    "p": "with `import`: the tests' search path in their tree, relative, in its order",
     # replies
     "v": "the value returned, as a value node",
     "x": "the exception raised, as a value node",
