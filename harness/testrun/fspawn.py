@@ -168,23 +168,34 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
     plan = launch.make_plan(
         run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
     )
-    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
-    exec_py = str(run_dir / "boot" / "exec.py")
-    argv = _sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir)
-    plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user
+    argv = tuple(a.replace(OUT, str(run_dir / "out")) for a in run.argv)
+    env = command_env(home, plan.marker)
+    rlimits = command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs))
+    owner = who if run.report_pipe else None
+    sandbox = launch.sandbox_part(plan)
+    if sandbox is not None:  # bubblewrap: the command locked down with no Python bootstrap
+        direct = launch.command_argv(plan, _sandbox_argv(run, sandbox, run_dir), argv, rlimits)
+        if run.command_guard is not None:
+            run.command_guard(run.argv)
+            run.command_guard((*direct[0], *direct[1]))
+        child = launch.spawn_command(plan, direct, root, env, run.report_pipe, owner)
+        _pump(child, time.monotonic() + lim.timeout_s, got)
+        return
+    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
+    exec_py = str(run_dir / "boot" / "exec.py")
+    plan = replace(plan, argv=_sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir))
     config = {
-        "argv": [a.replace(OUT, str(run_dir / "out")) for a in run.argv],
-        "env": [list(pair) for pair in command_env(home, plan.marker)],
+        "argv": list(argv),
+        "env": [list(pair) for pair in env],
         "cwd": str(root),
         "report": run.report_pipe,
-        "rlimits": command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs)),
+        "rlimits": rlimits,
     }
     if run.command_guard is not None:
         run.command_guard(run.argv)
         run.command_guard(plan.argv)
-    owner = who if run.report_pipe else None
     child = launch.spawn(plan, root, config, pipe_owner=owner)
     _pump(child, time.monotonic() + lim.timeout_s, got)
 

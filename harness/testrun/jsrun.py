@@ -281,18 +281,25 @@ def _start_candidate(
     plan = launch.make_plan(
         kind, folder, root, limits.tmp_mb, limits.max_procs, uid, memory_mb=limits.memory_mb
     )
-    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
-    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     who = plan.uid if plan.uid is not None else plan.spawn_user
     script = str(folder / "boot" / "jsnode" / "candidate.cjs")
+    command = ("node", *flags, script, ",".join(map(str, fds)), str(root / place))
+    env = command_env("/tmp", plan.marker)
+    rlimits = command_rlimits(limits, _nproc(os.getuid() if who is None else who, limits.max_procs))
+    sandbox = launch.sandbox_part(plan)
+    if sandbox is not None:  # the lock-down with no Python bootstrap (launch.command_argv)
+        direct = launch.command_argv(plan, sandbox, command, rlimits)
+        if guard is not None:
+            guard((*direct[0], *direct[1]))
+        return launch.spawn_command(plan, direct, root, env, extra_fds=fds)
+    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
+    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     config = {
-        "argv": ["node", *flags, script, ",".join(map(str, fds)), str(root / place)],
-        "env": [list(pair) for pair in command_env("/tmp", plan.marker)],
+        "argv": list(command),
+        "env": [list(pair) for pair in env],
         "cwd": str(root),
         "report": False,
-        "rlimits": command_rlimits(
-            limits, _nproc(os.getuid() if who is None else who, limits.max_procs)
-        ),
+        "rlimits": rlimits,
     }
     if guard is not None:
         guard(plan.argv)

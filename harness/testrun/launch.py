@@ -6,6 +6,7 @@ import fcntl
 import functools
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -23,10 +24,12 @@ __all__ = [
     "Plan",
     "base_env",
     "bwrap_works",
+    "command_argv",
     "fallback_caps_processes",
     "make_plan",
     "parent_dirs",
     "spawn",
+    "spawn_command",
 ]
 
 MARKER_VAR = "HARNESS_SANDBOX_RUN"
@@ -302,3 +305,158 @@ def _send_config(proc: subprocess.Popen[bytes], payload: dict[str, Any]) -> None
         proc.stdin.close()
     except OSError:
         pass  # died before reading: shows up as a launch with no records
+
+
+# A launch that runs a command rather than Python (a foreign test command, a JavaScript
+# candidate's node) under bubblewrap: the bootstrap's lock-down steps (exec.py: join the
+# launch's cgroups, drop to the throwaway uid with no groups, no new privileges, the rlimits,
+# then exec) done by the system's own small programs inside the sandbox, so no Python
+# interpreter starts (and imports json, pathlib and ctypes) before the command: ≈ 40 ms of CPU
+# a launch. The order is the bootstrap's: the cgroups first, before anything can fork; the
+# limits lowered while still root, each to at most the harness's own hard limit, as boot.py
+# does; then setpriv drops the uid (every capability goes with it) and execs the command.
+_TOOLS = ("sh", "prlimit", "setpriv")
+_RLIMIT_OPTIONS = {
+    "cpu": ("--cpu", resource.RLIMIT_CPU),
+    "as": ("--as", resource.RLIMIT_AS),
+    "fsize": ("--fsize", resource.RLIMIT_FSIZE),
+    "nproc": ("--nproc", resource.RLIMIT_NPROC),
+    "core": ("--core", resource.RLIMIT_CORE),
+}
+# Joins each cgroup named before `--` (its pid as the sandbox sees it, which is how the kernel
+# reads a pid the process writes), then execs the rest; a failed join ends the launch.
+_JOIN = (
+    'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 126; shift; done; '
+    'shift; exec "$@"'
+)
+
+
+@functools.cache
+def _lockdown_tools() -> dict[str, str] | None:
+    """sh, prlimit and setpriv from /usr (which the sandbox binds as it is), or None."""
+    found = {}
+    for name in _TOOLS:
+        path = shutil.which(name, path="/usr/bin:/bin")
+        if path is None or not os.path.realpath(path).startswith("/usr/"):
+            return None
+        found[name] = path
+    return found
+
+
+def _lockdown(groups: list[str], uid: int | None, rlimits: dict[str, int]) -> tuple[str, ...]:
+    tools = _lockdown_tools()
+    assert tools is not None
+    steps = [tools["sh"], "-c", _JOIN, "sh", *groups, "--"] if groups else []
+    steps.append(tools["prlimit"])
+    for name, value in rlimits.items():
+        option, kind = _RLIMIT_OPTIONS[name]
+        hard = resource.getrlimit(kind)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        steps.append(f"{option}={value}:{value}")
+    steps += ["--", tools["setpriv"]]
+    if uid is not None:
+        steps += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return (*steps, "--no-new-privs", "--")
+
+
+def _with_cgroups(sandbox: list[str], groups: list[str]) -> list[str]:
+    """bubblewrap's argv with the launch's cgroups bound writable (to be joined)."""
+    at = sandbox.index("--chdir")
+    for path in groups:
+        sandbox[at:at] = [*_mkdirs(path), "--bind", path, path]
+    return sandbox
+
+
+@functools.cache
+def _direct_works() -> bool:
+    """Whether the lock-down programs do their work here, in our sandbox (checked once): as
+    root, a pids cgroup joined and the drop to a throwaway uid with no other group."""
+    if _lockdown_tools() is None or not bwrap_works():
+        return False
+    here = Path(__file__).parent
+    uid = privilege.sandbox_uid()
+    group = cgroup.create(4) if uid is not None else None
+    groups = [str(p) for p in cgroup.companions(group)] if group is not None else []
+    sandbox = _with_cgroups(_bwrap_argv(here, here, 1, uid is not None), groups)
+    check: tuple[str, ...] = ("true",)
+    if uid is not None:
+        expect = 'test "$(id -u)" = "$1" && test "$(id -G)" = "$1"'
+        if group is not None:  # a line `N:pids:/<name>` (v1) or `0::/<name>` (v2)
+            expect += ' && grep -q -- ":/$2$" /proc/self/cgroup'
+        check = ("sh", "-c", expect, "sh", str(uid), group.name if group is not None else "")
+    argv = [*sandbox, *_lockdown(groups, uid, {"core": 0}), *check]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        if group is not None:
+            cgroup.destroy(group)
+    return done.returncode == 0
+
+
+def sandbox_part(plan: Plan) -> tuple[str, ...] | None:
+    """A plan's bubblewrap part (what comes before its Python bootstrap), for a launch that
+    runs a command with no bootstrap; None where it needs one (the fallback sandbox, or a
+    system whose programs cannot do the lock-down here)."""
+    at = len(plan.argv) - len(PYTHON_FLAGS) - 2  # the interpreter, its flags, boot.py
+    if plan.kind != "bwrap" or not _direct_works() or plan.argv[at] != sys.executable:
+        return None
+    return plan.argv[:at]
+
+
+def command_argv(
+    plan: Plan, sandbox: tuple[str, ...], command: tuple[str, ...], rlimits: dict[str, int]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A bootstrap-less launch's argv, as (the sandbox and the lock-down, the command):
+    `sandbox` is the plan's `sandbox_part` (which binds the launch's cgroups already) as the
+    caller adjusted it (its own binds)."""
+    groups = [str(p) for p in cgroup.companions(plan.cgroup)] if plan.cgroup else []
+    return (*sandbox, *_lockdown(groups, plan.uid, rlimits)), tuple(command)
+
+
+def spawn_command(
+    plan: Plan,
+    argv: tuple[tuple[str, ...], tuple[str, ...]],
+    cwd: Path,
+    env: tuple[tuple[str, str], ...],
+    report: bool = False,
+    pipe_owner: int | None = None,
+    extra_fds: tuple[int, ...] = (),
+) -> Child:
+    """Start a `command_argv` in its own session, stdin /dev/null (no configuration to read).
+    With `report`, the record pipe's write end goes to the command at an unguessable fd, owned
+    by `pipe_owner` (who can then reopen it by /dev/fd/N) and named by `{results}` in the
+    command; without, the command is never handed it (its read end sees an end of file)."""
+    head, command = argv
+    rec_r, rec_w = os.pipe()
+    high = fcntl.fcntl(rec_w, fcntl.F_DUPFD_CLOEXEC, 200 + secrets.randbelow(800))
+    os.close(rec_w)
+    if pipe_owner is not None:
+        os.fchown(high, pipe_owner, pipe_owner)
+    if report:
+        command = tuple(a.replace("{results}", f"/dev/fd/{high}") for a in command)
+    out_r, out_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [*head, *command],
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=out_w,
+            pass_fds=(high, *extra_fds) if report else extra_fds,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(rec_r)
+        os.close(out_r)
+        if plan.cgroup is not None:
+            cgroup.destroy(plan.cgroup)
+        raise
+    finally:
+        os.close(high)
+        os.close(out_w)
+    os.set_blocking(rec_r, False)
+    os.set_blocking(out_r, False)
+    return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)
