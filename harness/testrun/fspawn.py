@@ -98,7 +98,7 @@ def launch_foreign(run: ForeignRun) -> Launched:
         build_files(root, run.files())
         for rel in run.exec_only:
             os.chmod(root / rel, 0o111)
-        _prepare_exec(run_dir, uid)
+        _prepare_exec(run_dir, uid, bootstrap=not launch.bootstrapless(run.kind))
         if run.out_dir:
             (run_dir / "out").mkdir(mode=0o700)
             if uid is not None:
@@ -117,20 +117,23 @@ def launch_foreign(run: ForeignRun) -> Launched:
     return got
 
 
-def _prepare_exec(run_dir: Path, uid: int | None) -> None:
-    """The launch's bootstrap folder: exec.py and the boot.py whose steps it borrows, nothing
-    of the pytest runner's files (a foreign command never loads them); its tmp folder."""
+def _prepare_exec(run_dir: Path, uid: int | None, bootstrap: bool = True) -> None:
+    """The launch's tmp folder and, where the launch starts the Python bootstrap (not
+    `launch.bootstrapless`), its bootstrap folder: exec.py and the boot.py whose steps it
+    borrows, nothing of the pytest runner's files (a foreign command never loads them)."""
     os.chmod(run_dir, 0o711)
+    tmp = run_dir / "tmp"
+    tmp.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
+    if not bootstrap:
+        return
     boot = run_dir / "boot"
     boot.mkdir(mode=0o755)
     for name in _EXEC_FILES:
         shutil.copyfile(_CHILD / name, boot / name)
         os.chmod(boot / name, 0o444)
     os.chmod(boot, 0o555)
-    tmp = run_dir / "tmp"
-    tmp.mkdir(mode=0o700)
-    if uid is not None:
-        os.chown(tmp, uid, uid)
 
 
 def _products(out: Path) -> dict[str, bytes]:
@@ -166,7 +169,7 @@ def _sandbox_argv(run: ForeignRun, argv: tuple[str, ...], run_dir: Path) -> tupl
 def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: Launched) -> None:
     lim = run.limits
     plan = launch.make_plan(
-        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
+        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, lim.memory_mb, command=True
     )
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user
@@ -174,9 +177,8 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
     env = command_env(home, plan.marker)
     rlimits = command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs))
     owner = who if run.report_pipe else None
-    sandbox = launch.sandbox_part(plan)
-    if sandbox is not None:  # bubblewrap: the command locked down with no Python bootstrap
-        direct = launch.command_argv(plan, _sandbox_argv(run, sandbox, run_dir), argv, rlimits)
+    if plan.direct:  # bubblewrap: the command locked down with no Python bootstrap
+        direct = launch.command_argv(plan, _sandbox_argv(run, plan.argv, run_dir), argv, rlimits)
         if run.command_guard is not None:
             run.command_guard(run.argv)
             run.command_guard((*direct[0], *direct[1]))

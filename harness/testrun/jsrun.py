@@ -134,7 +134,7 @@ def _launch(
 ) -> TestResult:
     started = time.monotonic()
     uid = privilege.sandbox_uid()
-    folder = _run_folder(pristine, place, code, uid)
+    folder = _run_folder(pristine, place, code, uid, kind)
     ipc = folder / "ipc"
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
@@ -247,7 +247,7 @@ def _copy_node_files(folder: Path, names: tuple[str, ...]) -> None:
     os.chmod(target, 0o555)
 
 
-def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
+def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None, kind: str) -> Path:
     """The launch's run folder: `root` (the candidate and the support files, never a test
     file) and `boot` (the bootstrap and the candidate's half of the boundary), the two bound
     into the candidate's sandbox; `ipc` (the tests' half and the broker's named pipes), bound
@@ -255,8 +255,10 @@ def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> P
     folder = make_run_folder()
     files = {**dict(candidate_files(pristine)), place: code.encode()}
     build_files(folder / "root", files)
-    _prepare_exec(folder, uid)  # exec.py and boot.py: nothing of the pytest runner's
+    # exec.py and boot.py where a launch needs them (nothing of the pytest runner's)
+    _prepare_exec(folder, uid, bootstrap=not launch.bootstrapless(kind))
     boot = folder / "boot"
+    boot.mkdir(mode=0o755, exist_ok=True)
     os.chmod(boot, 0o755)
     _copy_node_files(boot, _CANDIDATE_SIDE)
     os.chmod(boot, 0o555)
@@ -279,16 +281,15 @@ def _start_candidate(
     """One candidate process holding the pipe ends `fds` (the broker's `start`)."""
     root = folder / "root"
     plan = launch.make_plan(
-        kind, folder, root, limits.tmp_mb, limits.max_procs, uid, memory_mb=limits.memory_mb
+        kind, folder, root, limits.tmp_mb, limits.max_procs, uid, limits.memory_mb, command=True
     )
     who = plan.uid if plan.uid is not None else plan.spawn_user
     script = str(folder / "boot" / "jsnode" / "candidate.cjs")
     command = ("node", *flags, script, ",".join(map(str, fds)), str(root / place))
     env = command_env("/tmp", plan.marker)
     rlimits = command_rlimits(limits, _nproc(os.getuid() if who is None else who, limits.max_procs))
-    sandbox = launch.sandbox_part(plan)
-    if sandbox is not None:  # the lock-down with no Python bootstrap (launch.command_argv)
-        direct = launch.command_argv(plan, sandbox, command, rlimits)
+    if plan.direct:  # the lock-down with no Python bootstrap (launch.command_argv)
+        direct = launch.command_argv(plan, plan.argv, command, rlimits)
         if guard is not None:
             guard((*direct[0], *direct[1]))
         return launch.spawn_command(plan, direct, root, env, extra_fds=fds)

@@ -58,6 +58,9 @@ class Plan:
     marker: str
     cgroup: Path | None = None  # a pids cgroup the bootstrap joins first (root fallback)
     interpreter: privilege.Interpreter | None = None  # reached through fds (fallback drop)
+    # A command plan (make_plan's `command`): argv is bubblewrap's alone, the command comes
+    # after the lock-down (command_argv), and no Python starts.
+    direct: bool = False
 
 
 @dataclass
@@ -96,7 +99,11 @@ def _mkdirs(path: str) -> list[str]:
     return [a for p in reversed(parents) for a in ("--perms", "0755", "--dir", str(p))]
 
 
-def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[str]:
+def _bwrap_argv(
+    root: Path, boot_dir: Path | None, tmp_mb: int, as_root: bool, python: bool = True
+) -> list[str]:
+    """bubblewrap's argv; `python`: the interpreter's folders bound in (a launch that starts
+    no Python has no use for them), `boot_dir` (if any) bound read-only."""
     argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     # As root, bwrap's user namespace would map the sandbox uid to host uid 0, which is exempt
@@ -115,7 +122,8 @@ def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm"]
-    for d in [*_python_dirs(), str(boot_dir), str(root)]:  # after /tmp: the scratch is in it
+    dirs = [*(_python_dirs() if python else ()), *([str(boot_dir)] if boot_dir else ()), str(root)]
+    for d in dirs:  # after /tmp: the scratch is in it
         argv += [*_mkdirs(d), "--ro-bind", d, d]
     return [*argv, "--chdir", str(root), "--"]
 
@@ -194,11 +202,15 @@ def make_plan(
     uid: int | None,
     memory_mb: int = _LAUNCH_MEMORY_MB,
     shared: Path | None = None,
+    command: bool = False,
 ) -> Plan:
     """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
     run's throwaway uid (None when not root), `memory_mb` the whole launch's memory cap where
     a memory cgroup can be made, `shared` a folder mounted writable at its own path (the
-    boundary's: the tests' temporary folders, shared with the candidate's processes)."""
+    boundary's: the tests' temporary folders, shared with the candidate's processes).
+    `command`: the launch runs a command, not Python; where `bootstrapless(kind)`, the plan is
+    a command plan (`direct`: no interpreter bound in, run_dir/boot bound only if it exists),
+    otherwise the usual one, for exec.py."""
     marker = secrets.token_hex(16)
     boot = str(run_dir / "boot" / "boot.py")
     # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
@@ -206,11 +218,16 @@ def make_plan(
     owner = None if kind == "bwrap" else uid
     group = cgroup.create(max_procs, owner, memory_mb) if uid is not None else None
     if kind == "bwrap":
-        argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
+        direct = command and bootstrapless(kind)
+        boot_dir = run_dir / "boot"
+        boot_dir = boot_dir if not direct or boot_dir.is_dir() else None
+        argv = _bwrap_argv(root, boot_dir, tmp_mb, uid is not None, python=not direct)
         binds = [*(cgroup.companions(group) if group is not None else ()), *filter(None, [shared])]
         for path in binds:
             at = argv.index("--chdir")
             argv[at:at] = [*_mkdirs(str(path)), "--bind", str(path), str(path)]
+        if direct:
+            return Plan(kind, tuple(argv), (), uid, None, marker, group, direct=True)
         python = (sys.executable, *PYTHON_FLAGS, boot)
         return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
     env = _env(str(run_dir / "tmp"), marker)
@@ -359,14 +376,6 @@ def _lockdown(groups: list[str], uid: int | None, rlimits: dict[str, int]) -> tu
     return (*steps, "--no-new-privs", "--")
 
 
-def _with_cgroups(sandbox: list[str], groups: list[str]) -> list[str]:
-    """bubblewrap's argv with the launch's cgroups bound writable (to be joined)."""
-    at = sandbox.index("--chdir")
-    for path in groups:
-        sandbox[at:at] = [*_mkdirs(path), "--bind", path, path]
-    return sandbox
-
-
 @functools.cache
 def _direct_works() -> bool:
     """Whether the lock-down programs do their work here, in our sandbox (checked once): as
@@ -377,7 +386,10 @@ def _direct_works() -> bool:
     uid = privilege.sandbox_uid()
     group = cgroup.create(4) if uid is not None else None
     groups = [str(p) for p in cgroup.companions(group)] if group is not None else []
-    sandbox = _with_cgroups(_bwrap_argv(here, here, 1, uid is not None), groups)
+    sandbox = _bwrap_argv(here, None, 1, uid is not None, python=False)
+    at = sandbox.index("--chdir")
+    for path in groups:
+        sandbox[at:at] = [*_mkdirs(path), "--bind", path, path]
     check: tuple[str, ...] = ("true",)
     if uid is not None:
         expect = 'test "$(id -u)" = "$1" && test "$(id -G)" = "$1"'
@@ -395,22 +407,19 @@ def _direct_works() -> bool:
     return done.returncode == 0
 
 
-def sandbox_part(plan: Plan) -> tuple[str, ...] | None:
-    """A plan's bubblewrap part (what comes before its Python bootstrap), for a launch that
-    runs a command with no bootstrap; None where it needs one (the fallback sandbox, or a
-    system whose programs cannot do the lock-down here)."""
-    at = len(plan.argv) - len(PYTHON_FLAGS) - 2  # the interpreter, its flags, boot.py
-    if plan.kind != "bwrap" or not _direct_works() or plan.argv[at] != sys.executable:
-        return None
-    return plan.argv[:at]
+def bootstrapless(kind: str) -> bool:
+    """Whether a launch of `kind` that runs a command does without the Python bootstrap:
+    bubblewrap, and the lock-down programs work here."""
+    return kind == "bwrap" and _direct_works()
 
 
 def command_argv(
     plan: Plan, sandbox: tuple[str, ...], command: tuple[str, ...], rlimits: dict[str, int]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A bootstrap-less launch's argv, as (the sandbox and the lock-down, the command):
-    `sandbox` is the plan's `sandbox_part` (which binds the launch's cgroups already) as the
-    caller adjusted it (its own binds)."""
+    """A command plan's whole argv, as (the sandbox and the lock-down, the command):
+    `sandbox` is the plan's argv (which binds the launch's cgroups already) as the caller
+    adjusted it (its own binds)."""
+    assert plan.direct
     groups = [str(p) for p in cgroup.companions(plan.cgroup)] if plan.cgroup else []
     return (*sandbox, *_lockdown(groups, plan.uid, rlimits)), tuple(command)
 
