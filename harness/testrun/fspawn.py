@@ -60,6 +60,10 @@ class ForeignRun:
     out_dir: bool = False  # a writable folder, {out} in argv, whose files come back
     no_proc: bool = False  # no /proc in the sandbox (bubblewrap): no reading its own memory
     binds: tuple[str, ...] = ()  # folders bound read-only into the sandbox (bubblewrap)
+    # Called once the command's process started, before its output is read (the JavaScript
+    # boundary starts its candidate's process then, beside the tests' start-up); if it
+    # raises, the launch is killed and the error goes on.
+    started: Callable[[], None] | None = None
 
     def files(self) -> dict[str, bytes]:
         if self.tree is not None:
@@ -183,7 +187,7 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
             run.command_guard(run.argv)
             run.command_guard((*direct[0], *direct[1]))
         child = launch.spawn_command(plan, direct, root, env, run.report_pipe, owner)
-        _pump(child, time.monotonic() + lim.timeout_s, got)
+        _pump(child, time.monotonic() + lim.timeout_s, got, run.started)
         return
     # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
     exec_py = str(run_dir / "boot" / "exec.py")
@@ -199,7 +203,7 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
         run.command_guard(run.argv)
         run.command_guard(plan.argv)
     child = launch.spawn(plan, root, config, pipe_owner=owner)
-    _pump(child, time.monotonic() + lim.timeout_s, got)
+    _pump(child, time.monotonic() + lim.timeout_s, got, run.started)
 
 
 def _exited(child: launch.Child) -> bool:
@@ -224,9 +228,11 @@ def _take(fd: int, sink: bytearray, cap: int, got: Launched, what: str) -> bool:
     return True
 
 
-def _pump(child: launch.Child, deadline: float, got: Launched) -> None:
+def _pump(
+    child: launch.Child, deadline: float, got: Launched, started: Callable[[], None] | None = None
+) -> None:
     """Read output and report until the command exits or the clock runs out; then kill the
-    whole tree (however it detached) and drain the pipes."""
+    whole tree (however it detached) and drain the pipes. `started` is called first."""
     sel = selectors.DefaultSelector()
     sinks = {
         child.output_fd: (got.output, MAX_OUTPUT_BYTES, "output"),
@@ -235,6 +241,12 @@ def _pump(child: launch.Child, deadline: float, got: Launched) -> None:
     for fd in sinks:
         sel.register(fd, selectors.EVENT_READ)
     try:
+        if started is not None:
+            try:
+                started()
+            except BaseException:
+                kill_tree(child)
+                raise
         while not _exited(child) and not got.flooded:
             if time.monotonic() >= deadline:
                 got.timed_out = True

@@ -5,8 +5,12 @@ A run, per launch (the visible test files, then the hidden ones in a launch of t
 1. the candidate's folder: the candidate at its place and the support files, never a test
    file; its processes run there under bubblewrap (`node jsnode/candidate.cjs <fds> <path>`),
    each holding two pipes of its own (jsbroker);
-2. the first candidate process answers `describe` (module format, export names): the harness
-   writes the stand-in module from it, in the format node will load at that path;
+2. the stand-in module is written from the module's export names read from its code, in the
+   format node will load at that path; the tests' launch starts, and the first candidate
+   process right after it (it is needed only once a test process imports the stand-in);
+   its answer to `describe` (format, export names) then checks the guess (a wrong one: the
+   tests run again on the answer's stand-in). Where the code gives no guess, the candidate
+   process starts first and the stand-in waits for its answer;
 3. the tests' tree: the tests, the support files and the stand-in at the candidate's place;
    the task's own test command runs there (fspawn) with one more read-only folder bound in:
    the tests' half of the boundary (jsnode/tests.cjs ...) and the broker's named pipes;
@@ -144,15 +148,18 @@ def _launch(
     broker = None
     try:
         broker = JsBroker(start, str(ipc), wanted=len(pristine.tests))
-        broker.serve()
         timeout = min(_DESCRIBE_TIMEOUT_S, limits.timeout_s)
-        info = {"format": fmt, "names": guess} if guess is not None else broker.describe(timeout)
-        got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
+        if guess is None:  # the stand-in waits for the candidate's own answer
+            broker.serve()
+            info = broker.describe(timeout)
+        else:  # the tests' launch first, the candidate's right after: it is needed later
+            info = {"format": fmt, "names": guess}
+        got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard, broker.serve)
         # The candidate had the whole run to answer; a run the clock stopped waits no more.
         described = broker.describe(0.0 if got.timed_out else min(5.0, timeout))
         if _differs(info, described, pristine, files):  # the guess was wrong: run again
             info = described
-            got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
+            got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard, broker.serve)
     finally:
         if broker is not None:
             broker.close()
@@ -175,11 +182,23 @@ def _run_tests(
     limits: TestLimits,
     kind: str,
     guard,
+    started: Callable[[], None],
 ) -> Launched:
     """The tests' launch: the task's command over the tests' tree, the stand-in at the
-    candidate's place, the boundary's folder bound in."""
+    candidate's place, the boundary's folder bound in; `started` once it started."""
     standin = stand_in(info, str(ipc / "jsnode" / "tests.cjs"), str(ipc))
-    run = ForeignRun(pristine, place, standin, argv, True, limits, kind, guard, binds=(str(ipc),))
+    run = ForeignRun(
+        pristine,
+        place,
+        standin,
+        argv,
+        True,
+        limits,
+        kind,
+        guard,
+        binds=(str(ipc),),
+        started=started,
+    )
     return launch_foreign(run)
 
 
