@@ -60,6 +60,10 @@ class ForeignRun:
     out_dir: bool = False  # a writable folder, {out} in argv, whose files come back
     no_proc: bool = False  # no /proc in the sandbox (bubblewrap): no reading its own memory
     binds: tuple[str, ...] = ()  # folders bound read-only into the sandbox (bubblewrap)
+    # Called once the command's process started, before its output is read (the JavaScript
+    # boundary starts its candidate's process then, beside the tests' start-up); if it
+    # raises, the launch is killed and the error goes on.
+    started: Callable[[], None] | None = None
 
     def files(self) -> dict[str, bytes]:
         if self.tree is not None:
@@ -98,7 +102,7 @@ def launch_foreign(run: ForeignRun) -> Launched:
         build_files(root, run.files())
         for rel in run.exec_only:
             os.chmod(root / rel, 0o111)
-        _prepare_exec(run_dir, uid)
+        _prepare_exec(run_dir, uid, bootstrap=not launch.bootstrapless(run.kind))
         if run.out_dir:
             (run_dir / "out").mkdir(mode=0o700)
             if uid is not None:
@@ -117,20 +121,23 @@ def launch_foreign(run: ForeignRun) -> Launched:
     return got
 
 
-def _prepare_exec(run_dir: Path, uid: int | None) -> None:
-    """The launch's bootstrap folder: exec.py and the boot.py whose steps it borrows, nothing
-    of the pytest runner's files (a foreign command never loads them); its tmp folder."""
+def _prepare_exec(run_dir: Path, uid: int | None, bootstrap: bool = True) -> None:
+    """The launch's tmp folder and, where the launch starts the Python bootstrap (not
+    `launch.bootstrapless`), its bootstrap folder: exec.py and the boot.py whose steps it
+    borrows, nothing of the pytest runner's files (a foreign command never loads them)."""
     os.chmod(run_dir, 0o711)
+    tmp = run_dir / "tmp"
+    tmp.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
+    if not bootstrap:
+        return
     boot = run_dir / "boot"
     boot.mkdir(mode=0o755)
     for name in _EXEC_FILES:
         shutil.copyfile(_CHILD / name, boot / name)
         os.chmod(boot / name, 0o444)
     os.chmod(boot, 0o555)
-    tmp = run_dir / "tmp"
-    tmp.mkdir(mode=0o700)
-    if uid is not None:
-        os.chown(tmp, uid, uid)
 
 
 def _products(out: Path) -> dict[str, bytes]:
@@ -166,27 +173,37 @@ def _sandbox_argv(run: ForeignRun, argv: tuple[str, ...], run_dir: Path) -> tupl
 def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: Launched) -> None:
     lim = run.limits
     plan = launch.make_plan(
-        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, memory_mb=lim.memory_mb
+        run.kind, run_dir, root, lim.tmp_mb, lim.max_procs, uid, lim.memory_mb, command=True
     )
-    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
-    exec_py = str(run_dir / "boot" / "exec.py")
-    argv = _sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir)
-    plan = replace(plan, argv=argv)
     home = "/tmp" if run.kind == "bwrap" else str(run_dir / "tmp")
     who = plan.uid if plan.uid is not None else plan.spawn_user
+    argv = tuple(a.replace(OUT, str(run_dir / "out")) for a in run.argv)
+    env = command_env(home, plan.marker)
+    rlimits = command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs))
+    owner = who if run.report_pipe else None
+    if plan.direct:  # bubblewrap: the command locked down with no Python bootstrap
+        direct = launch.command_argv(plan, _sandbox_argv(run, plan.argv, run_dir), argv, rlimits)
+        if run.command_guard is not None:
+            run.command_guard(run.argv)
+            run.command_guard((*direct[0], *direct[1]))
+        child = launch.spawn_command(plan, direct, root, env, run.report_pipe, owner)
+        _pump(child, time.monotonic() + lim.timeout_s, got, run.started)
+        return
+    # -S: exec.py imports the standard library only (no site-packages, no .pth files run).
+    exec_py = str(run_dir / "boot" / "exec.py")
+    plan = replace(plan, argv=_sandbox_argv(run, (*plan.argv[:-1], "-S", exec_py), run_dir))
     config = {
-        "argv": [a.replace(OUT, str(run_dir / "out")) for a in run.argv],
-        "env": [list(pair) for pair in command_env(home, plan.marker)],
+        "argv": list(argv),
+        "env": [list(pair) for pair in env],
         "cwd": str(root),
         "report": run.report_pipe,
-        "rlimits": command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs)),
+        "rlimits": rlimits,
     }
     if run.command_guard is not None:
         run.command_guard(run.argv)
         run.command_guard(plan.argv)
-    owner = who if run.report_pipe else None
     child = launch.spawn(plan, root, config, pipe_owner=owner)
-    _pump(child, time.monotonic() + lim.timeout_s, got)
+    _pump(child, time.monotonic() + lim.timeout_s, got, run.started)
 
 
 def _exited(child: launch.Child) -> bool:
@@ -211,9 +228,11 @@ def _take(fd: int, sink: bytearray, cap: int, got: Launched, what: str) -> bool:
     return True
 
 
-def _pump(child: launch.Child, deadline: float, got: Launched) -> None:
+def _pump(
+    child: launch.Child, deadline: float, got: Launched, started: Callable[[], None] | None = None
+) -> None:
     """Read output and report until the command exits or the clock runs out; then kill the
-    whole tree (however it detached) and drain the pipes."""
+    whole tree (however it detached) and drain the pipes. `started` is called first."""
     sel = selectors.DefaultSelector()
     sinks = {
         child.output_fd: (got.output, MAX_OUTPUT_BYTES, "output"),
@@ -222,6 +241,12 @@ def _pump(child: launch.Child, deadline: float, got: Launched) -> None:
     for fd in sinks:
         sel.register(fd, selectors.EVENT_READ)
     try:
+        if started is not None:
+            try:
+                started()
+            except BaseException:
+                kill_tree(child)
+                raise
         while not _exited(child) and not got.flooded:
             if time.monotonic() >= deadline:
                 got.timed_out = True

@@ -111,7 +111,10 @@ class JsBroker:
             self._issue()
 
     def serve(self) -> None:
-        """Start the first candidate process and begin answering the tests' connections."""
+        """Start the first candidate process and begin answering the tests' connections (once:
+        a second call does nothing)."""
+        if self._thread is not None:
+            return
         self._spare = self._spawn()
         self._thread = threading.Thread(target=self._loop, name="js-boundary", daemon=True)
         self._thread.start()

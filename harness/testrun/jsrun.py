@@ -5,8 +5,12 @@ A run, per launch (the visible test files, then the hidden ones in a launch of t
 1. the candidate's folder: the candidate at its place and the support files, never a test
    file; its processes run there under bubblewrap (`node jsnode/candidate.cjs <fds> <path>`),
    each holding two pipes of its own (jsbroker);
-2. the first candidate process answers `describe` (module format, export names): the harness
-   writes the stand-in module from it, in the format node will load at that path;
+2. the stand-in module is written from the module's export names read from its code, in the
+   format node will load at that path; the tests' launch starts, and the first candidate
+   process right after it (it is needed only once a test process imports the stand-in);
+   its answer to `describe` (format, export names) then checks the guess (a wrong one: the
+   tests run again on the answer's stand-in). Where the code gives no guess, the candidate
+   process starts first and the stand-in waits for its answer;
 3. the tests' tree: the tests, the support files and the stand-in at the candidate's place;
    the task's own test command runs there (fspawn) with one more read-only folder bound in:
    the tests' half of the boundary (jsnode/tests.cjs ...) and the broker's named pipes;
@@ -134,7 +138,7 @@ def _launch(
 ) -> TestResult:
     started = time.monotonic()
     uid = privilege.sandbox_uid()
-    folder = _run_folder(pristine, place, code, uid)
+    folder = _run_folder(pristine, place, code, uid, kind)
     ipc = folder / "ipc"
     flags = _loader_flags(task.test_command)
     start = functools.partial(_start_candidate, folder, place, flags, limits, kind, uid, guard)
@@ -144,15 +148,18 @@ def _launch(
     broker = None
     try:
         broker = JsBroker(start, str(ipc), wanted=len(pristine.tests))
-        broker.serve()
         timeout = min(_DESCRIBE_TIMEOUT_S, limits.timeout_s)
-        info = {"format": fmt, "names": guess} if guess is not None else broker.describe(timeout)
-        got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
+        if guess is None:  # the stand-in waits for the candidate's own answer
+            broker.serve()
+            info = broker.describe(timeout)
+        else:  # the tests' launch first, the candidate's right after: it is needed later
+            info = {"format": fmt, "names": guess}
+        got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard, broker.serve)
         # The candidate had the whole run to answer; a run the clock stopped waits no more.
         described = broker.describe(0.0 if got.timed_out else min(5.0, timeout))
         if _differs(info, described, pristine, files):  # the guess was wrong: run again
             info = described
-            got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard)
+            got = _run_tests(pristine, place, info, ipc, argv, limits, kind, guard, broker.serve)
     finally:
         if broker is not None:
             broker.close()
@@ -175,11 +182,23 @@ def _run_tests(
     limits: TestLimits,
     kind: str,
     guard,
+    started: Callable[[], None],
 ) -> Launched:
     """The tests' launch: the task's command over the tests' tree, the stand-in at the
-    candidate's place, the boundary's folder bound in."""
+    candidate's place, the boundary's folder bound in; `started` once it started."""
     standin = stand_in(info, str(ipc / "jsnode" / "tests.cjs"), str(ipc))
-    run = ForeignRun(pristine, place, standin, argv, True, limits, kind, guard, binds=(str(ipc),))
+    run = ForeignRun(
+        pristine,
+        place,
+        standin,
+        argv,
+        True,
+        limits,
+        kind,
+        guard,
+        binds=(str(ipc),),
+        started=started,
+    )
     return launch_foreign(run)
 
 
@@ -247,7 +266,7 @@ def _copy_node_files(folder: Path, names: tuple[str, ...]) -> None:
     os.chmod(target, 0o555)
 
 
-def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> Path:
+def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None, kind: str) -> Path:
     """The launch's run folder: `root` (the candidate and the support files, never a test
     file) and `boot` (the bootstrap and the candidate's half of the boundary), the two bound
     into the candidate's sandbox; `ipc` (the tests' half and the broker's named pipes), bound
@@ -255,8 +274,10 @@ def _run_folder(pristine: Pristine, place: str, code: str, uid: int | None) -> P
     folder = make_run_folder()
     files = {**dict(candidate_files(pristine)), place: code.encode()}
     build_files(folder / "root", files)
-    _prepare_exec(folder, uid)  # exec.py and boot.py: nothing of the pytest runner's
+    # exec.py and boot.py where a launch needs them (nothing of the pytest runner's)
+    _prepare_exec(folder, uid, bootstrap=not launch.bootstrapless(kind))
     boot = folder / "boot"
+    boot.mkdir(mode=0o755, exist_ok=True)
     os.chmod(boot, 0o755)
     _copy_node_files(boot, _CANDIDATE_SIDE)
     os.chmod(boot, 0o555)
@@ -279,20 +300,26 @@ def _start_candidate(
     """One candidate process holding the pipe ends `fds` (the broker's `start`)."""
     root = folder / "root"
     plan = launch.make_plan(
-        kind, folder, root, limits.tmp_mb, limits.max_procs, uid, memory_mb=limits.memory_mb
+        kind, folder, root, limits.tmp_mb, limits.max_procs, uid, limits.memory_mb, command=True
     )
-    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
-    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     who = plan.uid if plan.uid is not None else plan.spawn_user
     script = str(folder / "boot" / "jsnode" / "candidate.cjs")
+    command = ("node", *flags, script, ",".join(map(str, fds)), str(root / place))
+    env = command_env("/tmp", plan.marker)
+    rlimits = command_rlimits(limits, _nproc(os.getuid() if who is None else who, limits.max_procs))
+    if plan.direct:  # the lock-down with no Python bootstrap (launch.command_argv)
+        direct = launch.command_argv(plan, plan.argv, command, rlimits)
+        if guard is not None:
+            guard((*direct[0], *direct[1]))
+        return launch.spawn_command(plan, direct, root, env, extra_fds=fds)
+    # -S: the bootstrap imports the standard library only; no site-packages, no .pth files.
+    plan = replace(plan, argv=(*plan.argv[:-1], "-S", str(folder / "boot" / "exec.py")))
     config = {
-        "argv": ["node", *flags, script, ",".join(map(str, fds)), str(root / place)],
-        "env": [list(pair) for pair in command_env("/tmp", plan.marker)],
+        "argv": list(command),
+        "env": [list(pair) for pair in env],
         "cwd": str(root),
         "report": False,
-        "rlimits": command_rlimits(
-            limits, _nproc(os.getuid() if who is None else who, limits.max_procs)
-        ),
+        "rlimits": rlimits,
     }
     if guard is not None:
         guard(plan.argv)

@@ -6,6 +6,7 @@ import fcntl
 import functools
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -23,10 +24,12 @@ __all__ = [
     "Plan",
     "base_env",
     "bwrap_works",
+    "command_argv",
     "fallback_caps_processes",
     "make_plan",
     "parent_dirs",
     "spawn",
+    "spawn_command",
 ]
 
 MARKER_VAR = "HARNESS_SANDBOX_RUN"
@@ -55,6 +58,9 @@ class Plan:
     marker: str
     cgroup: Path | None = None  # a pids cgroup the bootstrap joins first (root fallback)
     interpreter: privilege.Interpreter | None = None  # reached through fds (fallback drop)
+    # A command plan (make_plan's `command`): argv is bubblewrap's alone, the command comes
+    # after the lock-down (command_argv), and no Python starts.
+    direct: bool = False
 
 
 @dataclass
@@ -93,7 +99,11 @@ def _mkdirs(path: str) -> list[str]:
     return [a for p in reversed(parents) for a in ("--perms", "0755", "--dir", str(p))]
 
 
-def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[str]:
+def _bwrap_argv(
+    root: Path, boot_dir: Path | None, tmp_mb: int, as_root: bool, python: bool = True
+) -> list[str]:
+    """bubblewrap's argv; `python`: the interpreter's folders bound in (a launch that starts
+    no Python has no use for them), `boot_dir` (if any) bound read-only."""
     argv = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     # As root, bwrap's user namespace would map the sandbox uid to host uid 0, which is exempt
@@ -112,7 +122,8 @@ def _bwrap_argv(root: Path, boot_dir: Path, tmp_mb: int, as_root: bool) -> list[
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     argv += ["--perms", "1777", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm"]
-    for d in [*_python_dirs(), str(boot_dir), str(root)]:  # after /tmp: the scratch is in it
+    dirs = [*(_python_dirs() if python else ()), *([str(boot_dir)] if boot_dir else ()), str(root)]
+    for d in dirs:  # after /tmp: the scratch is in it
         argv += [*_mkdirs(d), "--ro-bind", d, d]
     return [*argv, "--chdir", str(root), "--"]
 
@@ -191,11 +202,15 @@ def make_plan(
     uid: int | None,
     memory_mb: int = _LAUNCH_MEMORY_MB,
     shared: Path | None = None,
+    command: bool = False,
 ) -> Plan:
     """The command for one launch; `kind` is "bwrap" or "rlimits" (already decided), `uid` the
     run's throwaway uid (None when not root), `memory_mb` the whole launch's memory cap where
     a memory cgroup can be made, `shared` a folder mounted writable at its own path (the
-    boundary's: the tests' temporary folders, shared with the candidate's processes)."""
+    boundary's: the tests' temporary folders, shared with the candidate's processes).
+    `command`: the launch runs a command, not Python; where `bootstrapless(kind)`, the plan is
+    a command plan (`direct`: no interpreter bound in, run_dir/boot bound only if it exists),
+    otherwise the usual one, for exec.py."""
     marker = secrets.token_hex(16)
     boot = str(run_dir / "boot" / "boot.py")
     # Root: a pids cgroup of its own as well, joined by the bootstrap before anything, which
@@ -203,11 +218,16 @@ def make_plan(
     owner = None if kind == "bwrap" else uid
     group = cgroup.create(max_procs, owner, memory_mb) if uid is not None else None
     if kind == "bwrap":
-        argv = _bwrap_argv(root, run_dir / "boot", tmp_mb, uid is not None)
+        direct = command and bootstrapless(kind)
+        boot_dir = run_dir / "boot"
+        boot_dir = boot_dir if not direct or boot_dir.is_dir() else None
+        argv = _bwrap_argv(root, boot_dir, tmp_mb, uid is not None, python=not direct)
         binds = [*(cgroup.companions(group) if group is not None else ()), *filter(None, [shared])]
         for path in binds:
             at = argv.index("--chdir")
             argv[at:at] = [*_mkdirs(str(path)), "--bind", str(path), str(path)]
+        if direct:
+            return Plan(kind, tuple(argv), (), uid, None, marker, group, direct=True)
         python = (sys.executable, *PYTHON_FLAGS, boot)
         return Plan(kind, (*argv, *python), _env("/tmp", marker), uid, None, marker, group)
     env = _env(str(run_dir / "tmp"), marker)
@@ -302,3 +322,150 @@ def _send_config(proc: subprocess.Popen[bytes], payload: dict[str, Any]) -> None
         proc.stdin.close()
     except OSError:
         pass  # died before reading: shows up as a launch with no records
+
+
+# A launch that runs a command rather than Python (a foreign test command, a JavaScript
+# candidate's node) under bubblewrap: the bootstrap's lock-down steps (exec.py: join the
+# launch's cgroups, drop to the throwaway uid with no groups, no new privileges, the rlimits,
+# then exec) done by the system's own small programs inside the sandbox, so no Python
+# interpreter starts (and imports json, pathlib and ctypes) before the command: ≈ 40 ms of CPU
+# a launch. The order is the bootstrap's: the cgroups first, before anything can fork; the
+# limits lowered while still root, each to at most the harness's own hard limit, as boot.py
+# does; then setpriv drops the uid (every capability goes with it) and execs the command.
+_TOOLS = ("sh", "prlimit", "setpriv")
+_RLIMIT_OPTIONS = {
+    "cpu": ("--cpu", resource.RLIMIT_CPU),
+    "as": ("--as", resource.RLIMIT_AS),
+    "fsize": ("--fsize", resource.RLIMIT_FSIZE),
+    "nproc": ("--nproc", resource.RLIMIT_NPROC),
+    "core": ("--core", resource.RLIMIT_CORE),
+}
+# Joins each cgroup named before `--` (its pid as the sandbox sees it, which is how the kernel
+# reads a pid the process writes), then execs the rest; a failed join ends the launch.
+_JOIN = (
+    'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 126; shift; done; '
+    'shift; exec "$@"'
+)
+
+
+@functools.cache
+def _lockdown_tools() -> dict[str, str] | None:
+    """sh, prlimit and setpriv from /usr (which the sandbox binds as it is), or None."""
+    found = {}
+    for name in _TOOLS:
+        path = shutil.which(name, path="/usr/bin:/bin")
+        if path is None or not os.path.realpath(path).startswith("/usr/"):
+            return None
+        found[name] = path
+    return found
+
+
+def _lockdown(groups: list[str], uid: int | None, rlimits: dict[str, int]) -> tuple[str, ...]:
+    tools = _lockdown_tools()
+    assert tools is not None
+    steps = [tools["sh"], "-c", _JOIN, "sh", *groups, "--"] if groups else []
+    steps.append(tools["prlimit"])
+    for name, value in rlimits.items():
+        option, kind = _RLIMIT_OPTIONS[name]
+        hard = resource.getrlimit(kind)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        steps.append(f"{option}={value}:{value}")
+    steps += ["--", tools["setpriv"]]
+    if uid is not None:
+        steps += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return (*steps, "--no-new-privs", "--")
+
+
+@functools.cache
+def _direct_works() -> bool:
+    """Whether the lock-down programs do their work here, in our sandbox (checked once): as
+    root, a pids cgroup joined and the drop to a throwaway uid with no other group."""
+    if _lockdown_tools() is None or not bwrap_works():
+        return False
+    here = Path(__file__).parent
+    uid = privilege.sandbox_uid()
+    group = cgroup.create(4) if uid is not None else None
+    groups = [str(p) for p in cgroup.companions(group)] if group is not None else []
+    sandbox = _bwrap_argv(here, None, 1, uid is not None, python=False)
+    at = sandbox.index("--chdir")
+    for path in groups:
+        sandbox[at:at] = [*_mkdirs(path), "--bind", path, path]
+    check: tuple[str, ...] = ("true",)
+    if uid is not None:
+        expect = 'test "$(id -u)" = "$1" && test "$(id -G)" = "$1"'
+        if group is not None:  # a line `N:pids:/<name>` (v1) or `0::/<name>` (v2)
+            expect += ' && grep -q -- ":/$2$" /proc/self/cgroup'
+        check = ("sh", "-c", expect, "sh", str(uid), group.name if group is not None else "")
+    argv = [*sandbox, *_lockdown(groups, uid, {"core": 0}), *check]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        if group is not None:
+            cgroup.destroy(group)
+    return done.returncode == 0
+
+
+def bootstrapless(kind: str) -> bool:
+    """Whether a launch of `kind` that runs a command does without the Python bootstrap:
+    bubblewrap, and the lock-down programs work here."""
+    return kind == "bwrap" and _direct_works()
+
+
+def command_argv(
+    plan: Plan, sandbox: tuple[str, ...], command: tuple[str, ...], rlimits: dict[str, int]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A command plan's whole argv, as (the sandbox and the lock-down, the command):
+    `sandbox` is the plan's argv (which binds the launch's cgroups already) as the caller
+    adjusted it (its own binds)."""
+    assert plan.direct
+    groups = [str(p) for p in cgroup.companions(plan.cgroup)] if plan.cgroup else []
+    return (*sandbox, *_lockdown(groups, plan.uid, rlimits)), tuple(command)
+
+
+def spawn_command(
+    plan: Plan,
+    argv: tuple[tuple[str, ...], tuple[str, ...]],
+    cwd: Path,
+    env: tuple[tuple[str, str], ...],
+    report: bool = False,
+    pipe_owner: int | None = None,
+    extra_fds: tuple[int, ...] = (),
+) -> Child:
+    """Start a `command_argv` in its own session, stdin /dev/null (no configuration to read).
+    With `report`, the record pipe's write end goes to the command at an unguessable fd, owned
+    by `pipe_owner` (who can then reopen it by /dev/fd/N) and named by `{results}` in the
+    command; without, the command is never handed it (its read end sees an end of file)."""
+    head, command = argv
+    rec_r, rec_w = os.pipe()
+    high = fcntl.fcntl(rec_w, fcntl.F_DUPFD_CLOEXEC, 200 + secrets.randbelow(800))
+    os.close(rec_w)
+    if pipe_owner is not None:
+        os.fchown(high, pipe_owner, pipe_owner)
+    if report:
+        command = tuple(a.replace("{results}", f"/dev/fd/{high}") for a in command)
+    out_r, out_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [*head, *command],
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=out_w,
+            pass_fds=(high, *extra_fds) if report else extra_fds,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(rec_r)
+        os.close(out_r)
+        if plan.cgroup is not None:
+            cgroup.destroy(plan.cgroup)
+        raise
+    finally:
+        os.close(high)
+        os.close(out_w)
+    os.set_blocking(rec_r, False)
+    os.set_blocking(out_r, False)
+    return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)

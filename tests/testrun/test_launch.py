@@ -202,3 +202,63 @@ def test_two_runs_print_the_same_set_order(tmp_path: Path, isolation: str) -> No
     assert texts[0] == texts[1] and len(texts[0]) == 2
     assert all(o == "failed" and "word39" in d for o, _, d in texts[0])
     assert (first.in_process, second.in_process) == (isolation == "in_process",) * 2
+
+
+LIMITS = TestLimits(max_procs=16, timeout_s=60, cpu_s=50, file_size_mb=8, memory_mb=1536)
+
+
+def _command_launch(script: str, report: bool) -> str:
+    """What `sh -c script` printed, run as a foreign test command under bubblewrap."""
+    from harness.testrun.fspawn import ForeignRun, launch_foreign
+    from harness.testrun.scratch import Pristine
+
+    pristine = Pristine((("t.txt", b"x"),), ("t.txt",))
+    run = ForeignRun(pristine, "c.txt", "", ("sh", "-c", script), report, LIMITS, "bwrap")
+    got = launch_foreign(run)
+    assert got.exit_code == 0, got.text(got.output)
+    return got.text(got.output)
+
+
+def _status(text: str) -> dict[str, str]:
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("report", [False, True])
+def test_a_command_launch_is_locked_down_like_the_bootstrap(report: bool) -> None:
+    """A foreign command under bubblewrap runs with no capability and no new privileges, its
+    limits set (hard = soft), as root as a throwaway uid with no other group inside the
+    launch's pids cgroup, and holds the record pipe only when it writes a report."""
+    text = _command_launch(
+        "cat /proc/self/status; cat /proc/self/cgroup; cat /proc/self/limits; "
+        "for fd in /proc/self/fd/*; do echo fd=${fd##*/}; done",
+        report,
+    )
+    status = _status(text)
+    assert status["NoNewPrivs"].strip() == "1"
+    assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0
+    limits = {line[:26].strip(): line[26:].split()[:2] for line in text.splitlines()}
+    assert limits["Max core file size"] == ["0", "0"]
+    assert limits["Max cpu time"] == [str(int(LIMITS.cpu_s))] * 2
+    assert limits["Max file size"] == [str(LIMITS.file_size_mb << 20)] * 2
+    assert limits["Max address space"] == [str(max(LIMITS.memory_mb, 1024) << 20)] * 2
+    if os.geteuid() == 0:  # a fresh uid: no process of its own before the launch's
+        assert limits["Max processes"] == [str(LIMITS.max_procs)] * 2
+    fds = {int(line[3:]) for line in text.splitlines() if line.startswith("fd=")}
+    assert bool(fds - {0, 1, 2, 3}) == report  # 3: the shell's listing of its own folder
+    if os.geteuid() == 0:
+        uids, groups = status["Uid"].split(), status["Groups"].split()
+        assert len(set(uids)) == 1 and int(uids[0]) >= 0x7E000000 and groups == []
+        assert any(line.split(":")[-1].startswith("/harness-") for line in text.splitlines())
+
+
+@needs_bwrap
+@pytest.mark.skipif(not launch.bootstrapless("bwrap"), reason="lock-down programs not usable")
+def test_a_command_launch_sees_no_interpreter() -> None:
+    """A launch that starts no Python binds none: the harness's interpreter and its packages
+    are out of the command's sight."""
+    import sys
+
+    text = _command_launch(f"ls -d {sys.prefix} {sys.base_prefix} 2>&1; true", False)
+    assert "No such file or directory" in text
+    assert text.count("No such file") == len({sys.prefix, sys.base_prefix})
