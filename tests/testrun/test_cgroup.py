@@ -12,15 +12,39 @@ import pytest
 from harness.testrun import cgroup
 
 # Four processes of 48 MiB each: under any per-process cap, over a 64 MiB cap for all of them.
+# Each holds its memory until all four have theirs (or one is gone), so they hold it at the
+# same time however the machine schedules them; the exit status is 0 only if all four did.
 _HOG = """
-import os, sys, time
+import os, select, sys
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
+kids = []
 for _ in range(3):
-    if os.fork() == 0:
-        break
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        os.close(go_w)
+        block = bytearray(48 << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        os.write(ready_w, b"x")
+        os.read(go_r, 1)  # until the parent lets go, or dies
+        os._exit(0)
+    kids.append(pid)
+os.close(ready_w)
+os.close(go_r)
 block = bytearray(48 << 20)
 for i in range(0, len(block), 4096):
     block[i] = 1
-time.sleep(0.5)
+got = b""
+while len(got) < 3 and select.select([ready_r], [], [], 60)[0]:
+    chunk = os.read(ready_r, 3 - len(got))
+    if not chunk:
+        break
+    got += chunk
+os.close(go_w)
+statuses = [os.waitpid(kid, 0)[1] for kid in kids]
+sys.exit(0 if len(got) == 3 and statuses == [0, 0, 0] else 1)
 """
 
 
