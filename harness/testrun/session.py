@@ -155,6 +155,9 @@ def _config(
         "test_code": [str(root / rel) for rel, _ in run.pristine.files if rel.endswith(".py")],
         "preload": imported_modules(run.pristine.files),
         "protected": [*(str(root / rel) for rel, _ in run.pristine.files), *run.pristine.origins],
+        # In process: the support files the candidate's own process would hold behind the
+        # boundary, which it may read (never write) here too.
+        "readable": [str(root / rel) for rel, _ in candidate_files(run.pristine)],
         "per_test_timeout": 0 if run.collect_only else lim.per_test_timeout_s,
         "rlimits": _rlimits(lim, plan),
     }

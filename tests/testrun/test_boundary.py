@@ -406,3 +406,90 @@ def test_a_module_named_like_its_package_is_imported_as_plain_pytest_does(
     result = run_tests(task, code, limits=LIMITS)
 
     assert (result.passed, result.total) == (2, 2), result.output[-2000:]
+
+
+SUPPORT_READER = {
+    "out/helpers.py": "SCALE = 3\n",
+    "out/table.txt": "a=1\nb=2\n",
+}
+
+
+@pytest.mark.parametrize("isolation", ["boundary", "in_process"])
+def test_the_candidate_reads_support_files_the_tests_did_not_import(
+    tmp_path: Path, isolation: str
+) -> None:
+    """The candidate imports a support module the tests never imported and reads a support
+    data file beside it: honest in either mode (in process no longer called tampering)."""
+    (tmp_path / "out").mkdir()
+    task = replace(
+        make_task(
+            tmp_path,
+            """
+            from mod import scaled, table
+
+
+            def test_scaled():
+                assert scaled(2) == 6
+
+
+            def test_table():
+                assert table() == {"a": "1", "b": "2"}
+            """,
+            SUPPORT_READER,
+        ),
+        isolation=isolation,
+    )
+    code = textwrap.dedent(
+        """
+        import os
+
+        from helpers import SCALE
+
+
+        def scaled(x):
+            return x * SCALE
+
+
+        def table():
+            with open(os.path.join(os.path.dirname(__file__), "table.txt")) as f:
+                return dict(line.strip().split("=") for line in f)
+        """
+    )
+
+    result = run_tests(task, code, limits=LIMITS)
+
+    assert (result.passed, result.total, result.tampered) == (2, 2, False), result.output[-2000:]
+
+
+def test_in_process_the_candidate_may_not_write_a_support_file(tmp_path: Path) -> None:
+    """Reading a support file is granted in process; writing one is still refused."""
+    (tmp_path / "out").mkdir()
+    task = replace(
+        make_task(
+            tmp_path,
+            """
+            from mod import spoil
+
+
+            def test_spoil():
+                assert spoil() == "done"
+            """,
+            SUPPORT_READER,
+        ),
+        isolation="in_process",
+    )
+    code = textwrap.dedent(
+        """
+        import os
+
+
+        def spoil():
+            with open(os.path.join(os.path.dirname(__file__), "helpers.py"), "a") as f:
+                f.write("SCALE = 1\\n")
+            return "done"
+        """
+    )
+
+    result = run_tests(task, code, limits=LIMITS)
+
+    assert result.passed == 0 and result.tampered, result.output[-2000:]

@@ -130,7 +130,8 @@ def _arm(config: dict) -> SimpleNamespace:
     boot_dir = os.path.dirname(os.path.abspath(__file__))
     code = _load_sibling("classify").build(config["library"], boot_dir, config["test_code"])
     stack = _load_sibling("stack").build(code.classify, boot_dir)
-    files = _load_sibling("files").build(config["protected"], stack, boot_dir)
+    readable = tuple(config.get("readable") or ())
+    files = _load_sibling("files").build(config["protected"], stack, boot_dir, readable)
     notify: list = []
     hushed = _load_sibling("shield").install(stack, files, notify)
     import pytest  # noqa: F401  (under the hook, before any candidate-controlled path)

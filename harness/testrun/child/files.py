@@ -1,6 +1,7 @@
 """The tests' own files and code, inside the sandbox: candidate code may not open the tests,
-support files or hidden tests (nor a folder holding one, nor climb with "../" from a folder it
-opened), and may not run code that claims to come from them or from the library.
+hidden tests or conftest files, may only read the support files (what its own process holds
+behind the boundary), may not open a folder holding any of them nor climb with "../" from a
+folder it opened, and may not run code that claims to come from them or from the library.
 
 Files are recognised by device and inode, so a link or another spelling of the path changes
 nothing. Code is recognised by its filename, which the stack walk trusts, so compiling,
@@ -23,8 +24,16 @@ from typing import Any
 _LIBRARY, _CANDIDATE = 0, 2
 
 
-def build(protected: list[str], stack: SimpleNamespace, boot_dir: str) -> SimpleNamespace:
+def build(
+    protected: list[str], stack: SimpleNamespace, boot_dir: str, readable: tuple = ()
+) -> SimpleNamespace:
+    """`readable`: the protected files the candidate may read (the support files its own
+    process holds behind the boundary: its package's other modules, the runtime it uses),
+    never write; every other protected file it may not open at all."""
     files, folders = _identities(protected)
+    may_read = _identities(list(readable))[0]
+    access, writes = os.O_ACCMODE, os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    int_ = int
     asks, classify = stack.candidate_asks, stack.classify
     target = _path_reader()
     stat_, is_dir, str_, errors = os.stat, stat.S_ISDIR, str, (OSError, ValueError)
@@ -41,6 +50,9 @@ def build(protected: list[str], stack: SimpleNamespace, boot_dir: str) -> Simple
             climbs = args[1] is None and ".." in str_(path).split("/")  # os.open, maybe dir_fd
             return "climb out of a folder with ../" if climbs and asks(caller) else None
         here = (st.st_dev, st.st_ino)
+        flags = args[2] if len(args) > 2 and type(args[2]) is int_ else -1
+        if here in may_read and flags >= 0 and flags & access == os.O_RDONLY and not flags & writes:
+            return None  # a support file, read (its own import of a sibling module, a table)
         if here in files or (is_dir(st.st_mode) and here in folders):
             return "open the tests' files" if asks(caller) else None
         return None
@@ -48,7 +60,15 @@ def build(protected: list[str], stack: SimpleNamespace, boot_dir: str) -> Simple
     files_of = (getattr(m, "__file__", None) for m in list(sys.modules.values()))
     loaded = {f for f in files_of if type(f) is str}
     loaded |= {os.path.join(boot_dir, n) for n in os.listdir(boot_dir)}
-    spoofed_code = _code_checker(classify, asks, loaded)
+
+    def readable_file(name: Any) -> bool:
+        try:
+            st = stat_(name)
+        except errors:
+            return False
+        return (st.st_dev, st.st_ino) in may_read
+
+    spoofed_code = _code_checker(classify, asks, loaded, readable_file)
     return SimpleNamespace(refused_open=refused_open, spoofed_code=spoofed_code)
 
 
@@ -101,9 +121,12 @@ def _path_reader():
     return target
 
 
-def _code_checker(classify: Any, asks: Any, loaded: set[str]):
+def _code_checker(classify: Any, asks: Any, loaded: set[str], readable: Any = None):
     """compile/code.__new__/exec/function.__new__ events: a reason to refuse, or None.
-    `loaded`: files whose code already ran (a second run would be a copy, not an import)."""
+    `loaded`: files whose code already ran (a second run would be a copy, not an import);
+    `readable(filename)`: a support file the candidate may import (its own code, run once,
+    as a library module's may be)."""
+    readable = readable or (lambda name: False)
     lib, cand, open_code, compile_ = _LIBRARY, _CANDIDATE, io.open_code, compile
     frozen, type_, str_, bytes_, oserror = _imp.get_frozen_object, type, str, bytes, OSError
     code_type = CodeType
@@ -135,7 +158,8 @@ def _code_checker(classify: Any, asks: Any, loaded: set[str]):
             kind = classify(args[0])
             if kind == cand or not asks(caller):
                 return None
-            return None if kind == lib and not again and genuine(args[0]) else "run that code"
+            first = not again and genuine(args[0])
+            return None if first and (kind == lib or readable(name)) else "run that code"
         name = args[0] if event == "function.__new__" else args[1]  # a code object or a name
         if type_(name) not in (str_, code_type) or classify(name) == cand:
             return None
