@@ -63,10 +63,6 @@ NOT_YET: dict[str, str] = {
     "voluptuous-0.15.2": "50 of 148: candidate objects unhashable on the test side "
     "(Schema as a dict key); the tests' functions lack __code__ in the candidate; the "
     "tests' classes cannot be instantiated by the candidate with arguments",
-    "wcwidth-0.2.13": "6 of 38 differ: one test calls the module once per line of a large "
-    "data file and runs past the per-test limit; the candidate process replaced after it, "
-    "the functions the tests hold from the package's __init__ are refused as the old "
-    "process's",
     "termcolor-2.5.0": "40 of 66 differ: the environment variables the tests set (FORCE_COLOR, "
     "NO_COLOR) and the tests' stream (isatty) are the tests' process's, not the candidate's",
     "idna-3.10": "9 of 29: the codec the module registers at import (codecs.register) is "

@@ -154,6 +154,7 @@ class Side(codec.Hooks):
         self.remotes: dict[tuple[int, int], Any] = {}
         self.generation, self.seq = 0, 0
         self.outbox: dict[str, Any] = {}  # what rides along with the next message (relays)
+        self.frozen: dict[int, Any] = {}  # id -> a tuple or frozenset known to hold scalars only
 
     # --- classes by name, on this side --------------------------------------------------
 
@@ -571,14 +572,37 @@ _SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
 
 def snapshot(side: Side, value: Any) -> tuple:
     """What a shared container's change is told by: a shallow copy when it holds builtin
-    scalars only (compared by the builtins' own `==`, cheap), else its encoding's text."""
+    scalars, and tuples and frozensets of them, only (nothing in it can change in place, so
+    the builtins' own `==` on the copies tells; tuples already seen are not walked again),
+    else its encoding's text."""
     items = [*value.keys(), *value.values()] if type(value) is dict else value
-    if all(type(x) in _SCALARS for x in items):
+    if _frozen_items(items, side.frozen):
         return ("copy", type(value)(value))
     try:
         return ("text", json.dumps(codec.encode(value, side)))
     except (codec.CodecError, RecursionError):
         return ("none", None)
+
+
+def _frozen_items(items: Any, seen: dict[int, Any]) -> bool:
+    scalars, id_ = _SCALARS, id
+    for x in items:
+        kind = type(x)
+        if kind in scalars:
+            continue
+        if (kind is tuple or kind is frozenset) and (seen.get(id_(x)) is x or _deep_frozen(x)):
+            seen[id_(x)] = x  # held here, so its id is never another's
+            continue
+        return False
+    return True
+
+
+def _deep_frozen(value: Any, depth: int = 0) -> bool:
+    if type(value) in _SCALARS:
+        return True
+    if type(value) in (tuple, frozenset) and depth < 32:
+        return all(_deep_frozen(x, depth + 1) for x in value)
+    return False
 
 
 def sync_changes(side: Side, shared: dict[int, list]) -> list:
