@@ -493,3 +493,51 @@ def test_in_process_the_candidate_may_not_write_a_support_file(tmp_path: Path) -
     result = run_tests(task, code, limits=LIMITS)
 
     assert result.passed == 0 and result.tampered, result.output[-2000:]
+
+
+def test_the_environment_the_tests_set_reaches_the_candidate_and_not_back(tmp_path: Path) -> None:
+    """`monkeypatch.setenv` and `delenv` in a test are seen by the candidate's next read (as in
+    one process); what the candidate sets in its own environment stays in its process."""
+    task = make_task(
+        tmp_path,
+        """
+        import os
+
+        from mod import greeting, set_own
+
+
+        def test_set(monkeypatch):
+            monkeypatch.setenv("GREETING", "hi")
+            assert greeting() == "hi"
+
+
+        def test_deleted(monkeypatch):
+            monkeypatch.setenv("GREETING", "hi")
+            monkeypatch.delenv("GREETING")
+            assert greeting() == "none"
+
+
+        def test_the_candidates_own_stays_its_own():
+            set_own()
+            assert "CANDIDATE_SET" not in os.environ
+        """,
+    )
+    code = textwrap.dedent(
+        """
+        import os
+
+
+        def greeting():
+            return os.environ.get("GREETING", "none")
+
+
+        def set_own():
+            os.environ["CANDIDATE_SET"] = "1"
+        """
+    )
+
+    result = run_tests(task, code, limits=LIMITS)
+
+    assert outcomes(result) == dict.fromkeys(
+        ["test_set", "test_deleted", "test_the_candidates_own_stays_its_own"], "passed"
+    ), result.output[-2000:]

@@ -65,6 +65,10 @@ def _defines(cls: type, name: str) -> bool:
     return any(name in vars(k) for k in _own_classes(cls))
 
 
+def _env_name(name: Any) -> bool:
+    return type(name) is str and name != "" and "=" not in name and "\0" not in name
+
+
 def follow_path(relative: Any) -> None:
     """Put this tree's folders that the tests' process searches (relative paths, in its
     order) first on the module search path, so a module name resolves here to the file of
@@ -445,7 +449,15 @@ class CandidateSide(wire.Side):
         super().send(message, fds)
 
     def take_relays(self, message: dict) -> None:
-        """The tests' changes to module containers they read, made to the module's own."""
+        """The tests' changes to module containers they read, made to the module's own; the
+        tests' changes to their environment, made to this process's."""
+        for entry in wire.list_of(message.get("ev"))[:10_000]:
+            if type(entry) is not list or len(entry) != 2 or not _env_name(entry[0]):
+                continue
+            if entry[1] is None:
+                os.environ.pop(entry[0], None)
+            elif type(entry[1]) is str and "\0" not in entry[1]:
+                os.environ[entry[0]] = entry[1]
         for entry in wire.list_of(message.get("ls"))[:10_000]:
             if type(entry) is list and len(entry) == 2 and entry[0] in self.shared:
                 shared = self.shared[entry[0]]

@@ -94,6 +94,10 @@ class TestSide(wire.Side):
         # (id(class), name) -> how its instances' method `name` looks (see `method`)
         self.methods: dict[tuple[int, str], tuple] = {}
         self.unfused: set[tuple] = set()  # classes and objects the tests set attributes of
+        # The environment as the launch began, and as the candidate's process last heard it:
+        # what the tests set (monkeypatch.setenv) reaches it with the next message (`ev`).
+        self.env_base = dict(os.environ)
+        self.env_sent = dict(self.env_base)
         self.syncing = False
         self.lock = threading.RLock()  # one conversation at a time (a script run's thread)
 
@@ -149,6 +153,12 @@ class TestSide(wire.Side):
                 message = {**message, "ls": changed}
             if dropped:
                 message = {**message, "ld": dropped}
+        env = dict(os.environ)
+        if env != self.env_sent:
+            told = self.env_sent
+            news = [[k, v] for k, v in env.items() if told.get(k) != v]
+            message = {**message, "ev": news + [[k, None] for k in told if k not in env]}
+            self.env_sent = env
         super().send(message, fds)
 
     def watch(self, value: Any) -> int | None:
@@ -176,6 +186,7 @@ class TestSide(wire.Side):
             raise wire.BoundaryError("the harness could not start a candidate process")
         self.sock = socket.socket(fileno=fds[0])
         self.generation += 1
+        self.env_sent = dict(self.env_base)  # a new process has the launch's environment
         self.exports.clear()
         self.export_ids.clear()
         self.remotes.clear()

@@ -62,6 +62,7 @@ MESSAGE_KEYS: dict[str, str] = {
     "lc": "module containers the candidate changed, [handle, value]",
     "ls": "module containers the tests changed, [handle, value]",
     "ld": "handles of module containers the tests hold no more",
+    "ev": "the tests' environment variables changed since the last message, [name, value|null]",
     "fa": "attributes the candidate set on the tests' functions, [handle, pairs]",
 }
 # Every operation, with who asks it of whom ("tests": the tests' process asks the candidate's;
