@@ -3,6 +3,7 @@ test), judge the records, verify the tree, and turn it all into a TestResult."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -23,6 +24,7 @@ from harness.testrun.imports import imported_modules
 from harness.testrun.limits import TestLimits
 from harness.testrun.score import Settlement, Verdict, judge
 from harness.testrun.scratch import (
+    RUN_MARKER,
     Pristine,
     build_tree,
     make_run_folder,
@@ -90,7 +92,55 @@ class Run:
 
 def _prepare(run_dir: Path, uid: int | None) -> None:
     os.chmod(run_dir, 0o711)
-    boot = run_dir / "boot"
+    _boot_files(run_dir / "boot")
+    tmp = run_dir / "tmp"
+    tmp.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(tmp, uid, uid)
+
+
+def _boot_files(boot: Path) -> None:
+    """The bootstrap, the boundary's sandbox half (imported there as a package), their
+    compiled bytecode and an empty pytest.ini, read-only: hard links to this process's one
+    copy of them (a link is one call; a copy and a compile per file cost ~30 ms a run on a
+    slow disk), or copies where a link cannot be made."""
+    template = _boot_template()
+    for attempt in range(2):
+        try:
+            _link_tree(template, boot)
+            return
+        except OSError:
+            shutil.rmtree(boot, ignore_errors=True)
+            if attempt == 0:  # the template was swept away under us: make it again
+                _boot_template.cache_clear()
+                template = _boot_template()
+    _copy_boot(boot)
+
+
+def _link_tree(template: Path, boot: Path) -> None:
+    for folder, dirs, files in os.walk(template):
+        rel = Path(folder).relative_to(template)
+        (boot / rel).mkdir(mode=0o755)
+        for name in files:
+            if name != RUN_MARKER:
+                os.link(Path(folder) / name, boot / rel / name)
+        dirs.sort()
+    for folder, _dirs, _files in sorted(os.walk(boot), reverse=True):
+        os.chmod(folder, 0o555)
+
+
+@functools.cache
+def _boot_template() -> Path:
+    """This process's one read-only copy of the boot files (a marked run folder, so a
+    harness killed outright leaves nothing the stale sweep keeps; removed at exit)."""
+    folder = make_run_folder()
+    _copy_boot(folder / "boot")
+    owner = os.getpid()
+    atexit.register(lambda: os.getpid() == owner and remove_tree(folder))
+    return folder / "boot"
+
+
+def _copy_boot(boot: Path) -> None:
     boot.mkdir(mode=0o755)
     here = Path(__file__).parent / "child"  # never imported: copied into the sandbox
     for name in _CHILD_FILES:
@@ -105,16 +155,10 @@ def _prepare(run_dir: Path, uid: int | None) -> None:
         shutil.copyfile(Path(__file__).parent / "boundary" / name, package / name)
         os.chmod(package / name, 0o444)
         write_pyc(package / name)
-    for cache in (boot / "__pycache__", package / "__pycache__"):
-        if cache.exists():
-            os.chmod(cache, 0o555)
-    os.chmod(package, 0o555)
     (boot / "pytest.ini").write_text("[pytest]\n")
-    os.chmod(boot, 0o555)
-    tmp = run_dir / "tmp"
-    tmp.mkdir(mode=0o700)
-    if uid is not None:
-        os.chown(tmp, uid, uid)
+    os.chmod(boot / "pytest.ini", 0o444)
+    for folder, _dirs, _files in sorted(os.walk(boot), reverse=True):
+        os.chmod(folder, 0o555)
 
 
 def _pytest_args(run: Run, run_dir: Path, root: Path) -> list[str]:
