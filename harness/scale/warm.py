@@ -5,9 +5,11 @@ CPU a task).
 A warm process is a multiprocessing fork server of the worker's own, preloaded with a
 warm-up (harness/scale/warmup.py: every module a task imports, and the probes and shipped
 data every task would otherwise read again). There are two kinds, so that a night pays only
-for the imports it uses: `plain` (the simulator, a replay: no vendor SDK), started with the
-worker before it takes a task, and `vendors` (plain and the vendor SDKs, for a live night),
-started the first time a live task comes and kept from then on. Each task is still a process
+for the imports it uses: `plain` (the simulator, a replay: no vendor SDK) and `vendors`
+(plain and the vendor SDKs, for a live night). A worker starts one before it takes a task:
+`vendors` when it holds a vendor's key (it can serve a live night, whose tasks then wait for
+no import), else `plain`, and starts `vendors` the first time a live task comes if it has
+not. A task of another night is forked from whichever is running. Each task is still a process
 of its own, forked from one of them: its own structlog configuration, run lock, signal
 handlers and memory, exactly as a fresh `python -m harness.scale.shard` had
 (harness/scale/shard.py, `run_forked`). A warm process imports no Temporal code and starts no
@@ -28,7 +30,16 @@ from multiprocessing.process import BaseProcess
 
 from harness.scale.shard import ready, run_forked
 
-__all__ = ["PRELOAD", "exited", "kind_of", "start", "start_shard", "stop"]
+__all__ = [
+    "PRELOAD",
+    "VENDOR_KEYS",
+    "exited",
+    "first_kind",
+    "kind_of",
+    "start",
+    "start_shard",
+    "stop",
+]
 
 # Each kind's warm-up, imported once by its warm process (harness/scale/warmup.py).
 PRELOAD = {
@@ -44,11 +55,24 @@ def _server(kind: str) -> forkserver.ForkServer:
 
 
 _SERVERS = {kind: _server(kind) for kind in PRELOAD}
+_STARTED: set[str] = set()  # the kinds this worker has started
+# The variables the preloaded adapters read their keys from (harness/providers): a worker
+# holding none cannot serve a live night's tasks with them.
+VENDOR_KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def first_kind() -> str:
+    """The warm process a worker starts with: `vendors` when a vendor's key is set in its
+    environment (only whether one is set is looked at), else `plain`."""
+    return "vendors" if any(os.environ.get(name, "").strip() for name in VENDOR_KEYS) else "plain"
 
 
 def kind_of(provider: str) -> str:
-    """The warm process a night's tasks are forked from: a live night's has the vendor SDKs."""
-    return "vendors" if provider == "live" else "plain"
+    """The warm process a night's tasks are forked from: a live night's has the vendor SDKs;
+    any other night's is whichever is running (`plain` if none is)."""
+    if provider == "live" or ("vendors" in _STARTED and "plain" not in _STARTED):
+        return "vendors"
+    return "plain"
 
 
 class _Popen(popen_forkserver.Popen):
@@ -90,8 +114,9 @@ class _Forked(BaseProcess):
 
 def start(kind: str = "plain") -> None:
     """Start the warm process of `kind` and wait until it has imported everything and forks
-    (a worker does this for `plain` before it takes a task: a task's start never waits on
-    those imports)."""
+    (a worker does this before it takes a task: a task's start never waits on those imports,
+    unless it is the first live one of a worker that started `plain`)."""
+    _STARTED.add(kind)
     proc = _Forked(kind, target=ready, name="harness-warm-up")
     proc.start()
     proc.join()
@@ -101,6 +126,7 @@ def start(kind: str = "plain") -> None:
 async def start_shard(payload: str, kind: str = "plain") -> BaseProcess:
     """The task's shard, forked from the warm process of `kind` and running. Asking a warm
     process blocks (on its first use, for its imports), so it is asked from a thread."""
+    _STARTED.add(kind)
     proc = _Forked(kind, target=run_forked, args=(payload,), name="harness-shard")
     await asyncio.get_running_loop().run_in_executor(None, proc.start)
     return proc

@@ -75,3 +75,17 @@ def test_a_warm_up_leaves_its_objects_out_of_the_collectors_walks(warmup: str) -
 
     assert frozen > 10_000
     assert walked < frozen / 100
+
+
+def test_a_worker_holding_a_vendor_key_starts_with_the_sdks_and_one_without_does_not(
+    monkeypatch,
+) -> None:
+    """A worker whose environment has a vendor's key can serve a live night: it warms the
+    vendor SDKs before its first task; without one it warms the plain process only."""
+    from harness.scale import warm
+
+    for name in warm.VENDOR_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    assert warm.first_kind() == "plain"
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyE2EFAKEFAKEFAKEFAKEFAKEBENCH000")
+    assert warm.first_kind() == "vendors"
