@@ -14,7 +14,7 @@ import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -26,10 +26,12 @@ from harness.results import RunStatus, StopCause, TaskResult, TaskStatus, usd
 from harness.scale.gather import gather
 from harness.scale.payloads import Closing, Night, Shard, night_dir, shard_dir
 from harness.scale.shard import UNREACHABLE, die_with_parent
-from harness.scale.warm import exited, start_shard
+from harness.scale.warm import exited, kind_of, start_shard
 from harness.store import Store
 
 __all__ = ["HALTED", "close_night", "run_task", "unreachable"]
+
+T = TypeVar("T")
 
 HALTED = "Halted"  # the failure type of an outage outlasting scale.patience_s: exit 4
 # Worst first: the night's exit code is the worst of its tasks', in runner.exit_code's order.
@@ -56,12 +58,19 @@ def _die_with_parent() -> None:
 async def run_task(shard: Shard) -> int:
     """One task through today's runner in a process of its own, forked from the worker's warm
     process (harness/scale/warm.py); its exit code."""
-    proc = await start_shard(json.dumps(shard.to_json()))
-    ended = asyncio.ensure_future(exited(proc))
     beat = max(shard.night.heartbeat_s / 4, 0.2)
+    # The first live task a worker takes waits while the warm process with the vendor SDKs
+    # starts (harness/scale/warm.py), heartbeating.
+    payload = json.dumps(shard.to_json())
+    started = asyncio.ensure_future(start_shard(payload, kind_of(shard.night.provider)))
+    ended: asyncio.Future[int] | None = None
     try:
+        proc = await _wait(started, beat)
+        ended = asyncio.ensure_future(exited(proc))
         code = await _wait(ended, beat)
     except asyncio.CancelledError:  # stopped (harness stop, a worker shutting down): it saves
+        proc = await asyncio.shield(started)  # one being forked still is, then stopped
+        ended = ended or asyncio.ensure_future(exited(proc))
         if not ended.done():
             with contextlib.suppress(ProcessLookupError, ValueError):
                 proc.terminate()  # SIGTERM
@@ -87,8 +96,9 @@ def unreachable(task_id: str) -> ApplicationError:
     )
 
 
-async def _wait(ended: asyncio.Future[int], beat: float) -> int:
-    """The shard's exit code, heartbeating every `beat` seconds until it ends."""
+async def _wait(ended: asyncio.Future[T], beat: float) -> T:
+    """What `ended` gives (the shard's exit code, the shard), heartbeating every `beat`
+    seconds until then."""
     while True:
         activity.heartbeat()
         try:

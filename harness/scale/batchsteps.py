@@ -20,19 +20,20 @@ import json
 import signal
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import structlog
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from harness.errors import BadInput, ExitCode
-from harness.runner import LockHeld, RunLock, check_inputs, open_run
-from harness.runner.batch.start import batch_requests, start_batch
-from harness.runner.prepared import Run
 from harness.scale.activities import _die_with_parent, unreachable
 from harness.scale.batchflow import POLL, SUBMIT, BatchStep, BatchWait
 from harness.scale.payloads import Shard
 from harness.scale.shard import UNREACHABLE, _run_args, refusal_code
+
+if TYPE_CHECKING:
+    from harness.runner.prepared import Run
 
 __all__ = ["batch_poll", "batch_submit", "run_step"]
 
@@ -85,6 +86,9 @@ async def _in_process(kind: str, step: BatchStep) -> BatchWait:
 
 def run_step(kind: str, step: BatchStep) -> BatchWait:
     """One step of the task's batch phase in its run folder (see the module docstring)."""
+    # The runner is imported by the step's own process only, never by the worker.
+    from harness.runner import RunLock, check_inputs, open_run
+
     args = replace(_run_args(step.shard), clock_at=step.now)
     inputs = check_inputs(args)
     lock = RunLock(args.run_dir)
@@ -104,6 +108,8 @@ def run_step(kind: str, step: BatchStep) -> BatchWait:
 
 
 def _submit(run: Run, step: BatchStep) -> BatchWait:
+    from harness.runner.batch.start import start_batch
+
     batch = run.parts.batch
     if batch is None or not start_batch(run):
         return BatchWait(waiting=False)
@@ -111,6 +117,8 @@ def _submit(run: Run, step: BatchStep) -> BatchWait:
 
 
 def _poll(run: Run, step: BatchStep) -> BatchWait:
+    from harness.runner.batch.start import batch_requests
+
     batch = run.parts.batch
     if batch is None or not batch.attach(batch_requests(run)):
         return BatchWait(waiting=False)
@@ -130,6 +138,7 @@ def _step_from(data: dict) -> BatchStep:
 
 def main(argv: list[str]) -> int:
     from harness.log import configure_logging
+    from harness.runner import LockHeld
 
     configure_logging(None, level="warning")
     # A worker shutting down sends SIGTERM: exit through the `finally`s, so the step's holds

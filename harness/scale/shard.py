@@ -16,15 +16,22 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import BadInput, ExitCode
-from harness.runner import LockHeld, RunArgs, RunLock, check_inputs, execute, exit_code, open_run
 from harness.scale.payloads import Shard, shard_dir
+
+if TYPE_CHECKING:
+    from harness.runner import RunArgs
 
 __all__ = ["UNREACHABLE", "die_with_parent", "ready", "refusal_code", "run_forked", "run_shard"]
 
 
 def _run_args(shard: Shard) -> RunArgs:
+    # The runner is imported where a shard runs (the warm process has it), never by the
+    # worker, which only names this module's functions to fork them.
+    from harness.runner import RunArgs
+
     run_dir = shard_dir(shard.night, shard.task_id)
     tried = (run_dir / "harness.db").exists()  # a retry: resume what the last try recorded
     return RunArgs(
@@ -44,6 +51,8 @@ def _run_args(shard: Shard) -> RunArgs:
 
 def run_shard(shard: Shard) -> ExitCode:
     """Today's `harness run` for one task; its exit code."""
+    from harness.runner import LockHeld, RunLock, check_inputs, execute, exit_code, open_run
+
     args = _run_args(shard)
     inputs = check_inputs(args)
     lock = RunLock(args.run_dir)

@@ -1,57 +1,133 @@
 """Warm task processes: a worker forks each task's shard from a process that has the harness
-and the vendor SDKs imported already, instead of starting a fresh interpreter that imports
-them again (seconds of CPU a task).
+imported already, instead of starting a fresh interpreter that imports it again (seconds of
+CPU a task).
 
-The warm process is multiprocessing's fork server, started once a worker with
-harness/scale/warmup.py preloaded (every module a task imports, and the probes and shipped
-data every task would otherwise read again). Each task is still a process of its own,
-forked from it: its own structlog configuration, run lock, signal handlers and memory,
-exactly as a fresh `python -m harness.scale.shard` had (harness/scale/shard.py,
-`run_forked`). The fork server imports no Temporal code and starts no thread (the sandbox
-probe it runs is a child process, waited for), so what it forks is clean. It exits when its worker
-does (it reads EOF on its pipe from the worker), and every shard dies with it
-(PR_SET_PDEATHSIG), so a SIGKILLed worker still leaves nothing running.
+A warm process is a multiprocessing fork server of the worker's own, preloaded with a
+warm-up (harness/scale/warmup.py: every module a task imports, and the probes and shipped
+data every task would otherwise read again). There are two kinds, so that a night pays only
+for the imports it uses: `plain` (the simulator, a replay: no vendor SDK) and `vendors`
+(plain and the vendor SDKs, for a live night). A worker starts one before it takes a task:
+`vendors` when it holds a vendor's key (it can serve a live night, whose tasks then wait for
+no import), else `plain`, and starts `vendors` the first time a live task comes if it has
+not. A task of another night is forked from whichever is running. Each task is still a process
+of its own, forked from one of them: its own structlog configuration, run lock, signal
+handlers and memory, exactly as a fresh `python -m harness.scale.shard` had
+(harness/scale/shard.py, `run_forked`). A warm process imports no Temporal code and starts no
+thread (the sandbox probe it runs is a child process, waited for), so what it forks is clean.
+It exits when its worker does (it reads EOF on its pipe from the worker), and every shard dies
+with it (PR_SET_PDEATHSIG), so a SIGKILLed worker still leaves nothing running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import multiprocessing
-import multiprocessing.forkserver
-from multiprocessing.context import ForkServerContext
+import io
+import os
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
+from multiprocessing.context import set_spawning_popen
 from multiprocessing.process import BaseProcess
 
 from harness.scale.shard import ready, run_forked
 
-__all__ = ["PRELOAD", "exited", "start", "start_shard", "stop"]
+__all__ = [
+    "PRELOAD",
+    "VENDOR_KEYS",
+    "exited",
+    "first_kind",
+    "kind_of",
+    "start",
+    "start_shard",
+    "stop",
+]
 
-# The warm-up, imported once by the warm process: every module a task imports and the
-# caches that hold for the machine (harness/scale/warmup.py).
-PRELOAD = ["harness.scale.warmup"]
+# Each kind's warm-up, imported once by its warm process (harness/scale/warmup.py).
+PRELOAD = {
+    "plain": ["harness.scale.warmup"],
+    "vendors": ["harness.scale.warmup_vendors"],
+}
 
 
-@functools.cache
-def _context() -> ForkServerContext:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
-    return context
+def _server(kind: str) -> forkserver.ForkServer:
+    server = forkserver.ForkServer()
+    server.set_forkserver_preload(PRELOAD[kind])
+    return server
 
 
-def start() -> None:
-    """Start the warm process and wait until it has imported everything and forks (a worker
-    does this before it takes a task: a task's start never waits on the imports)."""
-    proc = _context().Process(target=ready, name="harness-warm-up")
+_SERVERS = {kind: _server(kind) for kind in PRELOAD}
+_STARTED: set[str] = set()  # the kinds this worker has started
+# The variables the preloaded adapters read their keys from (harness/providers): a worker
+# holding none cannot serve a live night's tasks with them.
+VENDOR_KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def first_kind() -> str:
+    """The warm process a worker starts with: `vendors` when a vendor's key is set in its
+    environment (only whether one is set is looked at), else `plain`."""
+    return "vendors" if any(os.environ.get(name, "").strip() for name in VENDOR_KEYS) else "plain"
+
+
+def kind_of(provider: str) -> str:
+    """The warm process a night's tasks are forked from: a live night's has the vendor SDKs;
+    any other night's is whichever is running (`plain` if none is)."""
+    if provider == "live" or ("vendors" in _STARTED and "plain" not in _STARTED):
+        return "vendors"
+    return "plain"
+
+
+class _Popen(popen_forkserver.Popen):
+    """multiprocessing's fork-server start, asking the process's own kind of warm process
+    rather than the one fork server multiprocessing keeps a process."""
+
+    def _launch(self, process_obj: _Forked) -> None:  # as popen_forkserver.Popen._launch
+        prep_data = spawn.get_preparation_data(process_obj.name)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        server = _SERVERS[process_obj.kind]
+        self.sentinel, w = server.connect_to_new_process(self._fds)
+        # A duplicate of the data pipe's write end, the child's sentinel of this process.
+        parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _Forked(BaseProcess):
+    """A process forked from the warm process of its `kind`."""
+
+    _start_method = "forkserver"
+
+    def __init__(self, kind: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    @staticmethod
+    def _Popen(process_obj: _Forked) -> _Popen:
+        return _Popen(process_obj)
+
+
+def start(kind: str = "plain") -> None:
+    """Start the warm process of `kind` and wait until it has imported everything and forks
+    (a worker does this before it takes a task: a task's start never waits on those imports,
+    unless it is the first live one of a worker that started `plain`)."""
+    _STARTED.add(kind)
+    proc = _Forked(kind, target=ready, name="harness-warm-up")
     proc.start()
     proc.join()
     proc.close()
 
 
-async def start_shard(payload: str) -> BaseProcess:
-    """The task's shard, forked from the warm process and running. Asking the warm process
-    blocks (on its first use, for its imports), so it is asked from a thread."""
-    proc = _context().Process(target=run_forked, args=(payload,), name="harness-shard")
+async def start_shard(payload: str, kind: str = "plain") -> BaseProcess:
+    """The task's shard, forked from the warm process of `kind` and running. Asking a warm
+    process blocks (on its first use, for its imports), so it is asked from a thread."""
+    _STARTED.add(kind)
+    proc = _Forked(kind, target=run_forked, args=(payload,), name="harness-shard")
     await asyncio.get_running_loop().run_in_executor(None, proc.start)
     return proc
 
@@ -77,8 +153,8 @@ async def exited(proc: BaseProcess) -> int:
 
 
 def stop() -> None:
-    """Stop the warm process and wait for it (so its CPU, and its shards', is counted as the
-    worker's children's)."""
-    server = getattr(multiprocessing.forkserver, "_forkserver", None)
-    with contextlib.suppress(AttributeError, OSError, ChildProcessError):
-        server._stop()
+    """Stop every warm process and wait for each (so its CPU, and its shards', is counted as
+    the worker's children's)."""
+    for server in _SERVERS.values():
+        with contextlib.suppress(AttributeError, OSError, ChildProcessError):
+            server._stop()

@@ -49,7 +49,7 @@ async def serve(scale: ScaleConfig, concurrency: int) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     client = await connect(scale)
-    warm.start()  # the process each task is forked from, with the harness imported
+    warm.start(warm.first_kind())  # what each task is forked from, the harness imported
     queue = night_queue(scale)  # this build's nights only (harness/scale/build.py)
     with ThreadPoolExecutor(1) as executor:
         tasks = Worker(

@@ -41,3 +41,51 @@ def test_a_shard_imports_no_harness_module_the_warm_up_did_not(tmp_path: Path) -
     )
 
     assert json.loads(done.stdout.splitlines()[-1]) == [0, []]
+
+
+# In a fresh interpreter, as a warm process is: its warm-up, then which vendor SDKs are loaded
+# and how many objects the garbage collector still walks against how many it froze.
+_LOADED = """
+import gc, importlib, json, sys
+importlib.import_module(sys.argv[1])
+sdks = sorted(m for m in ("anthropic", "google.genai") if m in sys.modules)
+print(json.dumps([sdks, len(gc.get_objects()), gc.get_freeze_count()]))
+"""
+
+
+def _loaded(warmup: str) -> list:
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, warmup], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_the_plain_warm_up_loads_no_vendor_sdk_and_the_live_one_both() -> None:
+    """The warm process simulated and replayed tasks are forked from imports no vendor SDK;
+    the one live tasks are forked from has both."""
+    assert _loaded("harness.scale.warmup")[0] == []
+    assert _loaded("harness.scale.warmup_vendors")[0] == ["anthropic", "google.genai"]
+
+
+@pytest.mark.parametrize("warmup", ["harness.scale.warmup", "harness.scale.warmup_vendors"])
+def test_a_warm_up_leaves_its_objects_out_of_the_collectors_walks(warmup: str) -> None:
+    """After a warm-up, what it loaded is frozen: a shard forked from it never walks (and so
+    never copies) those objects in its own collections."""
+    _, walked, frozen = _loaded(warmup)
+
+    assert frozen > 10_000
+    assert walked < frozen / 100
+
+
+def test_a_worker_holding_a_vendor_key_starts_with_the_sdks_and_one_without_does_not(
+    monkeypatch,
+) -> None:
+    """A worker whose environment has a vendor's key can serve a live night: it warms the
+    vendor SDKs before its first task; without one it warms the plain process only."""
+    from harness.scale import warm
+
+    for name in warm.VENDOR_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    assert warm.first_kind() == "plain"
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyE2EFAKEFAKEFAKEFAKEFAKEBENCH000")
+    assert warm.first_kind() == "vendors"
