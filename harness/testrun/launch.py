@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import json
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -272,16 +274,9 @@ def spawn(
         os.fchown(high, pipe_owner, pipe_owner)
     out_r, out_w = os.pipe()
     try:
-        proc = _popen(plan, cwd, out_w, (high, *extra_fds))
-    except BaseException:
-        os.close(rec_r)
-        os.close(out_r)
-        if plan.cgroup is not None:
-            cgroup.destroy(plan.cgroup)
-        raise
+        with _undone_on_failure(plan, (rec_r, out_r), (high, out_w)):
+            proc = _popen(plan, cwd, out_w, (high, *extra_fds))
     finally:
-        os.close(high)
-        os.close(out_w)
         if plan.interpreter is not None:
             plan.interpreter.close()
     cgroup_path = str(plan.cgroup) if plan.cgroup else None
@@ -312,6 +307,25 @@ def _popen(plan: Plan, cwd: Path, out_w: int, fds: tuple[int, ...]) -> subproces
         start_new_session=True,
         **user,
     )
+
+
+@contextlib.contextmanager
+def _undone_on_failure(
+    plan: Plan, ours: tuple[int, ...], theirs: tuple[int, ...]
+) -> Iterator[None]:
+    """Around starting a launch's process: the pipe ends handed to it (`theirs`) are closed
+    here either way; if it cannot be started, our ends and the launch's cgroup go too."""
+    try:
+        yield
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        if plan.cgroup is not None:
+            cgroup.destroy(plan.cgroup)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
 
 
 def _send_config(proc: subprocess.Popen[bytes], payload: dict[str, Any]) -> None:
@@ -446,7 +460,7 @@ def spawn_command(
     if report:
         command = tuple(a.replace("{results}", f"/dev/fd/{high}") for a in command)
     out_r, out_w = os.pipe()
-    try:
+    with _undone_on_failure(plan, (rec_r, out_r), (high, out_w)):
         proc = subprocess.Popen(
             [*head, *command],
             stdin=subprocess.DEVNULL,
@@ -457,15 +471,6 @@ def spawn_command(
             cwd=cwd,
             start_new_session=True,
         )
-    except BaseException:
-        os.close(rec_r)
-        os.close(out_r)
-        if plan.cgroup is not None:
-            cgroup.destroy(plan.cgroup)
-        raise
-    finally:
-        os.close(high)
-        os.close(out_w)
     os.set_blocking(rec_r, False)
     os.set_blocking(out_r, False)
     return Child(proc, rec_r, out_r, plan.marker, plan.cgroup)
