@@ -68,7 +68,8 @@ def _tree_path() -> list[str]:
         if type(entry) is not str:
             continue
         full = os.path.abspath(entry or root)
-        if full == root or full.startswith(root + os.sep):
+        inside = full == root or full.startswith(root + os.sep)
+        if inside and os.path.isdir(full):  # (not a path hook's name, such as an editable's)
             rel = os.path.relpath(full, root)
             if rel not in found:
                 found.append(rel)
