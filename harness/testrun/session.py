@@ -10,6 +10,7 @@ import os
 import secrets
 import shutil
 import stat
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -253,7 +254,7 @@ def launch_all(run: Run) -> Settlement:
     run_dir = make_run_folder()
     tally = Settlement()
     uid = privilege.sandbox_uid()  # one per run: relaunches share its tmp folder
-    cand_dir: Path | None = None
+    cand_dir = _CandidateFolder(run, uid) if run.boundary else None
     try:
         root = run_dir / "root"
         code = PROXY_STUB if run.boundary else run.code
@@ -261,9 +262,10 @@ def launch_all(run: Run) -> Settlement:
         build_tree(root, run.pristine, run.candidate_rel, code)
         _prepare(run_dir, uid)
         if run.boundary:
-            cand_dir = _candidate_folder(run, uid)
             _shared_folder(run_dir, uid)
         _launch_loop(run, run_dir, root, tally, uid, cand_dir)
+        if cand_dir is not None and cand_dir.error is not None:
+            raise cand_dir.error
         if cand_dir is not None and run.observe:
             tally.observed.extend(_observed(run_dir / "shared" / OBSERVED))
         try:
@@ -274,8 +276,9 @@ def launch_all(run: Run) -> Settlement:
             tally.tamper.append(f"the scratch tree changed during the run: {problems[0]}")
     finally:
         remove_tree(run_dir)
-        if cand_dir is not None:
-            remove_tree(cand_dir)
+        made = cand_dir.made() if cand_dir is not None else None
+        if made is not None:
+            remove_tree(made)
         litter.after_run(run.kind, uid)
     texts.relativize(tally, root)
     return tally
@@ -314,6 +317,31 @@ def _shared_folder(run_dir: Path, uid: int | None) -> Path:
     return shared
 
 
+class _CandidateFolder:
+    """Boundary mode: the candidate's run folder, made by the first candidate start (on the
+    broker's thread, while the test process starts) and shared by every later one."""
+
+    def __init__(self, run: Run, uid: int | None) -> None:
+        self.run, self.uid = run, uid
+        self.path: Path | None = None
+        self.error: Exception | None = None
+        self.lock = threading.Lock()
+
+    def get(self) -> Path:
+        with self.lock:
+            if self.path is None:
+                try:
+                    self.path = _candidate_folder(self.run, self.uid)
+                except Exception as exc:  # a full disk: the harness's failure, raised by
+                    self.error = exc  # launch_all, never scored as the candidate's
+                    raise
+            return self.path
+
+    def made(self) -> Path | None:
+        with self.lock:  # (after a start still making it)
+            return self.path
+
+
 def _candidate_folder(run: Run, uid: int | None) -> Path:
     """Boundary mode: the candidate's own run folder, its tree the candidate and the support
     files only. Its sandbox mounts this folder's tree, never the tests' one."""
@@ -324,10 +352,18 @@ def _candidate_folder(run: Run, uid: int | None) -> Path:
     return folder
 
 
+def _start_in(
+    run: Run, lazy: _CandidateFolder, uid: int | None, shared: Path, sock: int
+) -> launch.Child:
+    """The broker's `start`: a candidate process in the run's candidate folder (made by the
+    first start)."""
+    return _start_candidate(run, lazy.get(), uid, shared, sock)
+
+
 def _start_candidate(
     run: Run, folder: Path, uid: int | None, shared: Path, sock: int
 ) -> launch.Child:
-    """One candidate process holding the socket `sock` (the broker's `start`)."""
+    """One candidate process holding the socket `sock`."""
     lim, root = run.limits, folder / "root"
     plan = launch.make_plan(run.kind, folder, root, lim.tmp_mb, lim.max_procs, uid, shared=shared)
     if run.command_guard is not None:
@@ -343,7 +379,12 @@ def _start_candidate(
 
 
 def _launch_loop(
-    run: Run, run_dir: Path, root: Path, tally: Settlement, uid: int | None, cand_dir: Path | None
+    run: Run,
+    run_dir: Path,
+    root: Path,
+    tally: Settlement,
+    uid: int | None,
+    cand_dir: _CandidateFolder | None,
 ) -> None:
     lim = run.limits
     deadline = time.monotonic() + lim.timeout_s
@@ -376,7 +417,7 @@ def _launch_once(
     root: Path,
     config: dict,
     deadline: float,
-    cand_dir: Path | None,
+    cand_dir: _CandidateFolder | None,
     uid: int | None,
 ) -> Watch:
     """One pytest process; in boundary mode with a broker starting its candidate processes."""
@@ -386,7 +427,7 @@ def _launch_once(
         child = launch.spawn(plan, root, config)
         return watch(child, deadline, lim.per_test_timeout_s + grace, lim.collect_timeout_s)
     shared = root.parent / "shared"
-    broker = Broker(functools.partial(_start_candidate, run, cand_dir, uid, shared))
+    broker = Broker(functools.partial(_start_in, run, cand_dir, uid, shared))
     try:
         assert broker.test_fd is not None
         support = support_modules(run.pristine, run.candidate_rel)

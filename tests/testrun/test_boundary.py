@@ -541,3 +541,24 @@ def test_the_environment_the_tests_set_reaches_the_candidate_and_not_back(tmp_pa
     assert outcomes(result) == dict.fromkeys(
         ["test_set", "test_deleted", "test_the_candidates_own_stays_its_own"], "passed"
     ), result.output[-2000:]
+
+
+def test_a_candidate_folder_that_cannot_be_made_is_the_harness_error_not_a_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The candidate's folder is made by its first start, beside the test process's start; a
+    full disk there is raised by the run (the harness's failure), never scored as the
+    candidate's failing tests."""
+    import errno
+
+    from harness.testrun import session
+
+    task = make_task(tmp_path, "from mod import f\n\n\ndef test_f():\n    assert f() == 1\n")
+
+    def full(run: object, uid: object) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(session, "_candidate_folder", full)
+
+    with pytest.raises(OSError, match="No space left"):
+        run_tests(task, "def f():\n    return 1\n", limits=LIMITS)
