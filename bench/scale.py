@@ -333,7 +333,10 @@ def _throughput_night(
             night = [*HARNESS, "run", str(task_list), "--provider", "live", "--config"]
             night += [str(config), "--run-dir", str(work / "runs"), "--log-level", "warning"]
             started = time.perf_counter()
-            code = subprocess.run(night, check=False, stdout=subprocess.DEVNULL, env=env)
+            with (work / "night.stderr").open("w") as errors:  # kept with a failed night
+                code = subprocess.run(
+                    night, check=False, stdout=subprocess.DEVNULL, stderr=errors, env=env
+                )
             wall = time.perf_counter() - started
     return code.returncode, wall, _task_span(work / "runs")
 
@@ -389,15 +392,20 @@ def measure_throughput(tasks: int = 16, per_worker: int = 2) -> dict[str, Any]:
     if reason is not None:
         return {"skipped": reason}
     work = Path(tempfile.mkdtemp(prefix="harness-bench-rate-"))
+    kept = None
     try:
         load = [_load()]
         one = _throughput_night(work / "one", 1, tasks, per_worker)
         load.append(_load())
         two = _throughput_night(work / "two", 2, tasks, per_worker)
         load.append(_load())
+        if one[0] != 0 or two[0] != 0:  # a night that did not end 0: its folders, to read
+            kept = str(work)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(work, ignore_errors=True)
     return {
+        "kept": kept,
         "tasks": tasks,
         "reply_s": REPLY_S,
         "slots_per_worker": per_worker,
@@ -485,6 +493,11 @@ def _render_throughput(rate: dict[str, Any] | None) -> list[str]:
         f"tasks, {rate['linear_fraction_night']:.2f} over the whole night (the client's start "
         "and the close do not divide among workers).",
         "",
+        *(
+            [f"A night did not end 0: its run folders and stderr are kept in {rate['kept']}.", ""]
+            if rate.get("kept")
+            else []
+        ),
     ]
 
 
