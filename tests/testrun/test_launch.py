@@ -262,3 +262,75 @@ def test_a_command_launch_sees_no_interpreter() -> None:
     text = _command_launch(f"ls -d {sys.prefix} {sys.base_prefix} 2>&1; true", False)
     assert "No such file or directory" in text
     assert text.count("No such file") == len({sys.prefix, sys.base_prefix})
+
+
+_CGROUP_PROBE = (
+    "import os\n\n"
+    "GROUPS = open('/proc/self/cgroup').read()\n"
+    "THREADS = len(os.listdir('/proc/self/task'))\n\n\n"
+    "def add(a, b):\n    return [GROUPS, THREADS]\n\n\n"
+    "def mul(a, b):\n    return 0\n"
+)
+_CGROUP_TESTS = (
+    "import os\n\nimport calc\n\n"
+    "MINE = open('/proc/self/cgroup').read()\n\n\n"
+    "def _launch_groups(text):\n"
+    "    return {line.split(':')[1] for line in text.splitlines()\n"
+    "            if line.rsplit('/', 1)[-1].startswith('harness-')}\n\n\n"
+    "def test_the_tests_are_in_the_launch_groups():\n"
+    "    assert {'pids', 'memory'} <= _launch_groups(MINE), MINE\n\n\n"
+    "def test_the_candidate_is_in_its_launch_groups():\n"
+    "    groups, threads = calc.add(1, 2)\n"
+    "    assert {'pids', 'memory'} <= _launch_groups(groups), groups\n"
+    "    assert threads == 1\n"
+)
+
+
+@needs_drop
+@pytest.mark.skipif(os.geteuid() != 0, reason="launch cgroups are made as root only")
+@pytest.mark.parametrize("isolation", ["boundary", "in_process"])
+def test_the_first_line_of_test_or_candidate_code_runs_inside_the_launch_cgroups(
+    tmp_path: Path, isolation: str
+) -> None:
+    """The bootstrap joins the launch's cgroups on a thread, beside its import of pytest;
+    the join is over before any test module or candidate module runs its first line, in
+    either process, and the thread is gone by then."""
+    (tmp_path / "acceptance").mkdir()
+    (tmp_path / "acceptance" / "test_groups.py").write_text(_CGROUP_TESTS)
+    task = TaskSpec(
+        id="launch-groups",
+        base_dir=tmp_path,
+        reference=(),
+        tests=(tmp_path / "acceptance" / "test_groups.py",),
+        output=tmp_path / "out/calc.py",
+        isolation=isolation,  # type: ignore[arg-type]
+    )
+    limits = TestLimits(per_test_timeout_s=10, collect_timeout_s=30)
+    result = _execute(task, _CGROUP_PROBE, limits)
+
+    assert [c.outcome.value for c in result.cases] == ["passed", "passed"], result.output
+
+
+def test_the_cgroup_join_thread_writes_the_pid_and_a_failure_ends_the_wait(
+    tmp_path: Path,
+) -> None:
+    """`boot._joining` writes this process's pid into each group's cgroup.procs; its wait
+    returns once they are written, and a write that failed ends the process (SystemExit)
+    at the wait, naming the cause, not silently."""
+    from harness.testrun.child import boot
+
+    good = [tmp_path / "a", tmp_path / "b"]
+    for folder in good:
+        folder.mkdir()
+        (folder / "cgroup.procs").write_text("")
+    boot._joining([str(p) for p in good])()
+    assert [(p / "cgroup.procs").read_text() for p in good] == [str(os.getpid())] * 2
+
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "cgroup.procs").symlink_to("/dev/full")
+    wait = boot._joining([str(full)])
+    with pytest.raises(SystemExit, match="could not join the launch's cgroup"):
+        wait()
+    with pytest.raises(SystemExit, match="could not join"):
+        boot._joining([str(tmp_path / "absent")])

@@ -17,6 +17,7 @@ import json
 import os
 import resource
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -42,6 +43,42 @@ def _join_cgroup(path: str | None) -> None:
     if path:
         with open(os.path.join(path, "cgroup.procs"), "w") as fh:
             fh.write(str(os.getpid()))
+
+
+def _joining(paths: list) -> Callable[[], None]:
+    """Join the launch's cgroups on a thread of their own; the returned wait ends when they
+    are joined (and ends the process if a join failed). A join under cgroup v1 waits out an
+    RCU grace period, 5-10 ms a group on this kernel however idle the machine: on a thread
+    it overlaps the import of pytest (trusted code that starts no process) rather than
+    preceding it. Every caller waits before the first line of anyone else's code (a
+    conftest, a test, the candidate module) runs. The files are opened here, before the
+    privilege drop: the kernel checks a write to cgroup.procs against the opener's
+    credentials, so the thread's write after the drop is still root's."""
+    import threading
+
+    failed: list[BaseException] = []
+    try:
+        handles = [open(os.path.join(p, "cgroup.procs"), "w") for p in paths if p]  # noqa: SIM115
+    except OSError as exc:
+        raise SystemExit(f"sandbox: could not join the launch's cgroup: {exc}") from None
+
+    def join() -> None:
+        for handle in handles:
+            try:
+                with handle:
+                    handle.write(str(os.getpid()))
+            except BaseException as exc:
+                failed.append(exc)
+
+    thread = threading.Thread(target=join, name="cgroup-join", daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise SystemExit(f"sandbox: could not join the launch's cgroup: {failed[0]}")
+
+    return wait
 
 
 def _drop_privileges(uid: int | None) -> None:
@@ -173,12 +210,15 @@ def _load_boundary(name: str) -> ModuleType:
     return importlib.import_module(f"harness_boundary.{name}")
 
 
-def _serve_candidate(config: dict) -> None:
+def _serve_candidate(config: dict, joined: Callable[[], None]) -> None:
     """Boundary mode, the candidate's process: no tests here, no records to write; answer
-    the test process on the socket until it closes."""
+    the test process on the socket until it closes (its first request imports the candidate
+    module, so the cgroups are joined before it is read)."""
     os.close(config["fd"])
+    serve = _load_boundary("candidate").serve
+    joined()
     sys.path[:0] = config["paths"]
-    _load_boundary("candidate").serve(config["socket"], config["support"])
+    serve(config["socket"], config["support"])
 
 
 def _arm_boundary(config: dict) -> SimpleNamespace:
@@ -218,8 +258,9 @@ def _no(path: str) -> bool:
 
 def main() -> None:
     config = _read_config()
-    for path in config.get("cgroups") or [config.get("cgroup")]:
-        _join_cgroup(path)
+    # Opened as root, written on a thread: it is one more task against RLIMIT_NPROC, so it
+    # starts before the limits are lowered.
+    joined = _joining(config.get("cgroups") or [config.get("cgroup")])
     _drop_privileges(config.get("uid"))
     _no_new_privileges(config.get("parent"))
     _set_limits(config["rlimits"])
@@ -227,9 +268,10 @@ def main() -> None:
     role = config.get("role")
     if role == "candidate":
         gc.freeze()  # see below
-        _serve_candidate(config)
+        _serve_candidate(config, joined)
         os._exit(0)
     armed = _arm_boundary(config) if role == "tests" else _arm(config)
+    joined()
     sys.path[:0] = config["paths"]
     args = config["args"]
     del config  # the nonce and the pipe live in the vault only, not in this frame
