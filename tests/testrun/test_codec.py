@@ -63,8 +63,7 @@ def sides(support: bool = True) -> tuple[wire.Side, wire.Side]:
 
 def through(a: wire.Side, b: wire.Side, value: Any) -> Any:
     """As the wire carries it: encoded by `a`, JSON text, decoded by `b`."""
-    text = json.dumps(codec.encode(value, a), allow_nan=False)
-    return codec.decode(json.loads(text), b)
+    return codec.decode(wire.loads(wire.dumps(codec.encode(value, a))), b)
 
 
 def there_and_back(value: Any, support: bool = True) -> Any:
@@ -79,6 +78,7 @@ scalars = st.one_of(
     st.integers(min_value=2**70, max_value=2**90),
     st.floats(allow_nan=False),
     st.text(max_size=20),
+    st.text(st.characters(categories=["Cs", "Lo", "Nd"]), max_size=6),  # lone surrogates too
     st.binary(max_size=20),
     st.complex_numbers(allow_nan=False, allow_infinity=False),
     st.decimals(allow_nan=False, allow_infinity=False),
@@ -362,3 +362,22 @@ def test_a_set_encodes_to_one_text_whatever_the_hash_seed() -> None:
     }
 
     assert len(texts) == 1, texts
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "stdlib"])
+def test_the_wire_text_carries_every_string_and_refuses_what_json_refuses(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message with lone surrogates (which orjson cannot write) and integers of any size
+    reads back equal, with orjson or without it; NaN, Infinity and broken text are refused
+    either way, as the standard library refuses them."""
+    if not fast:
+        monkeypatch.setattr(wire, "orjson", None)
+    elif wire.orjson is None:
+        pytest.skip("orjson is not installed")
+    message = {"q": "call", "a": [["v", "a\ud800b\udfff"], ["v", "\u00e9\U0001f600"]], "n": 2**70}
+
+    assert wire.loads(wire.dumps(message)) == message
+    for bad in (b'{"a":NaN}', b'{"a":Infinity}', b'{"a":-Infinity}', b'{"a":', b"\xff\xfe"):
+        with pytest.raises(ValueError):
+            wire.loads(bad)

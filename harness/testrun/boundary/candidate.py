@@ -26,7 +26,6 @@ import enum
 import importlib
 import importlib.util
 import inspect
-import json
 import logging
 import os
 import pickle
@@ -474,7 +473,7 @@ class CandidateSide(wire.Side):
                 now = codec.encode(entry[0], self)
             except (codec.CodecError, RecursionError):
                 now = entry[1]
-            if json.dumps(now) != json.dumps(entry[1]):
+            if wire.dumps(now) != wire.dumps(entry[1]):
                 entry[1] = now
                 changed.append([tid, now])
             # Held only by this table, the loop and getrefcount's own argument.

@@ -2,8 +2,8 @@
 pytest, vanish.
 
 Runs inside the sandbox as `python -s -P -B boot.py` (launch.PYTHON_FLAGS), so it imports only
-the standard library, pytest and its sibling files (loaded by path; the harness package is not
-visible).
+the standard library, pytest, orjson (the boundary's message text) and its sibling files (loaded
+by path; the harness package is not visible).
 Its configuration arrives on stdin, never in argv or the environment, where candidate code
 could read it from /proc.
 """
