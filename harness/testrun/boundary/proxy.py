@@ -76,6 +76,12 @@ def _tree_path() -> list[str]:
     return found
 
 
+def _environ_now() -> dict:
+    """A copy of the environment as `os.environ` keeps it (its encoded `_data`, compared in C
+    at every message without decoding a name), or of whatever stands in its place."""
+    return dict(getattr(os.environ, "_data", os.environ))
+
+
 class TestSide(wire.Side):
     """The strict side, with a candidate process that can be replaced. Classes and functions
     of the candidate's are generated here once per name (remote.py) and found again by name
@@ -99,6 +105,7 @@ class TestSide(wire.Side):
         # what the tests set (monkeypatch.setenv) reaches it with the next message (`ev`).
         self.env_base = dict(os.environ)
         self.env_sent = dict(self.env_base)
+        self.env_seen = _environ_now()  # as last compared: unchanged, nothing to look at
         self.syncing = False
         self.lock = threading.RLock()  # one conversation at a time (a script run's thread)
 
@@ -154,12 +161,15 @@ class TestSide(wire.Side):
                 message = {**message, "ls": changed}
             if dropped:
                 message = {**message, "ld": dropped}
-        env = dict(os.environ)
-        if env != self.env_sent:
-            told = self.env_sent
-            news = [[k, v] for k, v in env.items() if told.get(k) != v]
-            message = {**message, "ev": news + [[k, None] for k in told if k not in env]}
-            self.env_sent = env
+        seen = getattr(os.environ, "_data", os.environ)
+        if seen != self.env_seen:
+            self.env_seen = _environ_now()
+            env = dict(os.environ)
+            if env != self.env_sent:
+                told = self.env_sent
+                news = [[k, v] for k, v in env.items() if told.get(k) != v]
+                message = {**message, "ev": news + [[k, None] for k in told if k not in env]}
+                self.env_sent = env
         super().send(message, fds)
 
     def watch(self, value: Any) -> int | None:
@@ -188,6 +198,7 @@ class TestSide(wire.Side):
         self.sock = socket.socket(fileno=fds[0])
         self.generation += 1
         self.env_sent = dict(self.env_base)  # a new process has the launch's environment
+        self.env_seen = {}
         self.exports.clear()
         self.export_ids.clear()
         self.remotes.clear()
