@@ -264,25 +264,38 @@ def test_a_command_launch_sees_no_interpreter() -> None:
     assert text.count("No such file") == len({sys.prefix, sys.base_prefix})
 
 
+# What a module's first lines see: its descriptors' targets.
+_FDS = (
+    "def _fds():\n"
+    "    found = []\n"
+    "    for n in os.listdir('/proc/self/fd'):\n"
+    "        try:\n"
+    "            found.append(os.readlink(f'/proc/self/fd/{n}'))\n"
+    "        except OSError:  # the listing's own descriptor, closed by now\n"
+    "            pass\n"
+    "    return found\n\n\n"
+)
 _CGROUP_PROBE = (
-    "import os\n\n"
-    "GROUPS = open('/proc/self/cgroup').read()\n"
-    "THREADS = len(os.listdir('/proc/self/task'))\n\n\n"
-    "def add(a, b):\n    return [GROUPS, THREADS]\n\n\n"
+    "import os\n\n\n" + _FDS + "GROUPS = open('/proc/self/cgroup').read()\n"
+    "THREADS = len(os.listdir('/proc/self/task'))\n"
+    "FDS = _fds()\n\n\n"
+    "def add(a, b):\n    return [GROUPS, THREADS, FDS]\n\n\n"
     "def mul(a, b):\n    return 0\n"
 )
 _CGROUP_TESTS = (
-    "import os\n\nimport calc\n\n"
-    "MINE = open('/proc/self/cgroup').read()\n\n\n"
+    "import os\n\nimport calc\n\n\n" + _FDS + "MINE = open('/proc/self/cgroup').read()\n"
+    "MY_FDS = _fds()\n\n\n"
     "def _launch_groups(text):\n"
     "    return {line.split(':')[1] for line in text.splitlines()\n"
     "            if line.rsplit('/', 1)[-1].startswith('harness-')}\n\n\n"
     "def test_the_tests_are_in_the_launch_groups():\n"
-    "    assert {'pids', 'memory'} <= _launch_groups(MINE), MINE\n\n\n"
+    "    assert {'pids', 'memory'} <= _launch_groups(MINE), MINE\n"
+    "    assert not [f for f in MY_FDS if f.endswith('cgroup.procs')], MY_FDS\n\n\n"
     "def test_the_candidate_is_in_its_launch_groups():\n"
-    "    groups, threads = calc.add(1, 2)\n"
+    "    groups, threads, fds = calc.add(1, 2)\n"
     "    assert {'pids', 'memory'} <= _launch_groups(groups), groups\n"
     "    assert threads == 1\n"
+    "    assert not [f for f in fds if f.endswith('cgroup.procs')], fds\n"
 )
 
 
@@ -294,7 +307,8 @@ def test_the_first_line_of_test_or_candidate_code_runs_inside_the_launch_cgroups
 ) -> None:
     """The bootstrap joins the launch's cgroups on a thread, beside its import of pytest;
     the join is over before any test module or candidate module runs its first line, in
-    either process, and the thread is gone by then."""
+    either process; the thread is gone by then, and so are the group files it wrote through
+    (opened as root: a candidate holding one could move any process into the group)."""
     (tmp_path / "acceptance").mkdir()
     (tmp_path / "acceptance" / "test_groups.py").write_text(_CGROUP_TESTS)
     task = TaskSpec(
