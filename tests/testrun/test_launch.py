@@ -173,6 +173,21 @@ def test_test_side_set():
 """
 
 
+def _one_file_task(tmp_path: Path, task_id: str, tests: str, output: str, isolation: str):
+    """A task of one test file (`acceptance/test_<id>.py`) and its output `out/<output>`."""
+    (tmp_path / "acceptance").mkdir()
+    test_file = tmp_path / "acceptance" / f"test_{task_id.replace('-', '_')}.py"
+    test_file.write_text(tests)
+    return TaskSpec(
+        id=task_id,
+        base_dir=tmp_path,
+        reference=(),
+        tests=(test_file,),
+        output=tmp_path / "out" / output,
+        isolation=isolation,  # type: ignore[arg-type]
+    )
+
+
 @pytest.mark.skipif(
     not launch.bwrap_works() and not privilege.can_drop(), reason="no sandbox to run in here"
 )
@@ -183,16 +198,7 @@ def test_two_runs_print_the_same_set_order(tmp_path: Path, isolation: str) -> No
     and the result says whether the candidate ran in the test process."""
     if isolation == "boundary" and not launch.bwrap_works():
         pytest.skip("the boundary needs bubblewrap")
-    (tmp_path / "acceptance").mkdir()
-    (tmp_path / "acceptance" / "test_mod.py").write_text(SEED_TESTS)
-    task = TaskSpec(
-        id="seed",
-        base_dir=tmp_path,
-        reference=(),
-        tests=(tmp_path / "acceptance" / "test_mod.py",),
-        output=tmp_path / "out" / "mod.py",
-        isolation=isolation,
-    )
+    task = _one_file_task(tmp_path, "seed", SEED_TESTS, "mod.py", isolation)
     code = "def order(words):\n    return repr(set(words))\n"
     limits = TestLimits(per_test_timeout_s=10, collect_timeout_s=20)
 
@@ -309,16 +315,7 @@ def test_the_first_line_of_test_or_candidate_code_runs_inside_the_launch_cgroups
     the join is over before any test module or candidate module runs its first line, in
     either process; the thread is gone by then, and so are the group files it wrote through
     (opened as root: a candidate holding one could move any process into the group)."""
-    (tmp_path / "acceptance").mkdir()
-    (tmp_path / "acceptance" / "test_groups.py").write_text(_CGROUP_TESTS)
-    task = TaskSpec(
-        id="launch-groups",
-        base_dir=tmp_path,
-        reference=(),
-        tests=(tmp_path / "acceptance" / "test_groups.py",),
-        output=tmp_path / "out/calc.py",
-        isolation=isolation,  # type: ignore[arg-type]
-    )
+    task = _one_file_task(tmp_path, "launch-groups", _CGROUP_TESTS, "calc.py", isolation)
     limits = TestLimits(per_test_timeout_s=10, collect_timeout_s=30)
     result = _execute(task, _CGROUP_PROBE, limits)
 
