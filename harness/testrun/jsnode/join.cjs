@@ -1,0 +1,49 @@
+'use strict';
+// Preloaded (`node --require`) into a sandboxed node launch whose lock-down joins the launch's
+// cgroups beside node's start-up rather than before it (launch.py, `_JOIN_BESIDE`): the first
+// write into a cgroup v1 cgroup.procs waits out an RCU grace period, 5-16 ms of nothing, which
+// a node start (≈ 40 ms before its first preload) now hides. node runs its `--require` modules
+// first, before the `--import` ones, the loader hooks and the main module: nothing else of the
+// process runs until this returns, and the process has started nothing yet. It returns once
+// /proc/self/cgroup lists the launch's groups; if the root writer is done and they are not
+// listed, the join failed and the launch ends (126, as a failed synchronous join).
+// HARNESS_CGROUP_JOIN="<the writer's pid> <the groups' name> <how many groups>" is set for this
+// process alone: it is taken out of the environment here, so a process started later (a test
+// file's, already inside the groups by inheritance) finds none and has nothing to wait for.
+const NAME = 'HARNESS_CGROUP_JOIN';
+const spec = process.env[NAME];
+if (spec !== undefined) {
+  delete process.env[NAME];
+  const fs = require('node:fs');
+  const fail = (why) => {
+    fs.writeSync(2, `sandbox: could not join the launch's cgroup: ${why}\n`);
+    process.exit(126);
+  };
+  try {
+    const [writer, group, count] = spec.split(' ');
+    const joined = () =>
+      fs
+        .readFileSync('/proc/self/cgroup', 'latin1')
+        .split('\n')
+        .filter((line) => line.endsWith(`/${group}`)).length >= Number(count);
+    const writing = () => {
+      let stat;
+      try {
+        stat = fs.readFileSync(`/proc/${writer}/stat`, 'latin1');
+      } catch {
+        return false; // gone (reaped)
+      }
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state !== 'Z' && state !== 'X';
+    };
+    if (!/^[0-9]+$/.test(writer) || !group || !(Number(count) > 0)) fail('no join to wait for');
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    while (!joined()) {
+      // the writer's last act is the last write: once it is done, a second look is final
+      if (!writing() && !joined()) fail(`not in the groups ${group}`);
+      Atomics.wait(nap, 0, 0, 0.5);
+    }
+  } catch (err) {
+    fail(String(err && err.message));
+  }
+}
