@@ -254,7 +254,8 @@ _LOCKDOWN_PROBES = {
         "for (const fd of fs.readdirSync('/proc/self/fd')) {"
         "  let to = ''; try { to = fs.readlinkSync(`/proc/self/fd/${fd}`); } catch {}"
         "  console.log(`fd=${fd} ${to}`); }"
-        "for (const name of Object.keys(process.env)) console.log(`env=${name}`);",
+        "for (const name of Object.keys(process.env)) console.log(`env=${name}`);"
+        "console.log(`execArgv=${process.execArgv.join(' ')}`);",
     ),
 }
 
@@ -295,6 +296,7 @@ def test_a_command_launch_is_locked_down_like_the_bootstrap(report: bool, comman
         assert bool({fd for fd in fds if fd >= 100}) == report
     assert [line for line in fds.values() if "cgroup" in line] == []
     assert "env=HARNESS_CGROUP_JOIN" not in text.splitlines()
+    assert not [line for line in text.splitlines() if "join.cjs" in line]  # nor to hand on
     if os.geteuid() == 0:
         uids, groups = status["Uid"].split(), status["Groups"].split()
         assert len(set(uids)) == 1 and int(uids[0]) >= 0x7E000000 and groups == []

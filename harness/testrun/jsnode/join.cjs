@@ -8,12 +8,16 @@
 // /proc/self/cgroup lists the launch's groups; if the root writer is done and they are not
 // listed, the join failed and the launch ends (126, as a failed synchronous join).
 // HARNESS_CGROUP_JOIN="<the writer's pid> <the groups' name> <how many groups>" is set for this
-// process alone: it is taken out of the environment here, so a process started later (a test
-// file's, already inside the groups by inheritance) finds none and has nothing to wait for.
+// process alone: it is taken out of the environment here, and this preload out of the options
+// node hands on (process.execArgv: `node --test` gives them to each test file's process, fork
+// to its child), so a process started later (inside the groups by inheritance) neither loads
+// it nor sees it, as under plain node.
 const NAME = 'HARNESS_CGROUP_JOIN';
 const spec = process.env[NAME];
 if (spec !== undefined) {
   delete process.env[NAME];
+  const self = process.execArgv.indexOf(`--require=${__filename}`);
+  if (self !== -1) process.execArgv.splice(self, 1);
   const fs = require('node:fs');
   const fail = (why) => {
     fs.writeSync(2, `sandbox: could not join the launch's cgroup: ${why}\n`);
