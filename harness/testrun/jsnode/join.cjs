@@ -2,11 +2,11 @@
 // Preloaded (`node --require`) into a sandboxed node launch whose lock-down joins the launch's
 // cgroups beside node's start-up rather than before it (launch.py, `_JOIN_BESIDE`): the first
 // write into a cgroup v1 cgroup.procs waits out an RCU grace period, 10-25 ms of nothing, which
-// a node start (≈ 25 ms of CPU before its first preload) now hides. node runs its `--require` modules
-// first, before the `--import` ones, the loader hooks and the main module: nothing else of the
-// process runs until this returns, and the process has started nothing yet. It returns once
-// /proc/self/cgroup lists the launch's groups; if the root writer is done and they are not
-// listed, the join failed and the launch ends (126, as a failed synchronous join).
+// a node start (≈ 25 ms of CPU before its first preload) now hides. node runs its `--require`
+// modules first, before the `--import` ones, the loader hooks and the main module: nothing
+// else of the process runs until this returns, and the process has started nothing yet. It
+// returns once /proc/self/cgroup lists the launch's groups; if the root writer is done and
+// they are not listed, the join failed and the launch ends (126, as a failed join before).
 // HARNESS_CGROUP_JOIN="<the writer's pid> <the groups' name> <how many groups>" is set for this
 // process alone: it is taken out of the environment here, and this preload out of the options
 // node hands on (process.execArgv: `node --test` gives them to each test file's process, fork
