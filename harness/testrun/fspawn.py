@@ -102,7 +102,10 @@ def launch_foreign(run: ForeignRun) -> Launched:
         build_files(root, run.files())
         for rel in run.exec_only:
             os.chmod(root / rel, 0o111)
-        _prepare_exec(run_dir, uid, bootstrap=not launch.bootstrapless(run.kind))
+        direct = launch.bootstrapless(run.kind)
+        # a node command under /proc waits for its cgroups in node (launch.command_argv)
+        preload = direct and not run.no_proc and launch.runs_node(run.argv)
+        _prepare_exec(run_dir, uid, bootstrap=not direct, preload=preload)
         if run.out_dir:
             (run_dir / "out").mkdir(mode=0o700)
             if uid is not None:
@@ -121,19 +124,26 @@ def launch_foreign(run: ForeignRun) -> Launched:
     return got
 
 
-def _prepare_exec(run_dir: Path, uid: int | None, bootstrap: bool = True) -> None:
+def _prepare_exec(
+    run_dir: Path, uid: int | None, bootstrap: bool = True, preload: bool = False
+) -> None:
     """The launch's tmp folder and, where the launch starts the Python bootstrap (not
     `launch.bootstrapless`), its bootstrap folder: exec.py and the boot.py whose steps it
-    borrows, nothing of the pytest runner's files (a foreign command never loads them)."""
+    borrows, nothing of the pytest runner's files (a foreign command never loads them);
+    with `preload`, that folder holds the join's preload instead (launch.place_preload)."""
     os.chmod(run_dir, 0o711)
     tmp = run_dir / "tmp"
     tmp.mkdir(mode=0o700)
     if uid is not None:
         os.chown(tmp, uid, uid)
-    if not bootstrap:
+    if not bootstrap and not preload:
         return
     boot = run_dir / "boot"
     boot.mkdir(mode=0o755)
+    if not bootstrap:
+        launch.place_preload(boot)
+        os.chmod(boot, 0o555)
+        return
     for name in _EXEC_FILES:
         shutil.copyfile(_CHILD / name, boot / name)
         os.chmod(boot / name, 0o444)
@@ -182,7 +192,14 @@ def _run_once(run: ForeignRun, run_dir: Path, root: Path, uid: int | None, got: 
     rlimits = command_rlimits(lim, _nproc(os.getuid() if who is None else who, lim.max_procs))
     owner = who if run.report_pipe else None
     if plan.direct:  # bubblewrap: the command locked down with no Python bootstrap
-        direct = launch.command_argv(plan, _sandbox_argv(run, plan.argv, run_dir), argv, rlimits)
+        preload = run_dir / "boot" / launch.JOIN_PRELOAD.name
+        direct = launch.command_argv(
+            plan,
+            _sandbox_argv(run, plan.argv, run_dir),
+            argv,
+            rlimits,
+            str(preload) if preload.is_file() else None,
+        )
         if run.command_guard is not None:
             run.command_guard(run.argv)
             run.command_guard((*direct[0], *direct[1]))

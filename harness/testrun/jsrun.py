@@ -50,7 +50,7 @@ __all__ = ["run_js_boundary", "uses_js_boundary"]
 
 NODE_FILES = Path(__file__).parent / "jsnode"
 _TEST_SIDE = ("tests.cjs", "channel.cjs", "wire.cjs")
-_CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "wire.cjs")
+_CANDIDATE_SIDE = ("candidate.cjs", "channel.cjs", "wire.cjs", launch.JOIN_PRELOAD.name)
 # node options of the test command that decide how a module loads (a TypeScript loader):
 # the candidate's node is given them too, so it loads the candidate as the tests would.
 _LOADER_FLAGS = ("--import", "--loader", "--experimental-loader", "--require", "-r")
@@ -308,7 +308,9 @@ def _start_candidate(
     env = command_env("/tmp", plan.marker)
     rlimits = command_rlimits(limits, _nproc(os.getuid() if who is None else who, limits.max_procs))
     if plan.direct:  # the lock-down with no Python bootstrap (launch.command_argv)
-        direct = launch.command_argv(plan, plan.argv, command, rlimits)
+        # node waits for its cgroups in its first preload, before candidate.cjs and loaders
+        preload = str(folder / "boot" / "jsnode" / launch.JOIN_PRELOAD.name)
+        direct = launch.command_argv(plan, plan.argv, command, rlimits, preload)
         if guard is not None:
             guard((*direct[0], *direct[1]))
         return launch.spawn_command(plan, direct, root, env, extra_fds=fds)

@@ -360,6 +360,17 @@ _JOIN = (
     'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 126; shift; done; '
     'shift; exec "$@"'
 )
+# A node launch's join beside node's start-up: a root subshell (its own process, which never
+# drops its privileges and never runs anything else) writes the shell's pid into each group,
+# while the shell goes on to the limits, the drop and node, whose first preload (JOIN_PRELOAD)
+# waits for the join before any other code of the process runs. No cgroup file is ever open in
+# the shell, so none can reach node. $1 is what the preload waits for: "<name> <count>".
+_JOIN_BESIDE = (
+    'spec=$1; shift; (while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 126; '
+    'shift; done) & while [ "$1" != -- ]; do shift; done; shift; '
+    'export HARNESS_CGROUP_JOIN="$! $spec"; exec "$@"'
+)
+JOIN_PRELOAD = Path(__file__).parent / "jsnode" / "join.cjs"
 
 
 @functools.cache
@@ -374,10 +385,17 @@ def _lockdown_tools() -> dict[str, str] | None:
     return found
 
 
-def _lockdown(groups: list[str], uid: int | None, rlimits: dict[str, int]) -> tuple[str, ...]:
+def _lockdown(
+    groups: list[str], uid: int | None, rlimits: dict[str, int], beside: bool = False
+) -> tuple[str, ...]:
+    """The lock-down programs' argv, up to the command; `beside`: the join runs beside the
+    command's start (_JOIN_BESIDE), for a command that waits for it (JOIN_PRELOAD)."""
     tools = _lockdown_tools()
     assert tools is not None
     steps = [tools["sh"], "-c", _JOIN, "sh", *groups, "--"] if groups else []
+    if groups and beside:
+        spec = f"{Path(groups[0]).name} {len(groups)}"  # every group has the same name
+        steps = [tools["sh"], "-c", _JOIN_BESIDE, "sh", spec, *groups, "--"]
     steps.append(tools["prlimit"])
     for name, value in rlimits.items():
         option, kind = _RLIMIT_OPTIONS[name]
@@ -427,15 +445,37 @@ def bootstrapless(kind: str) -> bool:
     return kind == "bwrap" and _direct_works()
 
 
+def runs_node(command: tuple[str, ...]) -> bool:
+    """Whether `command` starts node itself (which can wait for a join beside its start)."""
+    return bool(command) and os.path.basename(command[0]) == "node"
+
+
+def place_preload(folder: Path) -> str:
+    """Copy JOIN_PRELOAD into `folder` (bound read-only into the launch); its path there."""
+    target = folder / JOIN_PRELOAD.name
+    shutil.copyfile(JOIN_PRELOAD, target)
+    os.chmod(target, 0o444)
+    return str(target)
+
+
 def command_argv(
-    plan: Plan, sandbox: tuple[str, ...], command: tuple[str, ...], rlimits: dict[str, int]
+    plan: Plan,
+    sandbox: tuple[str, ...],
+    command: tuple[str, ...],
+    rlimits: dict[str, int],
+    preload: str | None = None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A command plan's whole argv, as (the sandbox and the lock-down, the command):
     `sandbox` is the plan's argv (which binds the launch's cgroups already) as the caller
-    adjusted it (its own binds)."""
+    adjusted it (its own binds). `preload`: JOIN_PRELOAD's path inside the sandbox (from
+    `place_preload`, in a read-only folder); a node command (`runs_node`) then joins its
+    cgroups beside its start, preloading it first of all; any other command joins before."""
     assert plan.direct
     groups = [str(p) for p in cgroup.companions(plan.cgroup)] if plan.cgroup else []
-    return (*sandbox, *_lockdown(groups, plan.uid, rlimits)), tuple(command)
+    beside = bool(preload) and bool(groups) and runs_node(command)
+    if beside:
+        command = (command[0], f"--require={preload}", *command[1:])
+    return (*sandbox, *_lockdown(groups, plan.uid, rlimits, beside)), tuple(command)
 
 
 def spawn_command(

@@ -11,11 +11,13 @@ hidden test passes, whatever the road, with the pre-check and without it.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.results import Outcome, TestResult
 from harness.tasks.spec import TaskSpec
-from harness.testrun import TestLimits, run_tests
+from harness.testrun import TestLimits, launch, run_tests
 from harness.testrun.foreign import run_foreign
 from harness.testrun.launch import bwrap_works
 from harness.testrun.run import sandbox_kind
@@ -158,6 +160,46 @@ def test_the_earlier_candidates_get_no_pass_behind_the_boundary(name: str) -> No
     bypassed: the wrong `sub` is never passed."""
     from tests._foreign import hostile, js_task
 
-    result = run_foreign(js_task(), hostile("js", name), LIMITS, sandbox_kind(LIMITS), checked=False)
+    result = run_foreign(
+        js_task(), hostile("js", name), LIMITS, sandbox_kind(LIMITS), checked=False
+    )
 
     assert _outcomes(result)["subtracts"] is not Outcome.PASSED
+
+
+CGROUP = FOREIGN / "jscgroup"
+CGROUP_TESTS = (
+    "the test file runs inside the launch groups",
+    "the candidate ran its first line inside the launch groups",
+    "the candidate holds no cgroup file",
+    "the candidate moves no process into a group",
+)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not launch.bootstrapless("bwrap"),
+    reason="launch cgroups are made as root only, and joined by the lock-down programs",
+)
+@pytest.mark.parametrize("isolation", ["boundary", "in_process"])
+def test_the_candidate_starts_inside_its_launch_cgroups_and_holds_none_of_their_files(
+    monkeypatch: pytest.MonkeyPatch, isolation: str
+) -> None:
+    """node's cgroups are joined beside its start (made late here: the root writer comes half
+    a second after node runs), yet the candidate's first line runs inside the launch's pids and
+    memory groups, in its own process and in the test process alike, as does the test file's;
+    and no fd of a cgroup file is within its reach to move a process (bubblewrap's) in."""
+    late = '(while read c < /proc/$$/comm && [ "$c" != node ]; do sleep 0.01; done; sleep 0.5; '
+    monkeypatch.setattr(launch, "_JOIN_BESIDE", launch._JOIN_BESIDE.replace("(", late, 1))
+    task = slug_task(
+        id="cgroup_reach",
+        base_dir=CGROUP,
+        tests=(CGROUP / "tests" / "probe.test.mjs",),
+        hidden_tests=(),
+        output=CGROUP / "src" / "reach.mjs",
+        isolation=isolation,
+    )
+
+    result = run_foreign(task, _code("b_cgroup_reach"), LIMITS, sandbox_kind(LIMITS), checked=False)
+
+    assert result.in_process == (isolation == "in_process")
+    assert _outcomes(result) == dict.fromkeys(CGROUP_TESTS, Outcome.PASSED), result.output

@@ -215,13 +215,25 @@ LIMITS = TestLimits(max_procs=16, timeout_s=60, cpu_s=50, file_size_mb=8, memory
 
 def _command_launch(script: str, report: bool) -> str:
     """What `sh -c script` printed, run as a foreign test command under bubblewrap."""
+    return _launched(("sh", "-c", script), report)
+
+
+def _launched(
+    argv: tuple[str, ...],
+    report: bool = False,
+    exit_code: int = 0,
+    files: tuple = (),
+    limits: TestLimits = LIMITS,
+) -> str:
+    """What `argv` printed, run as a foreign test command under bubblewrap over a tree of
+    `files` (path, bytes) and t.txt; it must end with `exit_code`."""
     from harness.testrun.fspawn import ForeignRun, launch_foreign
     from harness.testrun.scratch import Pristine
 
-    pristine = Pristine((("t.txt", b"x"),), ("t.txt",))
-    run = ForeignRun(pristine, "c.txt", "", ("sh", "-c", script), report, LIMITS, "bwrap")
+    pristine = Pristine((("t.txt", b"x"), *files), ("t.txt",))
+    run = ForeignRun(pristine, "c.txt", "", argv, report, limits, "bwrap")
     got = launch_foreign(run)
-    assert got.exit_code == 0, got.text(got.output)
+    assert got.exit_code == exit_code, got.text(got.output)
     return got.text(got.output)
 
 
@@ -229,17 +241,50 @@ def _status(text: str) -> dict[str, str]:
     return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
 
-@needs_bwrap
-@pytest.mark.parametrize("report", [False, True])
-def test_a_command_launch_is_locked_down_like_the_bootstrap(report: bool) -> None:
-    """A foreign command under bubblewrap runs with no capability and no new privileges, its
-    limits set (hard = soft), as root as a throwaway uid with no other group inside the
-    launch's pids cgroup, and holds the record pipe only when it writes a report."""
-    text = _command_launch(
+# The same listing from a shell and from node (whose cgroups are joined beside its start,
+# launch._JOIN_BESIDE): status, cgroups, limits, each open fd and what it is, the env's names.
+_LOCKDOWN_PROBES = {
+    "sh": (
+        "sh",
+        "-c",
         "cat /proc/self/status; cat /proc/self/cgroup; cat /proc/self/limits; "
-        "for fd in /proc/self/fd/*; do echo fd=${fd##*/}; done",
-        report,
-    )
+        "for fd in /proc/self/fd/*; do echo fd=${fd##*/} $(readlink $fd); done; "
+        "env | sed 's/=.*//; s/^/env=/'",
+    ),
+    "node": (
+        "node",
+        "-e",
+        "const fs = require('node:fs');"
+        "for (const f of ['status', 'cgroup', 'limits'])"
+        "  process.stdout.write(fs.readFileSync(`/proc/self/${f}`, 'latin1'));"
+        "for (const fd of fs.readdirSync('/proc/self/fd')) {"
+        "  let to = ''; try { to = fs.readlinkSync(`/proc/self/fd/${fd}`); } catch {}"
+        "  console.log(`fd=${fd} ${to}`); }"
+        "for (const name of Object.keys(process.env)) console.log(`env=${name}`);"
+        "console.log(`execArgv=${process.execArgv.join(' ')}`);",
+    ),
+}
+
+
+def _launch_groups(text: str) -> set[str]:
+    """The controllers whose group, in a /proc/self/cgroup listing, is a launch's."""
+    return {
+        line.split(":")[1]
+        for line in text.splitlines()
+        if line[:1].isdigit() and line.rsplit("/", 1)[-1].startswith("harness-")
+    }
+
+
+@needs_bwrap
+@pytest.mark.parametrize("command", sorted(_LOCKDOWN_PROBES))
+@pytest.mark.parametrize("report", [False, True])
+def test_a_command_launch_is_locked_down_like_the_bootstrap(report: bool, command: str) -> None:
+    """A foreign command under bubblewrap (a shell, or node, which joins its cgroups beside
+    its start) runs with no capability and no new privileges, its limits set (hard = soft),
+    as root as a throwaway uid with no other group inside the launch's pids and memory
+    cgroups, holds the record pipe only when it writes a report, and holds no cgroup file
+    and no word of the join in its environment."""
+    text = _launched(_LOCKDOWN_PROBES[command], report)
     status = _status(text)
     assert status["NoNewPrivs"].strip() == "1"
     assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0
@@ -250,12 +295,149 @@ def test_a_command_launch_is_locked_down_like_the_bootstrap(report: bool) -> Non
     assert limits["Max address space"] == [str(max(LIMITS.memory_mb, 1024) << 20)] * 2
     if os.geteuid() == 0:  # a fresh uid: no process of its own before the launch's
         assert limits["Max processes"] == [str(LIMITS.max_procs)] * 2
-    fds = {int(line[3:]) for line in text.splitlines() if line.startswith("fd=")}
-    assert bool(fds - {0, 1, 2, 3}) == report  # 3: the shell's listing of its own folder
+    fds = {int(line[3:].split()[0]): line[3:] for line in text.splitlines() if line[:3] == "fd="}
+    if command == "sh":  # 3: the shell's listing of its own folder
+        assert bool(set(fds) - {0, 1, 2, 3}) == report
+    else:  # node's own (its event loop's) are low; the record pipe's is 200 or more
+        assert bool({fd for fd in fds if fd >= 100}) == report
+    assert [line for line in fds.values() if "cgroup" in line] == []
+    assert "env=HARNESS_CGROUP_JOIN" not in text.splitlines()
+    assert not [line for line in text.splitlines() if "join.cjs" in line]  # nor to hand on
     if os.geteuid() == 0:
         uids, groups = status["Uid"].split(), status["Groups"].split()
         assert len(set(uids)) == 1 and int(uids[0]) >= 0x7E000000 and groups == []
-        assert any(line.split(":")[-1].startswith("/harness-") for line in text.splitlines())
+        assert {"pids", "memory"} <= _launch_groups(text), text
+
+
+def _late_join(monkeypatch: pytest.MonkeyPatch, fail: str = "") -> None:
+    """Make the join beside node's start late (its writer waits until node runs, then half a
+    second more) or, with `fail`, fail ("first": no group joined; "second": the pids group
+    joined, not the memory group)."""
+    late = '(while read c < /proc/$$/comm && [ "$c" != node ]; do sleep 0.01; done; sleep 0.5; '
+    script = launch._JOIN_BESIDE.replace("(", late, 1)
+    write = 'echo $$ > "$1/cgroup.procs"'
+    if fail == "first":
+        script = script.replace(write, 'echo $$ > "$1/no-such-file"')
+    elif fail == "second":
+        script = script.replace(write, f"case $1 in */memory/*) false;; *) {write};; esac")
+    assert script.count("sleep 0.5") == 1 and (not fail or "esac" in script or write not in script)
+    monkeypatch.setattr(launch, "_JOIN_BESIDE", script)
+
+
+needs_root_bwrap = pytest.mark.skipif(
+    os.geteuid() != 0 or not launch.bootstrapless("bwrap"),
+    reason="launch cgroups are made as root only, and joined by the lock-down programs",
+)
+# Prints "<who>: <the controllers whose group is a launch's>" (a line of node, in any module).
+_GROUPS_JS = (
+    "require('node:fs').writeSync(1, `${WHO}: ` + require('node:fs')"
+    ".readFileSync('/proc/self/cgroup', 'latin1').split('\\n')"
+    ".filter((l) => /\\/harness-[0-9a-f]+$/.test(l)).map((l) => l.split(':')[1]).sort()"
+    ".join(',') + '\\n');\n"
+)
+_TREE = (
+    ("first.cjs", ("const WHO = 'require';\n" + _GROUPS_JS).encode()),
+    (
+        "first.mjs",
+        (
+            "import { createRequire } from 'node:module';\n"
+            "const require = createRequire(import.meta.url);\n"
+            "const WHO = 'import';\n" + _GROUPS_JS
+        ).encode(),
+    ),
+    ("child.cjs", ("const WHO = 'child';\n" + _GROUPS_JS).encode()),
+    (
+        "main.cjs",
+        (
+            "const WHO = 'main';\n"
+            + _GROUPS_JS
+            + "require('node:child_process').execFileSync(process.execPath, "
+            "[__dirname + '/child.cjs'], { stdio: 'inherit' });\n"
+        ).encode(),
+    ),
+)
+
+
+@needs_bwrap
+@needs_root_bwrap
+def test_no_line_of_a_node_launch_runs_before_its_join_however_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """node's cgroups are joined beside its start, by a writer made here to come half a
+    second after node runs: still, a `--require` and an `--import` of the tree (a TypeScript
+    loader's ways in), the main module and a process it starts all run their first line
+    inside the launch's pids and memory groups."""
+    _late_join(monkeypatch)
+
+    two_nodes = TestLimits(max_procs=64, timeout_s=60)  # each node has a dozen threads
+    argv = ("node", "--require", "./first.cjs", "--import", "./first.mjs", "main.cjs")
+
+    text = _launched(argv, files=_TREE, limits=two_nodes)
+
+    shown = dict(line.split(": ") for line in text.splitlines() if ": " in line)
+    assert shown == dict.fromkeys(("require", "import", "main", "child"), "memory,pids"), text
+
+
+@needs_bwrap
+@needs_root_bwrap
+@pytest.mark.parametrize("fail", ["first", "second"])
+def test_a_failed_join_ends_a_node_launch_before_its_first_line(
+    monkeypatch: pytest.MonkeyPatch, fail: str
+) -> None:
+    """A join beside node's start that fails (no group joined, or the pids group and not the
+    memory group) ends the launch with 126, as a failed join before the command does, and no
+    line of the command's code runs."""
+    _late_join(monkeypatch, fail)
+
+    text = _launched(("node", "--require", "./first.cjs", "main.cjs"), exit_code=126, files=_TREE)
+
+    assert "could not join the launch's cgroup" in text
+    assert not [line for line in text.splitlines() if line.startswith(("require:", "main:"))]
+
+
+@needs_bwrap
+@needs_root_bwrap
+def test_a_command_that_is_not_node_joins_its_cgroups_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only node waits for a join beside its start (its first preload); any other command
+    (a shell here, `go test`, a test binary, a runner started through a script) has its
+    cgroups joined before it starts, so even a late writer could not let it run first."""
+    _late_join(monkeypatch)
+
+    text = _launched(
+        ("sh", "-c", "cat /proc/self/cgroup; echo HARNESS_CGROUP_JOIN=$HARNESS_CGROUP_JOIN")
+    )
+
+    assert {"pids", "memory"} <= _launch_groups(text), text
+    assert "HARNESS_CGROUP_JOIN=\n" in text
+
+
+def test_only_node_is_given_the_join_beside_its_start() -> None:
+    """`command_argv` joins beside the start only for node itself, with the preload first of
+    its options; for any other command, or with no preload in the launch, the join comes
+    before the command as it always did."""
+    plan = launch.Plan(
+        "bwrap", ("bwrap", "--"), (), 1, None, "m", Path("/x/harness-1"), direct=True
+    )
+    if launch._lockdown_tools() is None:
+        pytest.skip("lock-down programs not here")
+    argv = {
+        name: launch.command_argv(plan, plan.argv, command, {"core": 0}, preload)
+        for name, command, preload in (
+            ("node", ("node", "--test", "-r", "x"), "/b/join.cjs"),
+            ("path", ("/usr/bin/node", "--test"), "/b/join.cjs"),
+            ("no preload", ("node", "--test"), None),
+            ("go", ("go", "test"), "/b/join.cjs"),
+            ("env", ("env", "node", "--test"), "/b/join.cjs"),
+        )
+    }
+    assert argv["node"][1] == ("node", "--require=/b/join.cjs", "--test", "-r", "x")
+    assert argv["path"][1][:2] == ("/usr/bin/node", "--require=/b/join.cjs")
+    for name, (head, command) in argv.items():
+        beside = name in ("node", "path")
+        assert (launch._JOIN_BESIDE in head, launch._JOIN in head) == (beside, not beside)
+        assert beside or not any("--require" in part for part in command)
 
 
 @needs_bwrap
