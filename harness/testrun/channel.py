@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import selectors
@@ -17,6 +18,8 @@ __all__ = ["Watch", "watch"]
 
 _OUTPUT_CAP = 200_000  # bytes of pytest's terminal output kept per launch (the rest is read)
 _CHUNK = 65536
+_TICK = 0.02  # seconds between reads of a live launch's pipes, when its exit can be awaited
+_PIPE_SIZE = 1 << 20
 _MAX_LINE = 4 << 20  # no honest record is this long (a collection of ~20k tests is ~2 MiB)
 # A flood is a forgery, and must not exhaust the harness's memory: past either cap the launch
 # is ended and counted as tampering. Honest runs stay far below (a record is ~1 KiB).
@@ -135,45 +138,91 @@ def _overdue(reader: _Reader, deadline: float, test_s: float, collect_s: float) 
 
 
 def watch(child: Child, deadline: float, test_s: float, collect_s: float) -> Watch:
-    """Pump both pipes until the process exits or a clock runs out; then kill and sweep."""
+    """Pump both pipes until the process exits or a clock runs out; then kill and sweep.
+
+    Where the process's exit can be waited for itself (a pidfd), the loop sleeps on that and
+    reads the pipes every _TICK: a launch writes five records a test, and waking the harness
+    for each one cost the sandboxed processes a wake-up, and CPU on a machine they share.
+    The pipes are widened so a burst fits between reads; the clocks are checked as before.
+    Without a pidfd, every write wakes the loop, as it always did."""
     result = Watch()
     reader = _Reader(result)
+    live = {child.records_fd: "rec", child.output_fd: "out"}
     sel = selectors.DefaultSelector()
-    sel.register(child.records_fd, selectors.EVENT_READ, "rec")
-    sel.register(child.output_fd, selectors.EVENT_READ, "out")
+    exit_fd = _exit_fd(child)
+    if exit_fd is not None:
+        sel.register(exit_fd, selectors.EVENT_READ)
+        for fd in live:
+            _widen(fd)
+    else:
+        for fd in live:
+            sel.register(fd, selectors.EVENT_READ)
+    tick = _TICK if exit_fd is not None else 0.05
     try:
         while not _exited(child):
             reason = _overdue(reader, deadline, test_s, collect_s)
             if reason:
                 result.ended_by, result.hung_test = reason, reader.current
                 break
-            for key, _ in sel.select(timeout=0.05):
-                _pump(key.data, key.fd, reader, result, sel)
+            ready = {key.fd for key, _ in sel.select(timeout=tick)}
+            for fd in [fd for fd in live if exit_fd is not None or fd in ready]:
+                _pump(live, fd, reader, result)
+                if fd not in live and exit_fd is None:
+                    sel.unregister(fd)
         result.swept = kill_tree(child)
         result.exit_code = child.proc.poll()
-        _drain(sel, reader, result)
+        _drain(live, reader, result)
     finally:
         sel.close()
-        for fd in (child.records_fd, child.output_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        for fd in (child.records_fd, child.output_fd, exit_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
     return result
 
 
-def _pump(tag: str, fd: int, reader: _Reader, result: Watch, sel: selectors.BaseSelector) -> None:
-    data = _read(fd)
-    if data is None:
-        sel.unregister(fd)
-    elif tag == "rec":
-        reader.feed(data)
-    else:
-        _keep_output(result, data)
+def _exit_fd(child: Child) -> int | None:
+    """A pidfd of the launch's process (readable once it has exited), or None where there
+    is none (not Linux, a kernel before 5.3)."""
+    try:
+        return os.pidfd_open(child.proc.pid)
+    except (AttributeError, OSError):
+        return None
 
 
-def _drain(sel: selectors.BaseSelector, reader: _Reader, result: Watch) -> None:
+def _widen(fd: int) -> None:
+    """Let the pipe hold ~1 MiB between reads (a Linux pipe holds 64 KiB); best effort."""
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
+
+
+def _pump(live: dict[int, str], fd: int, reader: _Reader, result: Watch) -> None:
+    """Read what the pipe holds now (at most a widened pipe's worth, so a writer that keeps
+    it full cannot hold the loop away from its clocks); at its end it is watched no more."""
+    for _ in range(_PIPE_SIZE // _CHUNK + 1):
+        data = _read(fd)
+        if data is None:
+            del live[fd]
+            return
+        if not data:
+            return
+        if live[fd] == "rec":
+            reader.feed(data)
+        else:
+            _keep_output(result, data)
+        if len(data) < _CHUNK:
+            return
+
+
+def _drain(live: dict[int, str], reader: _Reader, result: Watch) -> None:
     """After the kill: read what is left; every writer is dead, so EOF comes quickly."""
     stop = time.monotonic() + 2.0
-    while sel.get_map() and time.monotonic() < stop:
-        for key, _ in sel.select(timeout=0.05):
-            _pump(key.data, key.fd, reader, result, sel)
+    with selectors.DefaultSelector() as sel:
+        for fd in live:
+            sel.register(fd, selectors.EVENT_READ)
+        while live and time.monotonic() < stop:
+            for key, _ in sel.select(timeout=0.05):
+                _pump(live, key.fd, reader, result)
+                if key.fd not in live:
+                    sel.unregister(key.fd)
     reader.flush()

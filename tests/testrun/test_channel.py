@@ -7,8 +7,25 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from harness.testrun import channel
 from harness.testrun.channel import watch
 from harness.testrun.launch import Child
+
+
+@pytest.fixture(autouse=True, params=["pidfd", "every write"])
+def wakes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test both ways the watcher can wait: on the process's exit (a pidfd) with the
+    pipes read every tick, and, where there is no pidfd, woken by every write."""
+    if request.param == "every write":
+        monkeypatch.setattr(channel, "_exit_fd", lambda child: None)
+    else:
+        probe = os.pidfd_open(os.getpid()) if hasattr(os, "pidfd_open") else None
+        if probe is None:
+            pytest.skip("no pidfd here")
+        os.close(probe)
+    return request.param
 
 
 def child(script: str) -> Child:
@@ -99,3 +116,17 @@ def test_records_of_another_shape_are_kept_as_garbage() -> None:
     seen = watch(child(script), time.monotonic() + 20, 10, 10)
 
     assert seen.records == [None, None, {"k": "collected", "ids": ["a", "b"]}]
+
+
+def test_a_burst_bigger_than_any_pipe_is_read_whole_and_in_order() -> None:
+    """Records written faster than the watcher reads (3 MiB at once, then the writer exits)
+    all arrive, in order: a full pipe only makes the writer wait for the next read."""
+    script = (
+        'lines = b\'\'.join(b\'{"k": "phase", "id": "t%d", "msg": "%s"}\\n\''
+        " % (i, b'z' * 1000) for i in range(3000))\n"
+        "os.write(fd, lines)\n"
+    )
+    seen = watch(child(script), time.monotonic() + 30, 10, 10)
+
+    assert [r["id"] for r in seen.records] == [f"t{i}" for i in range(3000)]
+    assert seen.ended_by == "exit"
